@@ -1,0 +1,25 @@
+import { createMistral } from '@ai-sdk/mistral';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+import { OfflineLanguageModel } from './offline-language-model.ts';
+
+export interface Models {
+  agent: LanguageModelV3;
+  /** 'mistral' when a key is configured; 'offline' otherwise (said at start). */
+  mode: 'mistral' | 'offline';
+}
+
+export interface ModelSettings {
+  apiKey?: string | undefined;
+  baseUrl: string;
+  agentModelId: string;
+  env: KohamiEnv;
+}
+
+/** Chooses real Mistral models or the offline ones; the base URL is checked here (INV-T02). */
+export function createModels(settings: ModelSettings): Models {
+  if (!settings.apiKey) return { agent: new OfflineLanguageModel(), mode: 'offline' };
+  assertMistralBaseUrl(settings.baseUrl, settings.env);
+  const mistral = createMistral({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
+  return { agent: mistral(settings.agentModelId), mode: 'mistral' };
+}

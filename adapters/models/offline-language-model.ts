@@ -1,0 +1,73 @@
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
+
+export const OFFLINE_MODEL_ID = 'kohami-offline-1';
+
+const REPLIES = [
+  "Je vous écoute avec attention. Racontez-m'en un peu plus ?",
+  'Merci de me le dire. Comment vous sentez-vous aujourd’hui ?',
+  'Je comprends. Voulez-vous que nous en parlions encore un peu ?',
+];
+const QUESTION_REPLY = "C'est une bonne question. Je fonctionne hors ligne pour le moment, mais je reste là pour discuter avec vous.";
+
+const usage = (output: number): LanguageModelV3Usage => ({
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: output, text: output, reasoning: 0 },
+});
+
+function lastUserText(options: LanguageModelV3CallOptions): string {
+  for (let i = options.prompt.length - 1; i >= 0; i--) {
+    const message = options.prompt[i]!;
+    if (message.role !== 'user') continue;
+    return message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+  }
+  return '';
+}
+
+/** Deterministic: the same input always gets the same plain French reply. */
+export function offlineReply(userText: string): string {
+  const text = userText.trim();
+  if (text.endsWith('?')) return QUESTION_REPLY;
+  let hash = 0;
+  for (const ch of text) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return REPLIES[hash % REPLIES.length]!;
+}
+
+/**
+ * The runtime's model when there is no MISTRAL_API_KEY. It implements the AI SDK
+ * language-model interface, so the agent runs the very same streaming path.
+ */
+export class OfflineLanguageModel implements LanguageModelV3 {
+  readonly specificationVersion = 'v3' as const;
+  readonly provider = 'kohami-offline';
+  readonly supportedUrls = {};
+
+  constructor(readonly modelId: string = OFFLINE_MODEL_ID) {}
+
+  async doGenerate(options: LanguageModelV3CallOptions) {
+    const text = offlineReply(lastUserText(options));
+    return {
+      content: [{ type: 'text' as const, text }],
+      finishReason: { unified: 'stop' as const, raw: 'stop' },
+      usage: usage(text.split(' ').length),
+      warnings: [],
+    };
+  }
+
+  async doStream(options: LanguageModelV3CallOptions) {
+    const words = offlineReply(lastUserText(options)).split(/(?<= )/);
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: 't0' },
+      ...words.map((delta) => ({ type: 'text-delta' as const, id: 't0', delta })),
+      { type: 'text-end', id: 't0' },
+      { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(words.length) },
+    ];
+    const stream = new ReadableStream<LanguageModelV3StreamPart>({
+      start(controller) {
+        for (const part of parts) controller.enqueue(part);
+        controller.close();
+      },
+    });
+    return { stream };
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The ports the session machine depends on. Adapters implement them; the machine
+ * reaches them only through injected actors, so it never touches an SDK or a driver.
+ */
+
+export type Flux = 'cache' | 'recall' | 'agent' | 'semantic_cache' | 'sos' | 'neutral';
+
+export interface SeniorProfile {
+  preferredName: string | null;
+  /** First session ever: no onboarding slot filled, so no « ravi de vous revoir ». */
+  isFreshSenior: boolean;
+}
+
+/** Flux 1: pre-written replies for trivial turns, zero model call. */
+export interface CacheFluxPort {
+  /** A pre-written reply, or null for a miss (the turn goes on to the next flux). */
+  resolve(transcript: string, profile: SeniorProfile): string | null;
+  /** The degraded-path line; never served for a normal turn. */
+  sosFallback(): string;
+}
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  /** An assistant reply cut by barge-in: only what the kiosk received is kept. */
+  interrupted?: boolean;
+}
+
+export interface RecalledFact {
+  content: string;
+  category: string;
+}
+
+export interface AgentRequest {
+  seniorId: string;
+  profile: SeniorProfile;
+  /** Recent messages, oldest first, ending with the current user turn. */
+  window: ChatMessage[];
+  facts: RecalledFact[];
+}
+
+/** Flux 3: a streaming model reply. Yields text chunks; throws on failure; stops on abort. */
+export interface AgentPort {
+  stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<string>;
+}
+
+/** What Flux 2 hands on: either facts for the agent, or a final reply that ends the turn. */
+export type RecallOutcome = { kind: 'facts'; facts: RecalledFact[] } | { kind: 'reply'; text: string; flux: Flux };
+
+/** Flux 2: consent-gated memory recall. */
+export interface RecallPort {
+  recall(input: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome>;
+}

@@ -1,0 +1,32 @@
+import type { AgentRequest } from './ports.ts';
+
+export const DEFAULT_PERSONA = [
+  'Tu es Kohami, un compagnon de conversation bienveillant pour une personne âgée.',
+  'Tu parles toujours en français, avec des phrases courtes, simples et chaleureuses, faites pour être dites à voix haute.',
+  'Tu vouvoies ton interlocuteur, tu écoutes, tu poses au plus une question à la fois.',
+  "Tu ne donnes jamais de diagnostic ni de conseil médical : en cas d'inquiétude, tu proposes de prévenir un proche ou un soignant.",
+].join(' ');
+
+export interface AgentPrompt {
+  system: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+}
+
+/** Persona first, then background knowledge, then the live window (the current request last). */
+export function buildAgentPrompt(request: AgentRequest, persona = DEFAULT_PERSONA): AgentPrompt {
+  const parts = [persona];
+  if (request.profile.preferredName) parts.push(`La personne souhaite qu'on l'appelle ${request.profile.preferredName}.`);
+  if (request.facts.length > 0) {
+    parts.push(
+      'Ce que tu sais déjà (arrière-plan discret : ne le mentionne que si la demande actuelle s\'y prête) :\n' +
+        request.facts.map((f) => `- ${f.content}`).join('\n'),
+    );
+  }
+  return {
+    system: parts.join('\n\n'),
+    messages: request.window.map((m) => ({
+      role: m.role,
+      content: m.interrupted ? `${m.content} […interrompu]` : m.content,
+    })),
+  };
+}

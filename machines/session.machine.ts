@@ -1,0 +1,350 @@
+import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SeniorProfile } from './ports.ts';
+import { appendToWindow } from './window.ts';
+
+export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
+export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error';
+
+/** One exchange, kept in RAM only; it reaches the close-time jobs through `SessionClosed`. */
+export interface Turn {
+  turnId: string;
+  transcript: string;
+  reply: string;
+  flux: Flux;
+  latencyMs: number;
+  interrupted: boolean;
+  sosReason?: SosReason;
+  startedAt: number;
+}
+
+interface CurrentTurn {
+  turnId: string;
+  transcript: string;
+  startedAt: number;
+  reply: string;
+  chunks: number;
+  retries: number;
+  facts: RecalledFact[];
+}
+
+export interface SessionInput {
+  sessionId: string;
+  seniorId: string;
+  profile: SeniorProfile;
+  cacheFlux: CacheFluxPort;
+  turnBudgetMs: number;
+  sessionPauseMs: number;
+  kioskGraceMs: number;
+  windowSize?: number;
+}
+
+export interface SessionContext extends Omit<SessionInput, 'windowSize'> {
+  windowSize: number;
+  startedAt: number;
+  turns: Turn[];
+  window: ChatMessage[];
+  current: CurrentTurn | null;
+  closeReason: CloseReason | null;
+  lastSosReason: SosReason | null;
+}
+
+export type SessionEvent =
+  | { type: 'TURN'; turnId: string; transcript: string }
+  | { type: 'INTERRUPT'; turnId: string }
+  | { type: 'CLOSE'; reason: CloseReason }
+  | { type: 'SOCKET.LOST' }
+  | { type: 'SOCKET.ATTACHED' }
+  | { type: 'AGENT.CHUNK'; text: string }
+  | { type: 'AGENT.DONE' }
+  | { type: 'AGENT.FAILED' };
+
+export interface ReplyDone {
+  type: 'reply.done';
+  turnId: string;
+  text: string;
+  flux: Flux;
+  latencyMs: number;
+  interrupted?: true;
+}
+
+/** The typed close event: the in-memory turns, for the close-time jobs. Never persisted as is. */
+export interface SessionClosed {
+  type: 'SessionClosed';
+  sessionId: string;
+  seniorId: string;
+  reason: CloseReason;
+  startedAt: number;
+  endedAt: number;
+  turns: Turn[];
+}
+
+export type SessionEmitted = { type: 'reply.delta'; turnId: string; text: string } | ReplyDone | SessionClosed;
+
+export interface CacheFluxInput {
+  cacheFlux: CacheFluxPort;
+  transcript: string;
+  profile: SeniorProfile;
+}
+
+/** Wraps an AgentPort as the callback actor the machine invokes; stopping it aborts the call. */
+export function agentReplyLogic(agent: AgentPort) {
+  return fromCallback<SessionEvent, AgentRequest>(({ sendBack, input }) => {
+    const controller = new AbortController();
+    void (async () => {
+      try {
+        for await (const text of agent.stream(input, controller.signal)) {
+          if (controller.signal.aborted) return;
+          if (text) sendBack({ type: 'AGENT.CHUNK', text });
+        }
+        if (!controller.signal.aborted) sendBack({ type: 'AGENT.DONE' });
+      } catch {
+        if (!controller.signal.aborted) sendBack({ type: 'AGENT.FAILED' });
+      }
+    })();
+    return () => controller.abort();
+  });
+}
+
+/** Wraps a RecallPort as the promise actor the machine invokes. */
+export function recallLogic(recall: RecallPort) {
+  return fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(({ input, signal }) => recall.recall(input, signal));
+}
+
+const noFacts = fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(async () => ({ kind: 'facts', facts: [] }));
+const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack }) => {
+  sendBack({ type: 'AGENT.FAILED' });
+});
+
+const now = () => Date.now();
+
+interface FinishParams {
+  text: string;
+  flux: Flux;
+  interrupted?: boolean;
+}
+
+function completeTurn(context: SessionContext, params: FinishParams): Pick<SessionContext, 'turns' | 'window' | 'current'> {
+  const current = context.current!;
+  const turn: Turn = {
+    turnId: current.turnId,
+    transcript: current.transcript,
+    reply: params.text,
+    flux: params.flux,
+    latencyMs: now() - current.startedAt,
+    interrupted: params.interrupted === true,
+    startedAt: current.startedAt,
+    ...(params.flux === 'sos' && context.lastSosReason ? { sosReason: context.lastSosReason } : {}),
+  };
+  const reply: ChatMessage = { role: 'assistant', content: params.text, ...(params.interrupted ? { interrupted: true } : {}) };
+  const window = params.text ? appendToWindow(context.window, reply, context.windowSize) : context.window;
+  return { turns: [...context.turns, turn], window, current: null };
+}
+
+function replyDoneOf(turn: Turn): ReplyDone {
+  const done: ReplyDone = { type: 'reply.done', turnId: turn.turnId, text: turn.reply, flux: turn.flux, latencyMs: turn.latencyMs };
+  if (turn.interrupted) done.interrupted = true;
+  return done;
+}
+
+export const sessionMachine = setup({
+  types: {
+    context: {} as SessionContext,
+    events: {} as SessionEvent,
+    input: {} as SessionInput,
+    emitted: {} as SessionEmitted,
+  },
+  actors: {
+    cacheFlux: fromPromise<string | null, CacheFluxInput>(async ({ input }) => input.cacheFlux.resolve(input.transcript, input.profile)),
+    // Replaced at boot with the memory adapter (recallLogic); without memory, no facts.
+    recall: noFacts,
+    // Replaced at boot with the model adapter (agentReplyLogic).
+    agentReply: agentNotProvided,
+  },
+  delays: {
+    turnBudget: ({ context }) => context.turnBudgetMs,
+    sessionPause: ({ context }) => context.sessionPauseMs,
+    kioskGrace: ({ context }) => context.kioskGraceMs,
+  },
+  guards: {
+    noChunkSent: ({ context }) => (context.current?.chunks ?? 0) === 0,
+    isCurrentTurn: ({ context, event }) => event.type === 'INTERRUPT' && context.current?.turnId === event.turnId,
+    // One quick retry, only before anything was spoken; the running budget still bounds it.
+    canRetry: ({ context }) => context.current !== null && context.current.chunks === 0 && context.current.retries === 0,
+    emptyReply: ({ context }) => (context.current?.reply.trim() ?? '') === '',
+  },
+  actions: {
+    beginTurn: assign(({ context, event }) => {
+      if (event.type !== 'TURN') return {};
+      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [] };
+      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowSize) };
+    }),
+    appendChunk: assign(({ context, event }) => {
+      if (event.type !== 'AGENT.CHUNK' || !context.current) return {};
+      return { current: { ...context.current, reply: context.current.reply + event.text, chunks: context.current.chunks + 1 } };
+    }),
+    emitDelta: emit(({ context, event }) => ({
+      type: 'reply.delta' as const,
+      turnId: context.current!.turnId,
+      text: event.type === 'AGENT.CHUNK' ? event.text : '',
+    })),
+    countRetry: assign(({ context }) => ({ current: context.current && { ...context.current, retries: context.current.retries + 1 } })),
+    setFacts: assign(({ context }, facts: RecalledFact[]) => ({ current: context.current && { ...context.current, facts } })),
+    setSosReason: assign((_, reason: SosReason) => ({ lastSosReason: reason })),
+    setCloseReason: assign((_, reason: CloseReason) => ({ closeReason: reason })),
+    /** Ends the current turn: records it, feeds the window, and tells the kiosk from the same record. */
+    finishTurn: enqueueActions(({ context, enqueue }, params: FinishParams) => {
+      if (!context.current) return;
+      const update = completeTurn(context, params);
+      enqueue.assign(update);
+      enqueue.emit(replyDoneOf(update.turns.at(-1)!));
+    }),
+    /** Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received. */
+    interruptCurrent: enqueueActions(({ context, enqueue }) => {
+      if (!context.current) return;
+      const update = completeTurn(context, { text: context.current.reply, flux: 'agent', interrupted: true });
+      enqueue.assign(update);
+      enqueue.emit(replyDoneOf(update.turns.at(-1)!));
+    }),
+    emitSessionClosed: emit(({ context }) => ({
+      type: 'SessionClosed' as const,
+      sessionId: context.sessionId,
+      seniorId: context.seniorId,
+      reason: context.closeReason ?? 'ended',
+      startedAt: context.startedAt,
+      endedAt: now(),
+      turns: context.turns,
+    })),
+  },
+}).createMachine({
+  id: 'kohamiSession',
+  context: ({ input }) => ({
+    ...input,
+    windowSize: input.windowSize ?? 24,
+    startedAt: now(),
+    turns: [],
+    window: [],
+    current: null,
+    closeReason: null,
+    lastSosReason: null,
+  }),
+  initial: 'live',
+  states: {
+    live: {
+      type: 'parallel',
+      on: {
+        CLOSE: { target: 'closed', actions: [{ type: 'setCloseReason', params: ({ event }) => event.reason }] },
+      },
+      states: {
+        connection: {
+          initial: 'attached',
+          states: {
+            attached: { on: { 'SOCKET.LOST': 'detached' } },
+            detached: {
+              on: { 'SOCKET.ATTACHED': 'attached' },
+              after: { kioskGrace: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'disconnected' }] } },
+            },
+          },
+        },
+        conversation: {
+          initial: 'idle',
+          states: {
+            idle: {
+              on: { TURN: { target: 'turn', actions: 'beginTurn' } },
+              after: { sessionPause: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'pause' }] } },
+            },
+            turn: {
+              initial: 'cacheFlux',
+              after: {
+                turnBudget: { guard: 'noChunkSent', target: 'sos', actions: [{ type: 'setSosReason', params: 'budget' }] },
+              },
+              on: {
+                // The senior spoke again: barge-in on the running reply, then answer the new turn.
+                TURN: { target: 'turn', reenter: true, actions: ['interruptCurrent', 'beginTurn'] },
+                INTERRUPT: { guard: 'isCurrentTurn', target: 'idle', actions: 'interruptCurrent' },
+                'SOCKET.LOST': { target: 'idle', actions: 'interruptCurrent' },
+              },
+              states: {
+                cacheFlux: {
+                  invoke: {
+                    src: 'cacheFlux',
+                    input: ({ context }) => ({ cacheFlux: context.cacheFlux, transcript: context.current!.transcript, profile: context.profile }),
+                    onDone: [
+                      {
+                        guard: ({ event }) => event.output !== null,
+                        target: '#kohamiSession.live.conversation.answered',
+                        actions: [{ type: 'finishTurn', params: ({ event }) => ({ text: event.output!, flux: 'cache' as const }) }],
+                      },
+                      { target: 'recall' },
+                    ],
+                    onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
+                  },
+                },
+                recall: {
+                  invoke: {
+                    src: 'recall',
+                    input: ({ context }) => ({ seniorId: context.seniorId, transcript: context.current!.transcript }),
+                    onDone: [
+                      {
+                        guard: ({ event }) => event.output.kind === 'reply',
+                        target: '#kohamiSession.live.conversation.answered',
+                        actions: [
+                          {
+                            type: 'finishTurn',
+                            params: ({ event }) => (event.output.kind === 'reply' ? { text: event.output.text, flux: event.output.flux } : { text: '', flux: 'recall' as const }),
+                          },
+                        ],
+                      },
+                      {
+                        target: 'agent',
+                        actions: [{ type: 'setFacts', params: ({ event }) => (event.output.kind === 'facts' ? event.output.facts : []) }],
+                      },
+                    ],
+                    // A failing recall never blocks the turn: the agent answers without facts.
+                    onError: { target: 'agent' },
+                  },
+                },
+                agent: {
+                  invoke: {
+                    src: 'agentReply',
+                    input: ({ context }) => ({
+                      seniorId: context.seniorId,
+                      profile: context.profile,
+                      window: context.window,
+                      facts: context.current!.facts,
+                    }),
+                    onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
+                  },
+                  on: {
+                    'AGENT.CHUNK': { actions: ['appendChunk', 'emitDelta'] },
+                    'AGENT.DONE': [
+                      { guard: 'emptyReply', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'empty_reply' }] },
+                      {
+                        target: '#kohamiSession.live.conversation.answered',
+                        actions: [{ type: 'finishTurn', params: ({ context }) => ({ text: context.current!.reply, flux: 'agent' as const }) }],
+                      },
+                    ],
+                    'AGENT.FAILED': [
+                      { guard: 'canRetry', target: 'agent', reenter: true, actions: 'countRetry' },
+                      { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'model_error' }] },
+                    ],
+                  },
+                },
+              },
+            },
+            answered: { always: 'idle' },
+            sos: {
+              entry: [{ type: 'finishTurn', params: ({ context }) => ({ text: context.cacheFlux.sosFallback(), flux: 'sos' as const }) }],
+              always: 'idle',
+            },
+          },
+        },
+      },
+    },
+    closed: {
+      type: 'final',
+      entry: ['interruptCurrent', 'emitSessionClosed'],
+    },
+  },
+});
+
+export type SessionActor = ActorRefFrom<typeof sessionMachine>;

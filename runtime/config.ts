@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/** Hosts a Mistral base URL may point at (INV-T02: data stays with the EU endpoints). */
+export const MISTRAL_HOST_WHITELIST = ['api.mistral.ai', 'eu.api.mistral.ai'] as const;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export class InvalidMistralBaseUrlError extends Error {
+  constructor(url: string) {
+    super(`MISTRAL_BASE_URL ${url} is not an allowed Mistral endpoint (${MISTRAL_HOST_WHITELIST.join(', ')})`);
+    this.name = 'InvalidMistralBaseUrlError';
+  }
+}
+
+/**
+ * INV-T02. Loopback is admitted outside production so tests can put a fake
+ * Mistral server behind the real adapter.
+ */
+export function assertMistralBaseUrl(url: string, env: KohamiEnv): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidMistralBaseUrlError(url);
+  }
+  const host = parsed.hostname;
+  const whitelisted = parsed.protocol === 'https:' && (MISTRAL_HOST_WHITELIST as readonly string[]).includes(host);
+  const loopback = env !== 'production' && LOOPBACK_HOSTS.has(host);
+  if (!whitelisted && !loopback) throw new InvalidMistralBaseUrlError(url);
+}
+
+const kohamiEnv = z.enum(['development', 'test', 'production']);
+export type KohamiEnv = z.infer<typeof kohamiEnv>;
+
+const positiveMs = z.coerce.number().int().positive();
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const schema = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    KOHAMI_ENV: kohamiEnv.default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+    PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
+    MISTRAL_API_KEY: optionalText,
+    MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
+    MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
+    TURN_BUDGET_MS: positiveMs.default(2500),
+    SESSION_PAUSE_MS: positiveMs.default(3_600_000),
+    KIOSK_GRACE_MS: positiveMs.default(30_000),
+    KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
+    DEV_KIOSK_TOKEN: optionalText.pipe(z.string().min(16).optional()),
+    DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
+  })
+  .superRefine((cfg, ctx) => {
+    try {
+      assertMistralBaseUrl(cfg.MISTRAL_BASE_URL, cfg.KOHAMI_ENV);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['MISTRAL_BASE_URL'], message: (err as Error).message });
+    }
+  });
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the environment; any invalid value throws one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? 'environment');
+    const value = env[name];
+    const shown = value === undefined || /KEY|TOKEN|URL/.test(name) ? '' : ` (got "${value}")`;
+    return `invalid configuration: ${name}${shown}: ${issue.message}`;
+  });
+  throw new ConfigError(lines.join('\n'));
+}

@@ -1,0 +1,63 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { devTokensFile, readDevTokens, saveDevTokens } from './dev-seed.ts';
+import { SHUTDOWN_TIMEOUT_MS, startRuntime } from './runtime.ts';
+
+/** `npm start`: the runtime on its configuration, with a banner saying where to connect. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const runtime = await startRuntime(config);
+  const ws = runtime.url.replace(/^http/, 'ws');
+  const lines = [
+    '',
+    `  kohami-runtime listening on ${runtime.url}  (${config.KOHAMI_ENV})`,
+    `  kiosk WebSocket:  ${ws}/v1/kiosk`,
+    `  database:         ${runtime.db.engine} (${runtime.db.location})`,
+    `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (${config.MISTRAL_AGENT_MODEL})` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, no real model'}`,
+  ];
+  const tokensFile = config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);
+  if (runtime.seed && tokensFile) await saveDevTokens(tokensFile, runtime.seed);
+  const demo = runtime.seed ?? (tokensFile ? await readDevTokens(tokensFile) : null);
+  if (demo) {
+    lines.push(
+      `  demo senior:      Marie (${demo.seniorId})`,
+      `  demo kiosk token: ${demo.kioskToken}`,
+      `  demo admin token: ${demo.adminToken}`,
+      `  talk to it:       npm run kiosk${tokensFile ? '' : ` -- --token ${demo.kioskToken}`}`,
+    );
+  } else if (config.KOHAMI_ENV !== 'production') {
+    lines.push('  demo data:        already seeded (tokens are stored hashed: set DEV_KIOSK_TOKEN/DEV_ADMIN_TOKEN before the first start to choose them)');
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+
+  const shutdown = (signal: string) => {
+    runtime.logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      runtime.logger.error('shutdown timed out');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    runtime.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        runtime.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`kohami-runtime failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,91 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { AgentFluxAdapter } from '../adapters/agent-flux.adapter.ts';
+import { loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
+import { createModels } from '../adapters/models/model-provider.ts';
+import { SeniorDirectory } from '../adapters/senior-directory.ts';
+import { agentReplyLogic, sessionMachine } from '../machines/session.machine.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db.ts';
+import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { healthRoutes } from './health.ts';
+import { kioskGateway } from './kiosk/gateway.ts';
+import { createLogger } from './logger.ts';
+import { migrate } from './migrate.ts';
+import { SessionRegistry } from './session-registry.ts';
+
+export interface RuntimeOverrides {
+  logger?: Logger;
+  /** Tests put AI SDK mocks here; otherwise Mistral or the offline model. */
+  agentModel?: LanguageModelV3;
+  rateLimit?: { perSecond: number; burst: number };
+}
+
+export interface Runtime {
+  app: FastifyInstance;
+  db: Database;
+  directory: SeniorDirectory;
+  registry: SessionRegistry;
+  logger: Logger;
+  modelMode: 'mistral' | 'offline' | 'injected';
+  seed: DevSeed | null;
+  /** http://host:port of the listening server. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** How long a graceful shutdown may take before the process gives up waiting. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
+  try {
+    await migrate(db.pool);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const directory = new SeniorDirectory(db.pool);
+  const seed =
+    config.KOHAMI_ENV === 'production' ? null : await seedDevData(directory, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
+
+  const models = overrides.agentModel
+    ? { agent: overrides.agentModel, mode: 'injected' as const }
+    : createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, env: config.KOHAMI_ENV });
+
+  const machine = sessionMachine.provide({ actors: { agentReply: agentReplyLogic(new AgentFluxAdapter(models.agent)) } });
+  const registry = new SessionRegistry({
+    machine,
+    variations: loadCacheVariations(),
+    loadProfile: (id) => directory.profile(id),
+    timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
+    logger,
+  });
+
+  const app: FastifyInstance = Fastify({ loggerInstance: logger as FastifyBaseLogger, forceCloseConnections: true });
+  // Sessions end (and the kiosks hear why) before the sockets go.
+  app.addHook('preClose', async () => registry.closeAll('shutdown'));
+  await app.register(healthRoutes, { pool: db.pool });
+  await app.register(kioskGateway, {
+    registry,
+    seniorForToken: (token) => directory.seniorForKioskToken(token),
+    heartbeatMs: config.KIOSK_HEARTBEAT_MS,
+    ...(overrides.rateLimit ? { rateLimit: overrides.rateLimit } : {}),
+  });
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await app.close();
+      await db.close();
+    })());
+
+  return { app, db, directory, registry, logger, modelMode: models.mode, seed, url, close };
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createActor } from 'xstate';
+import { CacheFluxAdapter, type CacheVariations } from '../adapters/cache-flux.adapter.ts';
+import type { SeniorProfile } from '../machines/ports.ts';
+import type { CloseReason, SessionActor, SessionClosed, sessionMachine } from '../machines/session.machine.ts';
+import type { ServerFrame } from './kiosk/protocol.ts';
+
+/** Where a live session's frames go; the gateway implements it over a WebSocket. */
+export interface KioskLink {
+  send(frame: ServerFrame): void;
+}
+
+export interface LiveSession {
+  sessionId: string;
+  seniorId: string;
+  actor: SessionActor;
+  link: KioskLink | null;
+  connectedSince: number;
+}
+
+export interface RegistryOptions {
+  machine: typeof sessionMachine;
+  variations: CacheVariations;
+  loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
+  timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number };
+  logger: Logger;
+  /** Receives every close with the in-memory turns (close-time jobs subscribe here). */
+  onSessionClosed?: (event: SessionClosed) => void;
+}
+
+export class SeniorNotFoundError extends Error {}
+
+/** One live session actor per senior in this process. */
+export class SessionRegistry {
+  private readonly bySenior = new Map<string, LiveSession>();
+  private readonly closedListeners = new Set<(event: SessionClosed) => void>();
+
+  constructor(private readonly options: RegistryOptions) {
+    if (options.onSessionClosed) this.closedListeners.add(options.onSessionClosed);
+  }
+
+  get size(): number {
+    return this.bySenior.size;
+  }
+
+  get(seniorId: string): LiveSession | undefined {
+    return this.bySenior.get(seniorId);
+  }
+
+  list(): LiveSession[] {
+    return [...this.bySenior.values()];
+  }
+
+  onSessionClosed(listener: (event: SessionClosed) => void): () => void {
+    this.closedListeners.add(listener);
+    return () => this.closedListeners.delete(listener);
+  }
+
+  /**
+   * Opens the senior's session on `link`. A live session is resumed when asked
+   * (the actor keeps its window), otherwise replaced; either way the previous
+   * link hears `session.closed {reason: "replaced"}`.
+   */
+  async start(seniorId: string, link: KioskLink, resume: boolean): Promise<{ session: LiveSession; resumed: boolean }> {
+    const existing = this.bySenior.get(seniorId);
+    if (existing && resume) {
+      if (existing.link && existing.link !== link) existing.link.send({ type: 'session.closed', reason: 'replaced' });
+      existing.link = link;
+      existing.connectedSince = Date.now();
+      existing.actor.send({ type: 'SOCKET.ATTACHED' });
+      return { session: existing, resumed: true };
+    }
+    if (existing) existing.actor.send({ type: 'CLOSE', reason: 'replaced' });
+
+    const profile = await this.options.loadProfile(seniorId);
+    if (!profile) throw new SeniorNotFoundError(seniorId);
+    // Another start for the same senior may have landed during the await: it loses.
+    this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
+    const session = this.spawn(seniorId, profile, link);
+    return { session, resumed: false };
+  }
+
+  /** The kiosk's socket is gone: the session waits out its grace period for a resume. */
+  detach(session: LiveSession, link: KioskLink): void {
+    if (session.link !== link) return;
+    session.link = null;
+    session.actor.send({ type: 'SOCKET.LOST' });
+  }
+
+  close(seniorId: string, reason: CloseReason): boolean {
+    const session = this.bySenior.get(seniorId);
+    if (!session) return false;
+    session.actor.send({ type: 'CLOSE', reason });
+    return true;
+  }
+
+  closeAll(reason: CloseReason): void {
+    for (const session of [...this.bySenior.values()]) session.actor.send({ type: 'CLOSE', reason });
+  }
+
+  private spawn(seniorId: string, profile: SeniorProfile, link: KioskLink): LiveSession {
+    const sessionId = randomUUID();
+    const actor = createActor(this.options.machine, {
+      input: { sessionId, seniorId, profile, cacheFlux: new CacheFluxAdapter(this.options.variations), ...this.options.timing },
+    });
+    const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };
+    actor.on('reply.delta', (e) => session.link?.send({ type: 'reply.delta', turnId: e.turnId, text: e.text }));
+    actor.on('reply.done', ({ type, ...rest }) => session.link?.send({ type, ...rest }));
+    actor.on('SessionClosed', (event) => {
+      if (this.bySenior.get(seniorId) === session) this.bySenior.delete(seniorId);
+      session.link?.send({ type: 'session.closed', reason: event.reason });
+      session.link = null;
+      this.options.logger.info({ sessionId, seniorId, reason: event.reason, turns: event.turns.length }, 'session closed');
+      for (const listener of this.closedListeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          this.options.logger.error({ err, sessionId }, 'session-closed listener failed');
+        }
+      }
+    });
+    actor.subscribe({ error: (err) => this.options.logger.error({ err, sessionId }, 'session actor failed') });
+    this.bySenior.set(seniorId, session);
+    actor.start();
+    this.options.logger.info({ sessionId, seniorId }, 'session started');
+    return session;
+  }
+}

@@ -1,0 +1,40 @@
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../runtime/config.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { startRuntime, type Runtime, type RuntimeOverrides } from '../../runtime/runtime.ts';
+
+export const KIOSK_TOKEN = 'kiosk_test_token_marie_0000';
+export const ADMIN_TOKEN = 'admin_test_token_0000000000';
+
+/** Every log line the runtime writes, kept in memory so tests can search it. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.lines.push(chunk.toString());
+    done();
+  }
+  get text(): string {
+    return this.lines.join('');
+  }
+}
+
+export interface TestRuntime extends Runtime {
+  logs: LogCapture;
+  wsUrl: string;
+}
+
+/** The real runtime on a throwaway PGlite, port 0, with demo data seeded under known tokens. */
+export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Record<string, string> = {}): Promise<TestRuntime> {
+  const logs = new LogCapture();
+  const config = loadConfig({
+    KOHAMI_ENV: 'test',
+    PORT: '0',
+    PGLITE_DATA_DIR: 'memory://',
+    LOG_LEVEL: 'debug',
+    DEV_KIOSK_TOKEN: KIOSK_TOKEN,
+    DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...env,
+  });
+  const runtime = await startRuntime(config, { logger: createLogger('debug', logs), ...overrides });
+  return Object.assign(runtime, { logs, wsUrl: `${runtime.url.replace(/^http/, 'ws')}/v1/kiosk` });
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { assertMistralBaseUrl, ConfigError, InvalidMistralBaseUrlError, loadConfig } from '../../runtime/config.ts';
+import { createModels } from '../../adapters/models/model-provider.ts';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', KOHAMI_ENV: 'development', PGLITE_DATA_DIR: '.data/pglite', TURN_BUDGET_MS: 2500, SESSION_PAUSE_MS: 3_600_000 });
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.MISTRAL_API_KEY).toBeUndefined();
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ TURN_BUDGET_MS: '0' }, 'TURN_BUDGET_MS'],
+    [{ KOHAMI_ENV: 'staging' }, 'KOHAMI_ENV'],
+    [{ DATABASE_URL: 'mysql://db/x' }, 'DATABASE_URL'],
+    [{ DEV_KIOSK_TOKEN: 'short' }, 'DEV_KIOSK_TOKEN'],
+  ])('refuses %o with one line naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    try {
+      loadConfig(env);
+    } catch (err) {
+      const message = (err as Error).message;
+      expect(message.split('\n')).toHaveLength(1);
+      expect(message).toContain(name);
+    }
+  });
+
+  it('never echoes a secret value in the error', () => {
+    expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).toThrow(/DEV_ADMIN_TOKEN: /);
+    expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).not.toThrow(/tiny/);
+  });
+});
+
+describe('INV-T02: Mistral base URL whitelist, checked at construction', () => {
+  it('admits the EU endpoints over https', () => {
+    expect(() => assertMistralBaseUrl('https://api.mistral.ai/v1', 'production')).not.toThrow();
+    expect(() => assertMistralBaseUrl('https://eu.api.mistral.ai/v1', 'production')).not.toThrow();
+  });
+
+  it('refuses any other host, plain http, and a look-alike', () => {
+    for (const url of ['https://api.openai.com/v1', 'http://api.mistral.ai/v1', 'https://api.mistral.ai.evil.example/v1', 'not a url']) {
+      expect(() => assertMistralBaseUrl(url, 'development')).toThrow(InvalidMistralBaseUrlError);
+    }
+  });
+
+  it('admits loopback only outside production (for a local fake Mistral)', () => {
+    expect(() => assertMistralBaseUrl('http://127.0.0.1:9999/v1', 'test')).not.toThrow();
+    expect(() => assertMistralBaseUrl('http://127.0.0.1:9999/v1', 'production')).toThrow(InvalidMistralBaseUrlError);
+    expect(() => loadConfig({ KOHAMI_ENV: 'production', MISTRAL_BASE_URL: 'http://localhost:1/v1' })).toThrow(/MISTRAL_BASE_URL/);
+  });
+
+  it('is enforced when the models are built, not only when config is read', () => {
+    expect(() => createModels({ apiKey: 'k', baseUrl: 'https://evil.example/v1', agentModelId: 'm', env: 'development' })).toThrow(InvalidMistralBaseUrlError);
+    expect(createModels({ baseUrl: 'https://evil.example/v1', agentModelId: 'm', env: 'development' }).mode).toBe('offline');
+  });
+});

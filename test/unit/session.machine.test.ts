@@ -1,0 +1,232 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createActor, fromPromise, SimulatedClock } from 'xstate';
+import { AgentFluxAdapter } from '../../adapters/agent-flux.adapter.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import type { RecallOutcome } from '../../machines/ports.ts';
+import { agentReplyLogic, sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
+import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
+
+const BUDGET = 2500;
+const PAUSE = 3_600_000;
+const GRACE = 30_000;
+const variations = loadCacheVariations();
+
+function startSession(model: LanguageModelV3, recall?: () => Promise<RecallOutcome>) {
+  const clock = new SimulatedClock();
+  const machine = sessionMachine.provide({
+    actors: {
+      agentReply: agentReplyLogic(new AgentFluxAdapter(model)),
+      ...(recall ? { recall: fromPromise(recall) } : {}),
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: {
+      sessionId: 's1',
+      seniorId: 'senior-1',
+      profile: { preferredName: 'Marie', isFreshSenior: false },
+      cacheFlux: new CacheFluxAdapter(variations),
+      turnBudgetMs: BUDGET,
+      sessionPauseMs: PAUSE,
+      kioskGraceMs: GRACE,
+    },
+  });
+  const emitted: SessionEmitted[] = [];
+  for (const type of ['reply.delta', 'reply.done', 'SessionClosed'] as const) actor.on(type, (e) => emitted.push(e));
+  actor.start();
+  const done = (turnId: string) => emitted.find((e) => e.type === 'reply.done' && e.turnId === turnId);
+  return { actor, clock, emitted, done };
+}
+
+/**
+ * Lets the model's promises and streams run until `check` holds. It yields to the event
+ * loop only: no timer is advanced, so the machine's clock stays where the test put it.
+ */
+async function until(check: () => unknown) {
+  for (let i = 0; i < 10_000; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition never held');
+}
+const settle = () => until(() => true).then(() => new Promise((r) => setImmediate(r)));
+
+const conv = (actor: ReturnType<typeof startSession>['actor']) => (actor.getSnapshot().value as { live: { conversation: unknown } }).live.conversation;
+
+afterEach(() => vi.useRealTimers());
+
+describe('session machine', () => {
+  it('answers a greeting from CacheFlux without calling the model', async () => {
+    const model = streamingModel(['jamais']);
+    const { actor, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'Bonjour' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'cache', text: 'Bonjour Marie, ravi de vous revoir.' });
+    expect(model.doStreamCalls).toHaveLength(0);
+    expect(conv(actor)).toBe('idle');
+  });
+
+  it('streams an agent reply as deltas, then done, and keeps both sides in the window', async () => {
+    const { actor, emitted, done } = startSession(streamingModel(['Je vous ', 'écoute.']));
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'je suis allée au marché' });
+    await until(() => done('t1'));
+    expect(emitted.filter((e) => e.type === 'reply.delta').map((e) => (e as { text: string }).text)).toEqual(['Je vous ', 'écoute.']);
+    expect(done('t1')).toMatchObject({ flux: 'agent', text: 'Je vous écoute.' });
+    expect(actor.getSnapshot().context.window.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('measures latency from the turn to its reply', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_000_000);
+    const { actor, done } = startSession(streamingModel(['Oui.']));
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'bonjour' });
+    vi.setSystemTime(1_000_042);
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ latencyMs: 42 });
+  });
+
+  it('falls back to SOS when the budget expires before the first chunk, and aborts the model call', async () => {
+    const model = hangingModel();
+    const { actor, clock, done, emitted } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+    await until(() => model.doStreamCalls.length === 1);
+    clock.increment(BUDGET - 1);
+    expect(done('t1')).toBeUndefined();
+    clock.increment(1);
+    expect(done('t1')).toMatchObject({ flux: 'sos', text: 'Bien sûr, je vous écoute.' });
+    await until(() => model.state.aborted === 1);
+    expect(emitted.filter((e) => e.type === 'reply.delta')).toHaveLength(0);
+    expect(actor.getSnapshot().context.turns[0]).toMatchObject({ flux: 'sos', sosReason: 'budget' });
+  });
+
+  it('does not cut a reply that started streaming within the budget', async () => {
+    const model = controllableModel(['Alors, ', 'voilà ', "l'histoire."]);
+    const { actor, clock, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+    await until(() => actor.getSnapshot().context.current?.chunks === 1);
+    clock.increment(BUDGET * 2);
+    expect(done('t1')).toBeUndefined();
+    model.release();
+    await until(() => actor.getSnapshot().context.current?.chunks === 2);
+    model.release();
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'agent', text: "Alors, voilà l'histoire." });
+  });
+
+  it('retries a failing model once, then answers', async () => {
+    const model = failingModel(1, ['Me revoilà.']);
+    const { actor, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'tu es là ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'agent', text: 'Me revoilà.' });
+    expect(model.doStreamCalls).toHaveLength(2);
+  });
+
+  it('falls back to SOS when the retry fails too', async () => {
+    const model = failingModel(2);
+    const { actor, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'tu es là ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'sos' });
+    expect(actor.getSnapshot().context.turns[0]!.sosReason).toBe('model_error');
+    expect(model.doStreamCalls).toHaveLength(2);
+  });
+
+  it('treats an empty model reply as a failure: never silence', async () => {
+    const { actor, done } = startSession(streamingModel([]));
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'dis quelque chose' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'sos', text: 'Bien sûr, je vous écoute.' });
+  });
+
+  it('barge-in aborts the reply, keeps only what was sent, flagged interrupted; the next turn works', async () => {
+    const model = controllableModel(['Il était ', 'une fois ', 'un roi.']);
+    const { actor, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+    await until(() => actor.getSnapshot().context.current?.chunks === 1);
+    actor.send({ type: 'INTERRUPT', turnId: 'other' });
+    expect(done('t1')).toBeUndefined();
+    actor.send({ type: 'INTERRUPT', turnId: 't1' });
+    expect(done('t1')).toMatchObject({ interrupted: true, text: 'Il était ' });
+    expect(actor.getSnapshot().context.window.at(-1)).toEqual({ role: 'assistant', content: 'Il était ', interrupted: true });
+    model.release();
+    await settle();
+    expect(actor.getSnapshot().context.turns).toHaveLength(1);
+    actor.send({ type: 'TURN', turnId: 't2', transcript: 'bonsoir' });
+    await until(() => done('t2'));
+    expect(done('t2')).toMatchObject({ flux: 'cache' });
+  });
+
+  it('a new turn during a reply interrupts it and answers the new one', async () => {
+    const model = controllableModel(['Il était ', 'une fois.']);
+    const { actor, done } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+    await until(() => actor.getSnapshot().context.current?.chunks === 1);
+    actor.send({ type: 'TURN', turnId: 't2', transcript: 'salut' });
+    await until(() => done('t2'));
+    expect(done('t1')).toMatchObject({ interrupted: true });
+    expect(done('t2')).toMatchObject({ flux: 'cache' });
+  });
+
+  it('a recall that ends the turn itself (neutral reply) skips the agent', async () => {
+    const model = streamingModel(['jamais']);
+    const { actor, done } = startSession(model, async () => ({ kind: 'reply', text: 'Je suis là pour discuter avec vous.', flux: 'neutral' }));
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'tu te souviens de ma fille ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'neutral' });
+    expect(model.doStreamCalls).toHaveLength(0);
+  });
+
+  it('a failing recall never blocks the turn: the agent answers without facts', async () => {
+    const { actor, done } = startSession(streamingModel(['Oui.']), async () => {
+      throw new Error('recall down');
+    });
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'tu te souviens ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'agent' });
+  });
+
+  it('closes after SESSION_PAUSE_MS without a turn, emitting SessionClosed with the turns', async () => {
+    const { actor, clock, emitted } = startSession(streamingModel(['Oui.']));
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'bonjour' });
+    await until(() => conv(actor) === 'idle' && actor.getSnapshot().context.turns.length === 1);
+    clock.increment(PAUSE - 1);
+    expect(actor.getSnapshot().status).toBe('active');
+    clock.increment(1);
+    expect(actor.getSnapshot().status).toBe('done');
+    const closed = emitted.find((e) => e.type === 'SessionClosed');
+    expect(closed).toMatchObject({ reason: 'pause', sessionId: 's1', seniorId: 'senior-1', turns: [{ turnId: 't1', transcript: 'bonjour', flux: 'cache' }] });
+  });
+
+  it('a lost socket waits out the grace period, then closes as disconnected', async () => {
+    const { actor, clock, emitted } = startSession(streamingModel(['Oui.']));
+    actor.send({ type: 'SOCKET.LOST' });
+    clock.increment(GRACE - 1);
+    expect(actor.getSnapshot().status).toBe('active');
+    clock.increment(1);
+    expect(emitted.find((e) => e.type === 'SessionClosed')).toMatchObject({ reason: 'disconnected' });
+  });
+
+  it('a socket re-attached within grace keeps the session', async () => {
+    const { actor, clock } = startSession(streamingModel(['Oui.']));
+    actor.send({ type: 'SOCKET.LOST' });
+    clock.increment(GRACE - 1);
+    actor.send({ type: 'SOCKET.ATTACHED' });
+    clock.increment(GRACE);
+    expect(actor.getSnapshot().status).toBe('active');
+  });
+
+  it('CLOSE during a reply records it as interrupted, aborts the model and emits one SessionClosed', async () => {
+    const model = hangingModel();
+    const { actor, emitted } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte' });
+    await until(() => model.doStreamCalls.length === 1);
+    actor.send({ type: 'CLOSE', reason: 'ended' });
+    await until(() => model.state.aborted === 1);
+    const closed = emitted.filter((e) => e.type === 'SessionClosed');
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ reason: 'ended', turns: [{ turnId: 't1', interrupted: true }] });
+    expect(actor.getSnapshot().status).toBe('done');
+  });
+});
