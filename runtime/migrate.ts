@@ -28,7 +28,7 @@ async function fileChecksums(dir: string): Promise<Map<string, string>> {
 
 /**
  * Applies pending `.sql` migrations in order (node-pg-migrate: advisory lock, one
- * transaction per migration, so a failing one leaves the database as it was).
+ * transaction for the batch, so a failing one leaves the database as it was).
  * On top, each applied file's sha256 is recorded and checked at every start, so an
  * edited migration stops start-up instead of silently diverging between databases.
  */
@@ -48,6 +48,9 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<stri
       direction: 'up',
       migrationsTable: TABLE,
       checkOrder: true,
+      // All pending files in one transaction: node-pg-migrate rolls it back on failure,
+      // whereas its per-file mode leaves a shared connection in an aborted transaction.
+      singleTransaction: true,
       log: () => {},
     });
     const all = await client.query<{ name: string }>(`SELECT name FROM ${TABLE}`);
