@@ -25,6 +25,7 @@ interface CurrentTurn {
   chunks: number;
   retries: number;
   facts: RecalledFact[];
+  cacheReply: string | null;
 }
 
 export interface SessionInput {
@@ -79,12 +80,6 @@ export interface SessionClosed {
 }
 
 export type SessionEmitted = { type: 'reply.delta'; turnId: string; text: string } | ReplyDone | SessionClosed;
-
-export interface CacheFluxInput {
-  cacheFlux: CacheFluxPort;
-  transcript: string;
-  profile: SeniorProfile;
-}
 
 /** Wraps an AgentPort as the callback actor the machine invokes; stopping it aborts the call. */
 export function agentReplyLogic(agent: AgentPort) {
@@ -154,7 +149,6 @@ export const sessionMachine = setup({
     emitted: {} as SessionEmitted,
   },
   actors: {
-    cacheFlux: fromPromise<string | null, CacheFluxInput>(async ({ input }) => input.cacheFlux.resolve(input.transcript, input.profile)),
     // Replaced at boot with the memory adapter (recallLogic); without memory, no facts.
     recall: noFacts,
     // Replaced at boot with the model adapter (agentReplyLogic).
@@ -166,6 +160,7 @@ export const sessionMachine = setup({
     kioskGrace: ({ context }) => context.kioskGraceMs,
   },
   guards: {
+    cacheHit: ({ context }) => context.current?.cacheReply != null,
     noChunkSent: ({ context }) => (context.current?.chunks ?? 0) === 0,
     isCurrentTurn: ({ context, event }) => event.type === 'INTERRUPT' && context.current?.turnId === event.turnId,
     // One quick retry, only before anything was spoken; the running budget still bounds it.
@@ -175,9 +170,13 @@ export const sessionMachine = setup({
   actions: {
     beginTurn: assign(({ context, event }) => {
       if (event.type !== 'TURN') return {};
-      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [] };
+      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null };
       return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowSize) };
     }),
+    /** Flux 1: the per-session CacheFluxAdapter is pure in-memory state (no I/O), so it runs inline. */
+    resolveCacheFlux: assign(({ context }) => ({
+      current: context.current && { ...context.current, cacheReply: context.cacheFlux.resolve(context.current.transcript, context.profile) },
+    })),
     appendChunk: assign(({ context, event }) => {
       if (event.type !== 'AGENT.CHUNK' || !context.current) return {};
       return { current: { ...context.current, reply: context.current.reply + event.text, chunks: context.current.chunks + 1 } };
@@ -265,19 +264,16 @@ export const sessionMachine = setup({
               },
               states: {
                 cacheFlux: {
-                  invoke: {
-                    src: 'cacheFlux',
-                    input: ({ context }) => ({ cacheFlux: context.cacheFlux, transcript: context.current!.transcript, profile: context.profile }),
-                    onDone: [
-                      {
-                        guard: ({ event }) => event.output !== null,
-                        target: '#kohamiSession.live.conversation.answered',
-                        actions: [{ type: 'finishTurn', params: ({ event }) => ({ text: event.output!, flux: 'cache' as const }) }],
-                      },
-                      { target: 'recall' },
-                    ],
-                    onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
-                  },
+                  // Synchronous and in memory (sub-millisecond): resolved on entry, no actor spawned.
+                  entry: 'resolveCacheFlux',
+                  always: [
+                    {
+                      guard: 'cacheHit',
+                      target: '#kohamiSession.live.conversation.answered',
+                      actions: [{ type: 'finishTurn', params: ({ context }) => ({ text: context.current!.cacheReply!, flux: 'cache' as const }) }],
+                    },
+                    { target: 'recall' },
+                  ],
                 },
                 recall: {
                   invoke: {

@@ -80,7 +80,7 @@ describe('session machine', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(1_000_000);
     const { actor, done } = startSession(streamingModel(['Oui.']));
-    actor.send({ type: 'TURN', turnId: 't1', transcript: 'bonjour' });
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'il fait beau' });
     vi.setSystemTime(1_000_042);
     await until(() => done('t1'));
     expect(done('t1')).toMatchObject({ latencyMs: 42 });

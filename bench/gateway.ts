@@ -1,0 +1,109 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import WebSocket from 'ws';
+
+/**
+ * bench:gateway — the same load generator drives a bare Fastify echo server and the
+ * runtime, with N concurrent kiosks doing CacheFlux turns on loopback.
+ *   npm run bench:gateway [-- N1 N2 …]   (default 1000 5000)
+ */
+const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+const SIZES = sizes.length > 0 ? sizes : [1000, 5000];
+const LOAD_SECONDS = 5;
+const TURN = (id: number) => JSON.stringify({ type: 'turn', turnId: `t${id}`, transcript: 'Bonjour' });
+
+interface Result {
+  kind: string;
+  n: number;
+  throughput: number;
+  p50: number;
+  p99: number;
+  rssPerSessionKiB: number;
+}
+
+function request<T>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise((resolve) => {
+    const onMessage = (msg: { type: string }) => {
+      if (msg.type !== type) return;
+      child.off('message', onMessage);
+      resolve(msg as T);
+    };
+    child.on('message', onMessage);
+    if (type !== 'ready') child.send({ type });
+  });
+}
+
+function connect(url: string, kind: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('error', reject);
+    ws.once('open', () => {
+      if (kind === 'echo') return resolve(ws);
+      ws.send(JSON.stringify({ type: 'session.start' }));
+      ws.once('message', () => resolve(ws));
+    });
+  });
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
+  const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF && kind === 'runtime' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
+  const { url } = await request<{ url: string }>(child, 'ready');
+  const base = await request<{ rss: number }>(child, 'measure');
+  const urls = Array.from({ length: n }, (_, i) => (kind === 'runtime' ? `${url}?token=kiosk_bench_${i + 1}` : url));
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < n; i += 200) sockets.push(...(await Promise.all(urls.slice(i, i + 200).map((u) => connect(u, kind)))));
+  const idle = await request<{ rss: number; sessions: number }>(child, 'measure');
+  if (kind === 'runtime' && idle.sessions !== n) throw new Error(`expected ${n} live sessions, found ${idle.sessions}`);
+
+  const latencies: number[] = [];
+  const deadline = Date.now() + LOAD_SECONDS * 1000;
+  let seq = 0;
+  await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          let sentAt = 0;
+          const fire = () => {
+            if (Date.now() >= deadline) return resolve();
+            sentAt = performance.now();
+            ws.send(TURN(seq++));
+          };
+          ws.on('message', (raw) => {
+            if (kind === 'runtime' && !raw.toString().includes('"reply.done"')) return;
+            latencies.push(performance.now() - sentAt);
+            fire();
+          });
+          fire();
+        }),
+    ),
+  );
+  for (const ws of sockets) ws.terminate();
+  child.kill(process.env.BENCH_PROF ? 'SIGINT' : 'SIGKILL');
+  await once(child, 'exit');
+  latencies.sort((a, b) => a - b);
+  return {
+    kind,
+    n,
+    throughput: latencies.length / LOAD_SECONDS,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    rssPerSessionKiB: (idle.rss - base.rss) / n / 1024,
+  };
+}
+
+const rows: string[] = [];
+const fmt = (x: number, d = 1) => x.toFixed(d);
+for (const n of SIZES) {
+  const echo = await run('echo', n);
+  const runtime = await run('runtime', n);
+  rows.push(
+    `| ${n} | ${fmt(echo.throughput, 0)} | ${fmt(runtime.throughput, 0)} | **${fmt(runtime.throughput / echo.throughput, 2)}×** | ${fmt(echo.p50, 2)} / ${fmt(echo.p99, 2)} | ${fmt(runtime.p50, 2)} / ${fmt(runtime.p99, 2)} | **${fmt(runtime.p99 / echo.p99, 2)}×** | ${fmt(echo.rssPerSessionKiB)} | ${fmt(runtime.rssPerSessionKiB)} |`,
+  );
+}
+console.log(`\nbench:gateway — ${LOAD_SECONDS} s closed-loop CacheFlux turns per size, loopback, node ${process.version}\n`);
+console.log('| N kiosks | echo turns/s | runtime turns/s | runtime/echo | echo p50 / p99 ms | runtime p50 / p99 ms | p99 ratio | echo RSS KiB/socket | runtime RSS KiB/idle session |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const row of rows) console.log(row);
+console.log('\ntargets: runtime/echo ≥ 0.8×, p99 ratio ≤ 2×, runtime RSS ≤ 30 KiB per idle session');

@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { KIOSK_TOKEN } from '../support/runtime.ts';
+
+/** `npm start`'s entry point, as a real child process. */
+function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return { child, output: () => out };
+}
+
+describe('the runtime process', () => {
+  it('refuses an invalid variable with one clear line and exit code 1', async () => {
+    const { child, output } = startProcess({ TURN_BUDGET_MS: 'soon' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output().trim().split('\n')).toEqual([expect.stringContaining('TURN_BUDGET_MS')]);
+  });
+
+  it('prints where to connect, then on SIGTERM closes live sessions and exits 0', async () => {
+    const { child, output } = startProcess({ PORT: '0', DEV_KIOSK_TOKEN: KIOSK_TOKEN });
+    await expect.poll(output, { timeout: 30_000, interval: 100 }).toContain('demo kiosk token');
+    expect(output()).toContain(`demo kiosk token: ${KIOSK_TOKEN}`);
+    expect(output()).toContain('models:           OFFLINE');
+    const ws = /kiosk WebSocket:\s+(\S+)/.exec(output())![1]!;
+
+    const kiosk = await KioskClient.connect(ws, KIOSK_TOKEN);
+    await kiosk.start();
+    expect(await kiosk.turn('p1', 'je me sens un peu seule')).toMatchObject({ flux: 'agent' });
+    const started = Date.now();
+    child.kill('SIGTERM');
+    expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'shutdown' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
