@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import WebSocket from 'ws';
+import { CacheFluxAdapter, loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
+import { parseClientFrame } from '../runtime/kiosk/protocol.ts';
 
 /**
  * bench:gateway — the same load generator drives a bare Fastify echo server and the
@@ -93,6 +95,23 @@ async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   };
 }
 
+/** CacheFlux resolution per call, against parsing the very frame that carries the turn (same run). */
+function cacheFluxCost(): { resolveNs: number; parseNs: number } {
+  const cache = new CacheFluxAdapter(loadCacheVariations());
+  const profile = { preferredName: 'Marie', isFreshSenior: false };
+  const frame = TURN(1);
+  const n = 200_000;
+  const time = (fn: () => unknown) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) fn();
+    return ((performance.now() - t0) * 1e6) / n;
+  };
+  time(() => cache.resolve('Bonjour', profile));
+  time(() => parseClientFrame(frame));
+  return { resolveNs: time(() => cache.resolve('Bonjour', profile)), parseNs: time(() => parseClientFrame(frame)) };
+}
+
+const cost = cacheFluxCost();
 const rows: string[] = [];
 const fmt = (x: number, d = 1) => x.toFixed(d);
 for (const n of SIZES) {
@@ -106,4 +125,5 @@ console.log(`\nbench:gateway — ${LOAD_SECONDS} s closed-loop CacheFlux turns p
 console.log('| N kiosks | echo turns/s | runtime turns/s | runtime/echo | echo p50 / p99 ms | runtime p50 / p99 ms | p99 ratio | echo RSS KiB/socket | runtime RSS KiB/idle session |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
+console.log(`\nCacheFlux resolve: ${fmt(cost.resolveNs, 0)} ns per turn (${fmt(cost.resolveNs / 1e6, 4)} ms); parsing the turn frame: ${fmt(cost.parseNs, 0)} ns (ratio ${fmt(cost.resolveNs / cost.parseNs, 2)}×)`);
 console.log('\ntargets: runtime/echo ≥ 0.8×, p99 ratio ≤ 2×, runtime RSS ≤ 30 KiB per idle session');
