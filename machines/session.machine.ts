@@ -1,5 +1,5 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SeniorProfile } from './ports.ts';
+import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecalledFact, SeniorProfile } from './ports.ts';
 import { appendToWindow } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
@@ -100,11 +100,6 @@ export function agentReplyLogic(agent: AgentPort) {
   });
 }
 
-/** Wraps a RecallPort as the promise actor the machine invokes. */
-export function recallLogic(recall: RecallPort) {
-  return fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(({ input, signal }) => recall.recall(input, signal));
-}
-
 const noFacts = fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(async () => ({ kind: 'facts', facts: [] }));
 const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack }) => {
   sendBack({ type: 'AGENT.FAILED' });
@@ -149,7 +144,7 @@ export const sessionMachine = setup({
     emitted: {} as SessionEmitted,
   },
   actors: {
-    // Replaced at boot with the memory adapter (recallLogic); without memory, no facts.
+    // Replaced at boot by the memory flux (RecallPort); without memory, no facts.
     recall: noFacts,
     // Replaced at boot with the model adapter (agentReplyLogic).
     agentReply: agentNotProvided,

@@ -25,8 +25,6 @@ export interface RegistryOptions {
   loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
   timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number };
   logger: Logger;
-  /** Receives every close with the in-memory turns (close-time jobs subscribe here). */
-  onSessionClosed?: (event: SessionClosed) => void;
 }
 
 export class SeniorNotFoundError extends Error {}
@@ -36,9 +34,7 @@ export class SessionRegistry {
   private readonly bySenior = new Map<string, LiveSession>();
   private readonly closedListeners = new Set<(event: SessionClosed) => void>();
 
-  constructor(private readonly options: RegistryOptions) {
-    if (options.onSessionClosed) this.closedListeners.add(options.onSessionClosed);
-  }
+  constructor(private readonly options: RegistryOptions) {}
 
   get size(): number {
     return this.bySenior.size;
@@ -48,10 +44,7 @@ export class SessionRegistry {
     return this.bySenior.get(seniorId);
   }
 
-  list(): LiveSession[] {
-    return [...this.bySenior.values()];
-  }
-
+  /** Every close, with the in-memory turns: the close-time jobs subscribe here. */
   onSessionClosed(listener: (event: SessionClosed) => void): () => void {
     this.closedListeners.add(listener);
     return () => this.closedListeners.delete(listener);
@@ -86,13 +79,6 @@ export class SessionRegistry {
     if (session.link !== link) return;
     session.link = null;
     session.actor.send({ type: 'SOCKET.LOST' });
-  }
-
-  close(seniorId: string, reason: CloseReason): boolean {
-    const session = this.bySenior.get(seniorId);
-    if (!session) return false;
-    session.actor.send({ type: 'CLOSE', reason });
-    return true;
   }
 
   closeAll(reason: CloseReason): void {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import type { SessionClosed } from '../../machines/session.machine.ts';
 import { MAX_FRAME_BYTES } from '../../runtime/kiosk/protocol.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
@@ -185,11 +186,17 @@ describe('kiosk gateway, end to end over a real socket', () => {
     }
   });
 
-  it('session.end closes the session and the kiosk hears why', async () => {
+  it('session.end closes the session, the kiosk hears why, and SessionClosed carries the turns', async () => {
+    const closes: SessionClosed[] = [];
+    const unsubscribe = rt.registry.onSessionClosed((e) => closes.push(e));
     const k = await kiosk();
-    await k.start();
+    const ready = await k.start();
+    await k.turn('e1', 'bonjour');
     k.send({ type: 'session.end' });
     expect(await k.next('session.closed')).toMatchObject({ reason: 'ended' });
+    unsubscribe();
     expect(rt.registry.get(rt.seed!.seniorId)).toBeUndefined();
+    const mine = closes.find((e) => e.sessionId === ready.sessionId);
+    expect(mine).toMatchObject({ reason: 'ended', seniorId: rt.seed!.seniorId, turns: [{ turnId: 'e1', transcript: 'bonjour', flux: 'cache' }] });
   });
 });
