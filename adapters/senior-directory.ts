@@ -13,6 +13,16 @@ export class SeniorDirectory {
     return res.rows[0]?.senior_id ?? null;
   }
 
+  async roleForApiToken(token: string): Promise<{ id: string; role: ApiRole } | null> {
+    const res = await this.pool.query<{ id: string; role: ApiRole }>('SELECT id, role FROM api_tokens WHERE token_hash = $1', [hashToken(token)]);
+    return res.rows[0] ?? null;
+  }
+
+  async exists(seniorId: string): Promise<boolean> {
+    const res = await this.pool.query('SELECT 1 FROM seniors WHERE id = $1::uuid', [seniorId]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
   async profile(seniorId: string): Promise<SeniorProfile | null> {
     const res = await this.pool.query<{ preferred_name: string | null; onboarding_done: boolean }>(
       'SELECT preferred_name, onboarding_done FROM seniors WHERE id = $1',

@@ -1,5 +1,5 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecalledFact, SeniorProfile } from './ports.ts';
+import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SeniorProfile } from './ports.ts';
 import { appendToWindow } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
@@ -98,6 +98,11 @@ export function agentReplyLogic(agent: AgentPort) {
     })();
     return () => controller.abort();
   });
+}
+
+/** Wraps a RecallPort as the promise actor the machine invokes; leaving the state aborts it. */
+export function recallLogic(recall: RecallPort) {
+  return fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(({ input, signal }) => recall.recall(input, signal));
 }
 
 const noFacts = fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(async () => ({ kind: 'facts', facts: [] }));
@@ -311,7 +316,13 @@ export const sessionMachine = setup({
                       { guard: 'emptyReply', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'empty_reply' }] },
                       {
                         target: '#kohamiSession.live.conversation.answered',
-                        actions: [{ type: 'finishTurn', params: ({ context }) => ({ text: context.current!.reply, flux: 'agent' as const }) }],
+                        // `recall` when recalled facts were in the agent's context, so operators see memory at work.
+                        actions: [
+                          {
+                            type: 'finishTurn',
+                            params: ({ context }) => ({ text: context.current!.reply, flux: context.current!.facts.length > 0 ? ('recall' as const) : ('agent' as const) }),
+                          },
+                        ],
                       },
                     ],
                     'AGENT.FAILED': [

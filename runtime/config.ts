@@ -49,7 +49,11 @@ const schema = z
     MISTRAL_API_KEY: optionalText,
     MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
+    ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),
+    /** Default: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */
+    RECALL_BUDGET_MS: positiveMs.optional(),
     SESSION_PAUSE_MS: positiveMs.default(3_600_000),
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
@@ -57,14 +61,22 @@ const schema = z
     DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
   })
   .superRefine((cfg, ctx) => {
+    if (cfg.RECALL_BUDGET_MS !== undefined && cfg.TURN_BUDGET_MS > 0 && cfg.RECALL_BUDGET_MS >= cfg.TURN_BUDGET_MS) {
+      ctx.addIssue({ code: 'custom', path: ['RECALL_BUDGET_MS'], message: `must be below TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
+    }
+    if (Boolean(cfg.ZEP_API_URL) !== Boolean(cfg.ZEP_API_KEY)) {
+      ctx.addIssue({ code: 'custom', path: [cfg.ZEP_API_URL ? 'ZEP_API_KEY' : 'ZEP_API_URL'], message: 'ZEP_API_URL and ZEP_API_KEY go together' });
+    }
+    if (typeof cfg.MISTRAL_BASE_URL !== 'string') return;
     try {
       assertMistralBaseUrl(cfg.MISTRAL_BASE_URL, cfg.KOHAMI_ENV);
     } catch (err) {
       ctx.addIssue({ code: 'custom', path: ['MISTRAL_BASE_URL'], message: (err as Error).message });
     }
-  });
+  })
+  .transform((cfg) => ({ ...cfg, RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)) }));
 
-export type Config = z.infer<typeof schema>;
+export type Config = z.output<typeof schema>;
 
 export class ConfigError extends Error {
   constructor(message: string) {

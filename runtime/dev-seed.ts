@@ -1,7 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SeniorDirectory } from '../adapters/senior-directory.ts';
+import type { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import { generateToken } from '../adapters/tokens.ts';
+import { CONSENT_CATEGORIES } from '../machines/memory.port.ts';
 
 export interface DevSeed {
   seniorId: string;
@@ -13,10 +15,12 @@ export interface DevSeed {
 
 /**
  * Outside production, an empty database gets a demo senior « Marie » (onboarding done,
- * so CacheFlux greets her as someone it knows) with a kiosk token and an admin token.
+ * so CacheFlux greets her as someone it knows, every consent granted) with a kiosk token
+ * and an admin token.
  */
 export async function seedDevData(
   directory: SeniorDirectory,
+  consents: PgConsentAdapter,
   tokens: { kioskToken?: string | undefined; adminToken?: string | undefined },
 ): Promise<DevSeed | null> {
   if (!(await directory.isEmpty())) return null;
@@ -25,6 +29,8 @@ export async function seedDevData(
   const seniorId = await directory.createSenior({ displayName: 'Marie Dupont', preferredName: 'Marie', onboardingDone: true });
   await directory.addDevice(seniorId, kioskToken, 'demo kiosk');
   await directory.addApiToken('admin', adminToken, 'demo admin');
+  // Marie has agreed to everything, so the demo shows recall; revoke through the admin API to see the gates.
+  for (const category of CONSENT_CATEGORIES) await consents.grant(seniorId, category);
   return { seniorId, kioskToken, adminToken, generated: !tokens.kioskToken || !tokens.adminToken };
 }
 

@@ -5,7 +5,15 @@ import { AgentFluxAdapter } from '../adapters/agent-flux.adapter.ts';
 import { loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
 import { createModels } from '../adapters/models/model-provider.ts';
 import { SeniorDirectory } from '../adapters/senior-directory.ts';
-import { agentReplyLogic, sessionMachine } from '../machines/session.machine.ts';
+import { MemoryFluxAdapter } from '../adapters/memory-flux.adapter.ts';
+import { provideMemory, type ProvidedMemory } from '../adapters/memory-provider.ts';
+import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
+import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
+import { agentReplyLogic, recallLogic, sessionMachine } from '../machines/session.machine.ts';
+import { seniorRoutes } from './admin/senior-routes.ts';
+import { SeniorErasure } from './erasure.ts';
+import { installHttpErrors } from './http-errors.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
@@ -19,6 +27,7 @@ export interface RuntimeOverrides {
   logger?: Logger;
   /** Tests put AI SDK mocks here; otherwise Mistral or the offline model. */
   agentModel?: LanguageModelV3;
+  embedder?: MemoryEmbedderPort;
   rateLimit?: { perSecond: number; burst: number };
 }
 
@@ -26,6 +35,10 @@ export interface Runtime {
   app: FastifyInstance;
   db: Database;
   directory: SeniorDirectory;
+  consents: PgConsentAdapter;
+  memory: ProvidedMemory;
+  embedder: MemoryEmbedderPort;
+  metrics: Metrics;
   registry: SessionRegistry;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
@@ -48,14 +61,31 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     throw err;
   }
   const directory = new SeniorDirectory(db.pool);
+  const consents = new PgConsentAdapter(db.pool);
   const seed =
-    config.KOHAMI_ENV === 'production' ? null : await seedDevData(directory, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
+    config.KOHAMI_ENV === 'production'
+      ? null
+      : await seedDevData(directory, consents, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
 
-  const models = overrides.agentModel
-    ? { agent: overrides.agentModel, mode: 'injected' as const }
-    : createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, env: config.KOHAMI_ENV });
+  const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, env: config.KOHAMI_ENV });
+  const agentModel = overrides.agentModel ?? models.agent;
+  const embedder = overrides.embedder ?? models.embedder;
+  const metrics = createMetrics();
+  const memory = provideMemory({
+    pool: db.pool,
+    embedder,
+    consents,
+    zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
+    dualWriteCounter: metrics.dualWrite,
+    logger,
+  });
 
-  const machine = sessionMachine.provide({ actors: { agentReply: agentReplyLogic(new AgentFluxAdapter(models.agent)) } });
+  const machine = sessionMachine.provide({
+    actors: {
+      agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel)),
+      recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
+    },
+  });
   const registry = new SessionRegistry({
     machine,
     variations: loadCacheVariations(),
@@ -67,7 +97,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const app: FastifyInstance = Fastify({ loggerInstance: logger as FastifyBaseLogger, forceCloseConnections: true });
   // Sessions end (and the kiosks hear why) before the sockets go.
   app.addHook('preClose', async () => registry.closeAll('shutdown'));
+  installHttpErrors(app);
   await app.register(healthRoutes, { pool: db.pool });
+  const erasure = new SeniorErasure(db.pool, memory.stores, registry);
+  await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure });
   await app.register(kioskGateway, {
     registry,
     seniorForToken: (token) => directory.seniorForKioskToken(token),
@@ -87,5 +120,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       await db.close();
     })());
 
-  return { app, db, directory, registry, logger, modelMode: models.mode, seed, url, close };
+  const modelMode = overrides.agentModel ? 'injected' : models.mode;
+  return { app, db, directory, consents, memory, embedder, metrics, registry, logger, modelMode, seed, url, close };
 }

@@ -81,6 +81,12 @@ export class SessionRegistry {
     session.actor.send({ type: 'SOCKET.LOST' });
   }
 
+  close(seniorId: string, reason: CloseReason): boolean {
+    const session = this.bySenior.get(seniorId);
+    session?.actor.send({ type: 'CLOSE', reason });
+    return session !== undefined;
+  }
+
   closeAll(reason: CloseReason): void {
     for (const session of [...this.bySenior.values()]) session.actor.send({ type: 'CLOSE', reason });
   }

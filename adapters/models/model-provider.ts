@@ -1,10 +1,14 @@
 import { createMistral } from '@ai-sdk/mistral';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { LocalHashEmbedder } from '../embedders/local-hash-embedder.ts';
+import { MistralEmbedClient } from '../embedders/mistral-embed-client.ts';
 import { OfflineLanguageModel } from './offline-language-model.ts';
 
 export interface Models {
   agent: LanguageModelV3;
+  embedder: MemoryEmbedderPort;
   /** 'mistral' when a key is configured; 'offline' otherwise (said at start). */
   mode: 'mistral' | 'offline';
 }
@@ -18,8 +22,12 @@ export interface ModelSettings {
 
 /** Chooses real Mistral models or the offline ones; the base URL is checked here (INV-T02). */
 export function createModels(settings: ModelSettings): Models {
-  if (!settings.apiKey) return { agent: new OfflineLanguageModel(), mode: 'offline' };
+  if (!settings.apiKey) return { agent: new OfflineLanguageModel(), embedder: new LocalHashEmbedder(), mode: 'offline' };
   assertMistralBaseUrl(settings.baseUrl, settings.env);
   const mistral = createMistral({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
-  return { agent: mistral(settings.agentModelId), mode: 'mistral' };
+  return {
+    agent: mistral(settings.agentModelId),
+    embedder: new MistralEmbedClient({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, env: settings.env }),
+    mode: 'mistral',
+  };
 }

@@ -20,7 +20,7 @@ async function migrationsDir(files: Record<string, string>): Promise<string> {
 
 describe('migrations', () => {
   it('applies the project migrations on PGlite with pgvector, once', async () => {
-    expect(await migrate(db.pool)).toEqual(['001_identity']);
+    expect(await migrate(db.pool)).toEqual(['001_identity', '002_memory']);
     expect(await isMigrated(db.pool)).toBe(true);
     expect(await migrate(db.pool)).toEqual([]);
     const ext = await db.pool.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
@@ -63,7 +63,7 @@ describe('the pg wire path (DATABASE_URL)', () => {
     const wire = await openDatabase({ databaseUrl: server.url, pgliteDataDir: 'unused' });
     try {
       expect(wire.engine).toBe('postgres');
-      expect(await migrate(wire.pool)).toEqual(['001_identity']);
+      expect(await migrate(wire.pool)).toEqual(['001_identity', '002_memory']);
       const r = await wire.pool.query("SELECT '[1,0]'::vector <=> '[0,1]'::vector AS d");
       expect(r.rows[0].d).toBe(1);
     } finally {

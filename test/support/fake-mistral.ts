@@ -9,6 +9,9 @@ export type FakeMistralMode = { kind: 'stream'; chunks: string[] } | { kind: 'st
  */
 export class FakeMistral {
   mode: FakeMistralMode = { kind: 'stream', chunks: ['Bonjour.'] };
+  /** Width of the vectors `/v1/embeddings` returns (1024 is mistral-embed's). */
+  embeddingDims = 1024;
+  embeddingStatus = 200;
   readonly requests: Array<{ path: string; body: Record<string, unknown>; authorization?: string }> = [];
   private server!: Server;
   baseUrl = '';
@@ -17,6 +20,7 @@ export class FakeMistral {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
         this.requests.push({ path: req.url ?? '', body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+        if (req.url?.endsWith('/embeddings')) return this.embeddings(body, res);
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (mode.kind === 'status') {
@@ -37,6 +41,28 @@ export class FakeMistral {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
     return this;
+  }
+
+  get chatRequests() {
+    return this.requests.filter((r) => r.path.endsWith('/chat/completions'));
+  }
+
+  /** One deterministic unit vector per input: the same text, the same vector. */
+  private embeddings(body: Record<string, unknown>, res: import('node:http').ServerResponse): void {
+    if (this.embeddingStatus !== 200) {
+      res.writeHead(this.embeddingStatus, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ object: 'error', message: 'unavailable' }));
+    }
+    const inputs = body.input as string[];
+    const data = inputs.map((text, index) => {
+      const embedding = new Array<number>(this.embeddingDims).fill(0);
+      let h = 0;
+      for (const ch of text) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+      embedding[h % this.embeddingDims] = 1;
+      return { object: 'embedding', embedding, index };
+    });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'emb-1', object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
   }
 
   stop(): Promise<void> {

@@ -1,0 +1,31 @@
+import type { EmbeddingModelV3 } from '@ai-sdk/provider';
+import { embedMany } from 'ai';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
+
+export class MistralEmbedClientDimsMismatchError extends Error {
+  constructor(modelId: string, got: number) {
+    super(`embedding model ${modelId} returned ${got} dimensions, expected ${EMBEDDING_DIMENSIONS}: refusing vectors that would not fit the index`);
+    this.name = 'MistralEmbedClientDimsMismatchError';
+  }
+}
+
+/**
+ * Any AI SDK embedding model as a MemoryEmbedderPort. `embedMany` splits large batches
+ * by the provider's per-call limit. A response of the wrong width is refused: a silent
+ * upstream model swap would otherwise make the HNSW index incoherent.
+ */
+export class AiSdkEmbedder implements MemoryEmbedderPort {
+  constructor(
+    private readonly model: EmbeddingModelV3,
+    readonly modelId: string,
+  ) {}
+
+  async embed(texts: string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    const { embeddings } = await embedMany({ model: this.model, values: texts, maxRetries: 1 });
+    for (const vector of embeddings) {
+      if (vector.length !== EMBEDDING_DIMENSIONS) throw new MistralEmbedClientDimsMismatchError(this.modelId, vector.length);
+    }
+    return embeddings;
+  }
+}

@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import type { ConsentPort, MemoryPort } from '../machines/memory.port.ts';
+import type { RecallOutcome, RecallPort } from '../machines/ports.ts';
+
+/** Said when the senior has not consented to conversation memory: never silence, memory untouched. */
+export const NEUTRAL_REPLY = 'Je suis là pour discuter avec vous.';
+export const RECALL_LIMIT = 5;
+
+/**
+ * Flux 2. Gates on the `conversation` consent first (INV-C01), then searches the senior's
+ * memory under its own budget. A slow or failing search hands the agent no facts: the
+ * turn goes on, it is never blocked by memory.
+ */
+export class MemoryFluxAdapter implements RecallPort {
+  constructor(
+    private readonly consents: ConsentPort,
+    private readonly memory: MemoryPort,
+    private readonly budgetMs: number,
+    private readonly logger: Pick<Logger, 'warn'>,
+  ) {}
+
+  async recall({ seniorId, transcript }: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome> {
+    if (!(await this.consents.hasConsent(seniorId, 'conversation'))) return { kind: 'reply', text: NEUTRAL_REPLY, flux: 'neutral' };
+    try {
+      const facts = await withDeadline(this.memory.search(transcript, seniorId, RECALL_LIMIT), this.budgetMs, signal);
+      return { kind: 'facts', facts: facts.map(({ content, category }) => ({ content, category })) };
+    } catch (err) {
+      this.logger.warn({ err, seniorId }, 'recall skipped: memory search failed or exceeded its budget');
+      return { kind: 'facts', facts: [] };
+    }
+  }
+}
+
+class RecallDeadlineError extends Error {
+  override name = 'RecallDeadlineError';
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RecallDeadlineError(`recall over ${ms} ms`)), ms);
+    const onAbort = () => reject(new RecallDeadlineError('turn aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
+}

@@ -1,0 +1,127 @@
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import pgvector from 'pgvector';
+import {
+  EMBEDDING_DIMENSIONS,
+  InvalidFactCategoryError,
+  isDegenerateVector,
+  isFactCategory,
+  type FactCategory,
+  type MemoryEmbedderPort,
+  type MemoryFact,
+  type MemoryPort,
+  type NewMemoryFact,
+} from '../machines/memory.port.ts';
+
+export interface PgVectorMemoryOptions {
+  /**
+   * A senior with at most this many facts is ranked exactly over their own partition
+   * (btree on senior_id). Above it, the HNSW index is used with pgvector 0.8 iterative
+   * scans, so the senior filter can never starve the result.
+   */
+  exactScanLimit?: number;
+  /** HNSW candidate list for the large-senior path. */
+  efSearch?: number;
+}
+
+interface FactRow {
+  id: string;
+  senior_id: string;
+  fact: string;
+  category: FactCategory;
+  embedding: string;
+}
+
+const COLUMNS = 'mf.id, mf.senior_id, mf.fact, mf.category, mf.embedding::text AS embedding';
+// INV-C01 and INV-P05: the seed's consent JOIN, always scoped to one senior and one vector space.
+const SCOPE = `FROM memory_facts mf
+  JOIN consents c ON c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL
+ WHERE mf.senior_id = $1::uuid AND mf.embedding_model = $2`;
+
+/** The senior's partition materialized first: the ORDER BY cannot go through the HNSW index, so it is exact. */
+export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE})
+SELECT id, senior_id, fact, category, embedding FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
+export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
+const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC LIMIT $3`;
+
+/** The reference MemoryPort: facts in `memory_facts`, vector(1024), cosine distance. */
+export class PgVectorMemoryAdapter implements MemoryPort {
+  private readonly exactScanLimit: number;
+  private readonly efSearch: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly embedder: MemoryEmbedderPort,
+    private readonly logger: Pick<Logger, 'warn'>,
+    options: PgVectorMemoryOptions = {},
+  ) {
+    this.exactScanLimit = options.exactScanLimit ?? 5000;
+    this.efSearch = options.efSearch ?? 200;
+  }
+
+  async persist(fact: NewMemoryFact): Promise<MemoryFact> {
+    if (!isFactCategory(fact.category)) throw new InvalidFactCategoryError(fact.category);
+    const content = fact.content.trim();
+    const [embedding] = await this.embedder.embed([content]);
+    const res = await this.pool.query<{ id: string }>(
+      `INSERT INTO memory_facts (id, senior_id, fact, category, embedding, embedding_model)
+       VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5::vector, $6) RETURNING id`,
+      [fact.id ?? null, fact.seniorId, content, fact.category, pgvector.toSql(embedding!), this.embedder.modelId],
+    );
+    return { id: res.rows[0]!.id, seniorId: fact.seniorId, content, category: fact.category, embedding: embedding! };
+  }
+
+  async search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]> {
+    let vector: number[] | undefined;
+    try {
+      [vector] = await this.embedder.embed([query]);
+    } catch (err) {
+      this.logger.warn({ err, seniorId, embeddingModel: this.embedder.modelId }, 'memory search: embedder failed, chronological fallback');
+      return this.chronological(seniorId, limit);
+    }
+    if (isDegenerateVector(vector) || vector!.length !== EMBEDDING_DIMENSIONS) {
+      this.logger.warn({ seniorId, embeddingModel: this.embedder.modelId }, 'memory search: isDegenerateVector, chronological fallback');
+      return this.chronological(seniorId, limit);
+    }
+    return this.ranked(seniorId, pgvector.toSql(vector!)!, limit);
+  }
+
+  async deleteSenior(seniorId: string): Promise<number> {
+    const res = await this.pool.query('DELETE FROM memory_facts WHERE senior_id = $1::uuid', [seniorId]);
+    return res.rowCount ?? 0;
+  }
+
+  private async ranked(seniorId: string, vector: string, limit: number): Promise<MemoryFact[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const size = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM memory_facts WHERE senior_id = $1::uuid AND embedding_model = $2',
+        [seniorId, this.embedder.modelId],
+      );
+      let sql = EXACT_SEARCH_SQL;
+      if (size.rows[0]!.n > this.exactScanLimit) {
+        await client.query('SET LOCAL hnsw.iterative_scan = strict_order');
+        await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(this.efSearch, limit)}`);
+        sql = INDEXED_SEARCH_SQL;
+      }
+      const res = await client.query<FactRow>(sql, [seniorId, this.embedder.modelId, vector, limit]);
+      await client.query('COMMIT');
+      return res.rows.map(toFact);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async chronological(seniorId: string, limit: number): Promise<MemoryFact[]> {
+    const res = await this.pool.query<FactRow>(CHRONOLOGICAL_SQL, [seniorId, this.embedder.modelId, limit]);
+    return res.rows.map(toFact);
+  }
+}
+
+function toFact(row: FactRow): MemoryFact {
+  return { id: row.id, seniorId: row.senior_id, content: row.fact, category: row.category, embedding: pgvector.fromSql(row.embedding) as number[] };
+}

@@ -1,0 +1,58 @@
+/** The six canonical fact categories, aligned with the RGPD consent categories. */
+export const FACT_CATEGORIES = ['profil', 'contacts', 'sante', 'localisation', 'vision', 'biometrie'] as const;
+export type FactCategory = (typeof FACT_CATEGORIES)[number];
+
+/** Consent categories: the fact categories, plus `conversation` (gates recall, mood and summaries). */
+export const CONSENT_CATEGORIES = [...FACT_CATEGORIES, 'conversation'] as const;
+export type ConsentCategory = (typeof CONSENT_CATEGORIES)[number];
+
+export const EMBEDDING_DIMENSIONS = 1024;
+
+export function isFactCategory(value: string): value is FactCategory {
+  return (FACT_CATEGORIES as readonly string[]).includes(value);
+}
+
+export class InvalidFactCategoryError extends Error {
+  constructor(category: string) {
+    super(`invalid fact category "${category}"; expected one of ${FACT_CATEGORIES.join(', ')}`);
+    this.name = 'InvalidFactCategoryError';
+  }
+}
+
+export interface MemoryFact {
+  id: string;
+  seniorId: string;
+  content: string;
+  category: FactCategory;
+  /** Present on facts read back from a vector store; computed by the store on persist. */
+  embedding?: number[];
+}
+
+export type NewMemoryFact = Omit<MemoryFact, 'id' | 'embedding'> & { id?: string };
+
+/** Long-term memory. Every search is scoped to one senior and filtered by active consent (INV-C01, INV-P05). */
+export interface MemoryPort {
+  persist(fact: NewMemoryFact): Promise<MemoryFact>;
+  search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]>;
+  /** Removes every fact of the senior; returns how many were removed. Idempotent. */
+  deleteSenior(seniorId: string): Promise<number>;
+}
+
+export interface MemoryEmbedderPort {
+  /** Identifies the vector space: vectors of two model ids are never compared. */
+  readonly modelId: string;
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+export interface ConsentPort {
+  hasConsent(seniorId: string, category: ConsentCategory): Promise<boolean>;
+  /** The categories with an active consent, for stores that cannot join on the consents table. */
+  activeCategories(seniorId: string): Promise<Set<ConsentCategory>>;
+}
+
+/** An empty or all-zero vector has no direction: cosine distance to it is undefined (NaN). */
+export function isDegenerateVector(vector: readonly number[] | null | undefined): boolean {
+  if (!vector || vector.length === 0) return true;
+  for (const x of vector) if (x !== 0 && Number.isFinite(x)) return false;
+  return true;
+}

@@ -1,0 +1,24 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiRole, SeniorDirectory } from '../adapters/senior-directory.ts';
+import { bearerToken } from './auth.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiPrincipal?: { id: string; role: ApiRole };
+  }
+}
+
+/** A preHandler admitting bearer API tokens of the given roles: 401 without a valid token, 403 for another role. */
+export function requireRole(directory: SeniorDirectory, ...roles: ApiRole[]) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(request);
+    const principal = token ? await directory.roleForApiToken(token) : null;
+    if (!principal) {
+      return reply.code(401).send({ error: 'unauthorized', message: token ? 'unknown API token' : 'missing API token (Authorization: Bearer <token>)' });
+    }
+    if (!roles.includes(principal.role)) {
+      return reply.code(403).send({ error: 'forbidden', message: `this route requires role ${roles.join(' or ')}; the token has role ${principal.role}` });
+    }
+    request.apiPrincipal = principal;
+  };
+}
