@@ -42,7 +42,7 @@ const SCOPE = `FROM memory_facts mf
 export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE})
 SELECT id, senior_id, fact, category, embedding FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
 export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
-const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC LIMIT $3`;
+const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`;
 
 /** The reference MemoryPort: facts in `memory_facts`, vector(1024), cosine distance. */
 export class PgVectorMemoryAdapter implements MemoryPort {

@@ -18,8 +18,10 @@ CREATE TABLE memory_facts (
   category text NOT NULL CHECK (category IN ('profil', 'contacts', 'sante', 'localisation', 'vision', 'biometrie')),
   embedding vector(1024) NOT NULL,
   embedding_model text NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  -- Insertion order: breaks created_at ties (one transaction, or a coarse clock) in the chronological fallback.
+  seq bigint GENERATED ALWAYS AS IDENTITY
 );
 -- A senior's partition: the exact per-senior ranking and the chronological fallback.
-CREATE INDEX memory_facts_senior_idx ON memory_facts (senior_id, embedding_model, created_at DESC);
+CREATE INDEX memory_facts_senior_idx ON memory_facts (senior_id, embedding_model, created_at DESC, seq DESC);
 CREATE INDEX memory_facts_embedding_hnsw ON memory_facts USING hnsw (embedding vector_cosine_ops);
