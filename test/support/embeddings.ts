@@ -25,7 +25,7 @@ export function topicEmbedder(placements: Record<string, Record<number, number>>
     maxEmbeddingsPerCall: 100,
     doEmbed: async ({ values }) => ({ embeddings: values.map((v) => (placements[v] ? unit(placements[v]) : hashed(v))), warnings: [] }),
   });
-  return Object.assign(new AiSdkEmbedder(model, modelId), { model });
+  return Object.assign(new AiSdkEmbedder(model, modelId), { mock: model });
 }
 
 /** Deterministic pseudo-random unit vectors (mulberry32 + Box-Muller). */
