@@ -29,18 +29,25 @@ interface FactRow {
   senior_id: string;
   fact: string;
   category: FactCategory;
-  embedding: string;
+  partition_size?: number;
 }
 
-const COLUMNS = 'mf.id, mf.senior_id, mf.fact, mf.category, mf.embedding::text AS embedding';
+// Search results carry no embedding: recall never uses it, and 1024 floats per row as text cost more than the ranking.
+const COLUMNS = 'mf.id, mf.senior_id, mf.fact, mf.category';
 // INV-C01 and INV-P05: the seed's consent JOIN, always scoped to one senior and one vector space.
 const SCOPE = `FROM memory_facts mf
   JOIN consents c ON c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL
  WHERE mf.senior_id = $1::uuid AND mf.embedding_model = $2`;
 
-/** The senior's partition materialized first: the ORDER BY cannot go through the HNSW index, so it is exact. */
-export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE})
-SELECT id, senior_id, fact, category, embedding FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
+/**
+ * One round trip for the common case. The senior's partition (capped at $5 rows) is
+ * materialized, so the ORDER BY cannot go through the HNSW index: the ranking is exact.
+ * `partition_size` = $5 means the partition overflowed the cap, and the caller re-runs
+ * the search on the index.
+ */
+export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE} LIMIT $5)
+SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS partition_size
+  FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
 export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
 const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`;
 
@@ -92,20 +99,20 @@ export class PgVectorMemoryAdapter implements MemoryPort {
   }
 
   private async ranked(seniorId: string, vector: string, limit: number): Promise<MemoryFact[]> {
+    const cap = this.exactScanLimit + 1;
+    const exact = await this.pool.query<FactRow>(EXACT_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit, cap]);
+    if ((exact.rows[0]?.partition_size ?? 0) < cap) return exact.rows.map(toFact);
+    return this.indexed(seniorId, vector, limit);
+  }
+
+  /** A senior too large for an exact scan: HNSW with iterative scans, settings local to one transaction. */
+  private async indexed(seniorId: string, vector: string, limit: number): Promise<MemoryFact[]> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const size = await client.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM memory_facts WHERE senior_id = $1::uuid AND embedding_model = $2',
-        [seniorId, this.embedder.modelId],
-      );
-      let sql = EXACT_SEARCH_SQL;
-      if (size.rows[0]!.n > this.exactScanLimit) {
-        await client.query('SET LOCAL hnsw.iterative_scan = strict_order');
-        await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(this.efSearch, limit)}`);
-        sql = INDEXED_SEARCH_SQL;
-      }
-      const res = await client.query<FactRow>(sql, [seniorId, this.embedder.modelId, vector, limit]);
+      await client.query('SET LOCAL hnsw.iterative_scan = strict_order');
+      await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(this.efSearch, limit)}`);
+      const res = await client.query<FactRow>(INDEXED_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit]);
       await client.query('COMMIT');
       return res.rows.map(toFact);
     } catch (err) {
@@ -123,5 +130,5 @@ export class PgVectorMemoryAdapter implements MemoryPort {
 }
 
 function toFact(row: FactRow): MemoryFact {
-  return { id: row.id, seniorId: row.senior_id, content: row.fact, category: row.category, embedding: pgvector.fromSql(row.embedding) as number[] };
+  return { id: row.id, seniorId: row.senior_id, content: row.fact, category: row.category };
 }

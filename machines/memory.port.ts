@@ -24,7 +24,7 @@ export interface MemoryFact {
   seniorId: string;
   content: string;
   category: FactCategory;
-  /** Present on facts read back from a vector store; computed by the store on persist. */
+  /** Computed by the store on persist and returned then; searches do not return it (recall never needs it). */
   embedding?: number[];
 }
 

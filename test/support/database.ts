@@ -11,6 +11,17 @@ export async function migratedDatabase(databaseUrl?: string): Promise<Database &
   return Object.assign(db, { directory: new SeniorDirectory(db.pool) });
 }
 
+/** Many seniors with every consent, in two statements. */
+export async function createSeniors(db: Database, count: number): Promise<string[]> {
+  const res = await db.pool.query<{ id: string }>(
+    `INSERT INTO seniors (display_name, onboarding_done) SELECT 'senior ' || i, true FROM generate_series(1, $1::int) i RETURNING id`,
+    [count],
+  );
+  const ids = res.rows.map((r) => r.id);
+  await db.pool.query('INSERT INTO consents (senior_id, category) SELECT s, c FROM unnest($1::uuid[]) s, unnest($2::text[]) c', [ids, [...CONSENT_CATEGORIES]]);
+  return ids;
+}
+
 /** A senior with the given consents (all by default). */
 export async function createSenior(db: Database & { directory: SeniorDirectory }, consents: readonly string[] = CONSENT_CATEGORIES): Promise<string> {
   const id = await db.directory.createSenior({ displayName: 'Test', preferredName: 'Jeanne', onboardingDone: true });
@@ -24,10 +35,13 @@ export async function createSenior(db: Database & { directory: SeniorDirectory }
  */
 export async function bulkLoadFacts(db: Database, rows: Array<{ seniorId: string; fact: string; category: string; embedding: number[] }>, model: string) {
   await db.pool.query('DROP INDEX IF EXISTS memory_facts_embedding_hnsw');
-  await db.pool.query(
-    `INSERT INTO memory_facts (senior_id, fact, category, embedding, embedding_model)
-     SELECT s, f, c, e::vector, $5 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(s, f, c, e)`,
-    [rows.map((r) => r.seniorId), rows.map((r) => r.fact), rows.map((r) => r.category), rows.map((r) => pgvector.toSql(r.embedding)), model],
-  );
+  for (let i = 0; i < rows.length; i += 1000) {
+    const chunk = rows.slice(i, i + 1000);
+    await db.pool.query(
+      `INSERT INTO memory_facts (senior_id, fact, category, embedding, embedding_model)
+       SELECT s, f, c, e::vector, $5 FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(s, f, c, e)`,
+      [chunk.map((r) => r.seniorId), chunk.map((r) => r.fact), chunk.map((r) => r.category), chunk.map((r) => pgvector.toSql(r.embedding)), model],
+    );
+  }
   await db.pool.query('CREATE INDEX memory_facts_embedding_hnsw ON memory_facts USING hnsw (embedding vector_cosine_ops)');
 }
