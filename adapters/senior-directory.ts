@@ -53,6 +53,16 @@ export class SeniorDirectory {
     return res.rows[0]!.id;
   }
 
+  /** A caregiver token reads only the seniors linked to it (INV-P05). */
+  async linkCaregiver(caregiverId: string, seniorId: string): Promise<void> {
+    await this.pool.query('INSERT INTO caregiver_seniors (caregiver_id, senior_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [caregiverId, seniorId]);
+  }
+
+  async isLinked(caregiverId: string, seniorId: string): Promise<boolean> {
+    const res = await this.pool.query('SELECT 1 FROM caregiver_seniors WHERE caregiver_id = $1::uuid AND senior_id = $2::uuid', [caregiverId, seniorId]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
   async isEmpty(): Promise<boolean> {
     const res = await this.pool.query<{ n: string }>('SELECT (SELECT count(*) FROM seniors) + (SELECT count(*) FROM api_tokens) AS n');
     return Number(res.rows[0]!.n) === 0;

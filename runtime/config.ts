@@ -49,6 +49,8 @@ const schema = z
     MISTRAL_API_KEY: optionalText,
     MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
+    MISTRAL_SUBAGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
+    CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),

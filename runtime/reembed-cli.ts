@@ -13,7 +13,7 @@ try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
   try {
     await migrate(db.pool);
-    const { embedder } = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, env: config.KOHAMI_ENV });
+    const { embedder } = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const report = await reembedFacts(db.pool, embedder);
     const from = Object.entries(report.from).map(([model, n]) => `${n} from ${model}`).join(', ') || 'none needed';
     process.stdout.write(`re-embedded ${report.reembedded} facts with ${report.to} (${from})\n`);

@@ -10,7 +10,13 @@ import { provideMemory, type ProvidedMemory } from '../adapters/memory-provider.
 import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
 import { agentReplyLogic, recallLogic, sessionMachine } from '../machines/session.machine.ts';
+import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
+import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
+import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
+import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
+import { moodRoutes } from './admin/mood-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
+import { CloseJobs } from './close-jobs.ts';
 import { SeniorErasure } from './erasure.ts';
 import { installHttpErrors } from './http-errors.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -27,6 +33,8 @@ export interface RuntimeOverrides {
   logger?: Logger;
   /** Tests put AI SDK mocks here; otherwise Mistral or the offline model. */
   agentModel?: LanguageModelV3;
+  /** The sub-agents' model (mood, summaries, extraction). */
+  subagentModel?: LanguageModelV3;
   embedder?: MemoryEmbedderPort;
   rateLimit?: { perSecond: number; burst: number };
 }
@@ -40,6 +48,8 @@ export interface Runtime {
   embedder: MemoryEmbedderPort;
   metrics: Metrics;
   registry: SessionRegistry;
+  closeJobs: CloseJobs;
+  moodScores: PgMoodScoresRepository;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
   seed: DevSeed | null;
@@ -50,6 +60,8 @@ export interface Runtime {
 
 /** How long a graceful shutdown may take before the process gives up waiting. */
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Of which draining the close-time jobs may take (the database closes after). */
+const DRAIN_TIMEOUT_MS = 7_000;
 
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
@@ -67,7 +79,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       ? null
       : await seedDevData(directory, consents, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
 
-  const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, env: config.KOHAMI_ENV });
+  const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;
   const embedder = overrides.embedder ?? models.embedder;
   const metrics = createMetrics();
@@ -93,6 +105,20 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
     logger,
   });
+  const moodScores = new PgMoodScoresRepository(db.pool);
+  const subagentModel = overrides.subagentModel ?? models.subagent;
+  const closeJobs = new CloseJobs({
+    consents,
+    classifier: new MistralSmallMoodClassifier(subagentModel),
+    summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
+    extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
+    memory: memory.memory,
+    moodScores,
+    metrics,
+    logger,
+    concurrency: config.CLOSE_JOBS_CONCURRENCY,
+  });
+  registry.onSessionClosed((event) => closeJobs.handle(event));
 
   const app: FastifyInstance = Fastify({ loggerInstance: logger as FastifyBaseLogger, forceCloseConnections: true });
   // Sessions end (and the kiosks hear why) before the sockets go.
@@ -101,6 +127,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   await app.register(healthRoutes, { pool: db.pool });
   const erasure = new SeniorErasure(db.pool, memory.stores, registry);
   await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure });
+  await app.register(moodRoutes, { directory, moodScores });
   await app.register(kioskGateway, {
     registry,
     seniorForToken: (token) => directory.seniorForKioskToken(token),
@@ -117,9 +144,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const close = () =>
     (closing ??= (async () => {
       await app.close();
+      await closeJobs.drain(DRAIN_TIMEOUT_MS);
       await db.close();
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, logger, modelMode, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, logger, modelMode, seed, url, close };
 }

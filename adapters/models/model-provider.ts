@@ -8,6 +8,8 @@ import { OfflineLanguageModel } from './offline-language-model.ts';
 
 export interface Models {
   agent: LanguageModelV3;
+  /** Mood, summaries, extraction: Mistral Small by policy. */
+  subagent: LanguageModelV3;
   embedder: MemoryEmbedderPort;
   /** 'mistral' when a key is configured; 'offline' otherwise (said at start). */
   mode: 'mistral' | 'offline';
@@ -17,16 +19,21 @@ export interface ModelSettings {
   apiKey?: string | undefined;
   baseUrl: string;
   agentModelId: string;
+  subagentModelId: string;
   env: KohamiEnv;
 }
 
 /** Chooses real Mistral models or the offline ones; the base URL is checked here (INV-T02). */
 export function createModels(settings: ModelSettings): Models {
-  if (!settings.apiKey) return { agent: new OfflineLanguageModel(), embedder: new LocalHashEmbedder(), mode: 'offline' };
+  if (!settings.apiKey) {
+    const offline = new OfflineLanguageModel();
+    return { agent: offline, subagent: offline, embedder: new LocalHashEmbedder(), mode: 'offline' };
+  }
   assertMistralBaseUrl(settings.baseUrl, settings.env);
   const mistral = createMistral({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
   return {
     agent: mistral(settings.agentModelId),
+    subagent: mistral(settings.subagentModelId),
     embedder: new MistralEmbedClient({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, env: settings.env }),
     mode: 'mistral',
   };

@@ -32,6 +32,23 @@ export function offlineReply(userText: string): string {
   return REPLIES[hash % REPLIES.length]!;
 }
 
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; minimum?: number; maximum?: number; anyOf?: Schema[] };
+
+/**
+ * The least committal value a JSON schema admits: null where allowed, empty arrays, the
+ * middle of a number's range. Offline, a mood scores neutral, a session yields no fact,
+ * a summary is null — the derivations run, and derive nothing.
+ */
+export function neutralValue(schema: Schema): unknown {
+  const types = schema.anyOf ? schema.anyOf.map((s) => s.type).flat() : [schema.type].flat();
+  if (types.includes('null')) return null;
+  if (types.includes('object')) return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, neutralValue(v)]));
+  if (types.includes('array')) return [];
+  if (types.includes('number') || types.includes('integer')) return Math.round(((schema.minimum ?? 0) + (schema.maximum ?? 100)) / 2);
+  if (types.includes('boolean')) return false;
+  return '';
+}
+
 /**
  * The runtime's model when there is no MISTRAL_API_KEY. It implements the AI SDK
  * language-model interface, so the agent runs the very same streaming path.
@@ -44,7 +61,8 @@ export class OfflineLanguageModel implements LanguageModelV3 {
   constructor(readonly modelId: string = OFFLINE_MODEL_ID) {}
 
   async doGenerate(options: LanguageModelV3CallOptions) {
-    const text = offlineReply(lastUserText(options));
+    const json = options.responseFormat?.type === 'json' ? options.responseFormat.schema : undefined;
+    const text = json ? JSON.stringify(neutralValue(json as Schema)) : offlineReply(lastUserText(options));
     return {
       content: [{ type: 'text' as const, text }],
       finishReason: { unified: 'stop' as const, raw: 'stop' },

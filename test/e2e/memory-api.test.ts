@@ -157,13 +157,20 @@ describe('erasure (RGPD)', () => {
     for (const c of ['conversation', 'profil', 'contacts']) await api('PUT', `/v1/admin/seniors/${paul}/consents/${c}`);
     await api('POST', `/v1/admin/seniors/${paul}/facts`, { content: 'il aime le jardinage', category: 'profil' });
     await api('POST', `/v1/admin/seniors/${paul}/facts`, { content: 'son fils Luc vit à Nantes', category: 'contacts' });
+    const caregiver = await rt.directory.addApiToken('caregiver', generateToken('caregiver'), 'Luc');
+    await rt.directory.linkCaregiver(caregiver, paul);
+    await rt.moodScores.insert({ seniorId: paul, score: 60, tier: 'neutre', summary: 'Le senior a parlé de son jardin.', recordedAt: new Date() });
     const paulKiosk = await KioskClient.connect(rt.wsUrl, paulToken);
     await paulKiosk.start();
 
-    const tablesWithSeniorId = Object.keys(await rowsOf(paul)).filter((t) => t !== 'seniors');
-    expect(tablesWithSeniorId.sort()).toEqual(['consents', 'devices', 'memory_facts']);
+    const before = await rowsOf(paul);
+    // Every table with a senior_id has rows for Paul, so the sweep below proves each one is erased.
+    expect(Object.entries(before).filter(([, n]) => n === 0)).toEqual([]);
     const erased = await api('DELETE', `/v1/admin/seniors/${paul}/data`);
-    expect(erased).toMatchObject({ status: 200, body: { seniorId: paul, erased: { zep: 0, memory_facts: 2, consents: 3, devices: 1, seniors: 1 } } });
+    expect(erased).toMatchObject({
+      status: 200,
+      body: { seniorId: paul, erased: { zep: 0, memory_facts: 2, consents: 3, devices: 1, caregiver_seniors: 1, mood_scores: 1, seniors: 1 } },
+    });
     expect(await paulKiosk.next('session.closed')).toMatchObject({ reason: 'erased' });
     expect(rt.registry.get(paul)).toBeUndefined();
     expect(Object.values(await rowsOf(paul)).every((n) => n === 0)).toBe(true);

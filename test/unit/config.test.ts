@@ -52,7 +52,7 @@ describe('INV-T02: Mistral base URL whitelist, checked at construction', () => {
   });
 
   it('is enforced when the models are built, not only when config is read', () => {
-    expect(() => createModels({ apiKey: 'k', baseUrl: 'https://evil.example/v1', agentModelId: 'm', env: 'development' })).toThrow(InvalidMistralBaseUrlError);
-    expect(createModels({ baseUrl: 'https://evil.example/v1', agentModelId: 'm', env: 'development' }).mode).toBe('offline');
+    expect(() => createModels({ apiKey: 'k', baseUrl: 'https://evil.example/v1', agentModelId: 'm', subagentModelId: 'm', env: 'development' })).toThrow(InvalidMistralBaseUrlError);
+    expect(createModels({ baseUrl: 'https://evil.example/v1', agentModelId: 'm', subagentModelId: 'm', env: 'development' }).mode).toBe('offline');
   });
 });

@@ -1,0 +1,35 @@
+import { APICallError } from 'ai';
+
+export class AttemptTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`model call exceeded its ${ms} ms circuit-breaker`);
+    this.name = 'AttemptTimeoutError';
+  }
+}
+
+/** A transport failure worth one more try: the provider said so (5xx, 429, a dropped connection). */
+export function isTransportError(err: unknown): boolean {
+  return APICallError.isInstance(err) && err.isRetryable;
+}
+
+/**
+ * The seed's defences for every sub-agent call: a circuit-breaker per attempt (the call is
+ * aborted at `attemptTimeoutMs`) and one retry on a transport failure only — never on a
+ * timeout (it would double the wait) nor on a schema mismatch (the same prompt fails the same way).
+ */
+export async function withDefences<T>(attempt: (signal: AbortSignal) => Promise<T>, attemptTimeoutMs: number): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new AttemptTimeoutError(attemptTimeoutMs)), attemptTimeoutMs);
+    try {
+      return await Promise.race([
+        attempt(controller.signal),
+        new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
+      ]);
+    } catch (err) {
+      if (tries >= 2 || !isTransportError(err)) throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

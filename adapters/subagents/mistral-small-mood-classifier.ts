@@ -1,0 +1,37 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { generateObject } from 'ai';
+import { z } from 'zod';
+import type { Exchange, MoodClassifierPort } from '../../machines/derivation.ts';
+import { withDefences } from './llm-defences.ts';
+
+const MoodSchema = z.object({ score: z.number().int().min(0).max(100) });
+
+const SYSTEM = [
+  "Tu évalues l'humeur d'une personne âgée d'après un échange avec son compagnon de conversation.",
+  'Réponds par un score entier de 0 à 100 : 0 = très préoccupante (détresse, douleur, peur), 50 = neutre, 100 = très enjouée.',
+  "Tu n'interprètes rien médicalement ; tu ne juges que le ton de ce que la personne a dit.",
+].join(' ');
+
+/** The per-turn mood classifier on Mistral Small (seed ADR: Small for every sub-agent). */
+export class MistralSmallMoodClassifier implements MoodClassifierPort {
+  constructor(
+    private readonly model: LanguageModelV3,
+    private readonly attemptTimeoutMs = 4000,
+  ) {}
+
+  async classify({ transcript, replyText }: Exchange): Promise<number> {
+    const { object } = await withDefences(
+      (abortSignal) =>
+        generateObject({
+          model: this.model,
+          schema: MoodSchema,
+          system: SYSTEM,
+          prompt: `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`,
+          abortSignal,
+          maxRetries: 0,
+        }),
+      this.attemptTimeoutMs,
+    );
+    return object.score;
+  }
+}

@@ -1,0 +1,95 @@
+import type { Logger } from 'pino';
+import PQueue from 'p-queue';
+import type { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
+import { moodTier, type ConversationSummarizerPort, type Exchange, type MemoryExtractorPort, type MoodClassifierPort } from '../machines/derivation.ts';
+import type { ConsentPort, MemoryPort } from '../machines/memory.port.ts';
+import type { SessionClosed, Turn } from '../machines/session.machine.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface CloseJobsDeps {
+  consents: ConsentPort;
+  classifier: MoodClassifierPort;
+  summarizer: ConversationSummarizerPort;
+  extractor: MemoryExtractorPort;
+  memory: MemoryPort;
+  moodScores: PgMoodScoresRepository;
+  metrics: Metrics;
+  logger: Logger;
+  concurrency: number;
+}
+
+type JobKind = 'mood' | 'extraction';
+
+/**
+ * The close-time derivations. A closed session's turns become one mood-and-summary job per
+ * turn and one fact-extraction job, run by a bounded in-process pool off the hot path. The
+ * transcript reaches them in memory only — no queue table, file or log ever holds it — so a
+ * crash loses at most the derivations in flight; SIGTERM drains the pool first.
+ */
+export class CloseJobs {
+  private readonly queue: PQueue;
+
+  constructor(private readonly deps: CloseJobsDeps) {
+    this.queue = new PQueue({ concurrency: deps.concurrency });
+  }
+
+  /** Jobs queued or running. */
+  get pending(): number {
+    return this.queue.size + this.queue.pending;
+  }
+
+  handle(event: SessionClosed): void {
+    // An erased senior's data is gone; deriving from their last session would bring it back.
+    if (event.reason === 'erased' || event.turns.length === 0) return;
+    const { seniorId } = event;
+    for (const turn of event.turns) void this.run('mood', seniorId, () => this.moodScoringCapture(seniorId, turn));
+    const exchanges = event.turns.map(toExchange);
+    void this.run('extraction', seniorId, () => this.extractFacts(seniorId, exchanges));
+  }
+
+  /** Waits for every queued job, at most `timeoutMs`; false if some were still running. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const idle = this.queue.onIdle().then(() => true as const);
+    const drained = await Promise.race([idle, timeout]);
+    clearTimeout(timer);
+    if (!drained) this.deps.logger.warn({ pending: this.pending }, 'close-time jobs still running at shutdown: their derivations are lost');
+    return drained;
+  }
+
+  /** Seed: MoodScoringCapture — consent gate, score, best-effort summary, one `per_turn` row. */
+  private async moodScoringCapture(seniorId: string, turn: Turn): Promise<'ok' | 'skipped'> {
+    if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
+    const exchange = toExchange(turn);
+    const score = await this.deps.classifier.classify(exchange);
+    const summary = await this.deps.summarizer.summarize(exchange);
+    await this.deps.moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
+    return 'ok';
+  }
+
+  private async extractFacts(seniorId: string, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
+    if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
+    for (const fact of await this.deps.extractor.extract(exchanges)) {
+      await this.deps.memory.persist({ seniorId, content: fact.content, category: fact.category });
+    }
+    return 'ok';
+  }
+
+  private async run(kind: JobKind, seniorId: string, job: () => Promise<'ok' | 'skipped'>): Promise<void> {
+    await this.queue.add(async () => {
+      const stop = this.deps.metrics.closeJobDuration.startTimer({ kind });
+      try {
+        const outcome = await job();
+        this.deps.metrics.closeJobs.inc({ kind, outcome });
+      } catch (err) {
+        this.deps.metrics.closeJobs.inc({ kind, outcome: 'error' });
+        this.deps.logger.warn({ err, seniorId, kind }, 'close-time job failed');
+      } finally {
+        stop();
+      }
+    });
+  }
+}
+
+const toExchange = (turn: Turn): Exchange => ({ transcript: turn.transcript, replyText: turn.reply });
