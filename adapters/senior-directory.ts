@@ -18,6 +18,11 @@ export class SeniorDirectory {
     return res.rows[0] ?? null;
   }
 
+  async roleOfToken(tokenId: string): Promise<ApiRole | null> {
+    const res = await this.pool.query<{ role: ApiRole }>('SELECT role FROM api_tokens WHERE id = $1::uuid', [tokenId]);
+    return res.rows[0]?.role ?? null;
+  }
+
   async exists(seniorId: string): Promise<boolean> {
     const res = await this.pool.query('SELECT 1 FROM seniors WHERE id = $1::uuid', [seniorId]);
     return (res.rowCount ?? 0) > 0;

@@ -1,4 +1,5 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { APICallError } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 
 const usage = {
@@ -73,4 +74,59 @@ export function controllableModel(chunks: string[]) {
     }),
   });
   return Object.assign(model, { release: () => waiters.splice(0).forEach((r) => r()) });
+}
+
+export type ScriptedAnswer = { json: unknown } | { text: string } | { status: number } | 'hang';
+
+/**
+ * A model for generateObject calls that answers each call with the next scripted answer:
+ * a JSON value, raw text, an HTTP-like failure (APICallError, retryable for 5xx), or a hang.
+ */
+export function scriptedModel(...answers: ScriptedAnswer[]) {
+  let call = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const answer = answers[Math.min(call++, answers.length - 1)]!;
+      if (answer === 'hang') {
+        return new Promise((_resolve, reject) => options.abortSignal?.addEventListener('abort', () => reject(options.abortSignal!.reason)));
+      }
+      if ('status' in answer) {
+        throw new APICallError({ message: `HTTP ${answer.status}`, url: 'http://mistral.test', requestBodyValues: {}, statusCode: answer.status, isRetryable: answer.status >= 500 });
+      }
+      const text = 'json' in answer ? JSON.stringify(answer.json) : answer.text;
+      return { content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+    },
+  });
+}
+
+/**
+ * The sub-agents' model: answers from the schema it is asked for (score, summary or facts),
+ * with switches to fail each kind, a delay, and a gauge of concurrent calls.
+ */
+export function subagentModel(answers: { score?: number; summary?: string | null; facts?: unknown[] } = {}) {
+  const state = { failScore: false, failSummary: false, delayMs: 0, inFlight: 0, maxInFlight: 0 };
+  const model = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      state.inFlight += 1;
+      state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+      try {
+        if (state.delayMs) await new Promise((r) => setTimeout(r, state.delayMs));
+        const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';
+        const kind = schema.includes('"score"') ? 'score' : schema.includes('"summary"') ? 'summary' : 'facts';
+        if ((kind === 'score' && state.failScore) || (kind === 'summary' && state.failSummary)) {
+          throw new APICallError({ message: 'HTTP 400', url: 'http://mistral.test', requestBodyValues: {}, statusCode: 400, isRetryable: false });
+        }
+        const json =
+          kind === 'score'
+            ? { score: answers.score ?? 80 }
+            : kind === 'summary'
+              ? { summary: answers.summary === undefined ? 'Le senior a évoqué sa journée.' : answers.summary }
+              : { facts: answers.facts ?? [] };
+        return { content: [{ type: 'text', text: JSON.stringify(json) }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      } finally {
+        state.inFlight -= 1;
+      }
+    },
+  });
+  return Object.assign(model, { state });
 }
