@@ -23,8 +23,11 @@ export interface MoodClassifierPort {
 }
 
 export interface ConversationSummarizerPort {
-  /** 2–3 neutral third-person sentences, or null: best-effort, never throws. */
-  summarize(exchange: Exchange): Promise<string | null>;
+  /**
+   * 2–3 neutral third-person sentences about `exchange`, or null: best-effort, never throws.
+   * The output is also refused when it echoes any of `session` (the other exchanges in memory).
+   */
+  summarize(exchange: Exchange, session?: readonly Exchange[]): Promise<string | null>;
 }
 
 export interface ExtractedFact {

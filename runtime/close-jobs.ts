@@ -42,8 +42,8 @@ export class CloseJobs {
     // An erased senior's data is gone; deriving from their last session would bring it back.
     if (event.reason === 'erased' || event.turns.length === 0) return;
     const { seniorId } = event;
-    for (const turn of event.turns) void this.run('mood', seniorId, () => this.moodScoringCapture(seniorId, turn));
     const exchanges = event.turns.map(toExchange);
+    for (const turn of event.turns) void this.run('mood', seniorId, () => this.moodScoringCapture(seniorId, turn, exchanges));
     void this.run('extraction', seniorId, () => this.extractFacts(seniorId, exchanges));
   }
 
@@ -59,11 +59,11 @@ export class CloseJobs {
   }
 
   /** Seed: MoodScoringCapture — consent gate, score, best-effort summary, one `per_turn` row. */
-  private async moodScoringCapture(seniorId: string, turn: Turn): Promise<'ok' | 'skipped'> {
+  private async moodScoringCapture(seniorId: string, turn: Turn, session: Exchange[]): Promise<'ok' | 'skipped'> {
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
     const exchange = toExchange(turn);
     const score = await this.deps.classifier.classify(exchange);
-    const summary = await this.deps.summarizer.summarize(exchange);
+    const summary = await this.deps.summarizer.summarize(exchange, session);
     await this.deps.moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
     return 'ok';
   }

@@ -26,7 +26,7 @@ export class MistralSmallConversationSummarizer implements ConversationSummarize
     private readonly attemptTimeoutMs = 4000,
   ) {}
 
-  async summarize({ transcript, replyText }: Exchange): Promise<string | null> {
+  async summarize({ transcript, replyText }: Exchange, session: readonly Exchange[] = []): Promise<string | null> {
     try {
       const { object } = await withDefences(
         (abortSignal) =>
@@ -42,7 +42,8 @@ export class MistralSmallConversationSummarizer implements ConversationSummarize
       );
       const summary = object.summary?.trim();
       if (!summary) return null;
-      if (echoesTranscriptVerbatim(summary, [transcript, replyText])) {
+      const inputs = [transcript, replyText, ...session.flatMap((e) => [e.transcript, e.replyText])];
+      if (echoesTranscriptVerbatim(summary, inputs)) {
         this.logger.warn('summary dropped: it re-included the exchange verbatim');
         return null;
       }

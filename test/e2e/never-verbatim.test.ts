@@ -1,57 +1,106 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../runtime/db.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { streamingModel } from '../support/models.ts';
+import { streamingModel, subagentModel } from '../support/models.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const CANARY = 'zorglub-canari-4417';
 const REPLY_CANARY = 'plumeau-canari-9902';
+const SPOKEN = `je vous confie le mot secret ${CANARY} que personne ne doit jamais entendre`;
 
-let wire: Awaited<ReturnType<typeof startWirePostgres>>;
-let rt: TestRuntime;
-
-beforeAll(async () => {
-  wire = await startWirePostgres();
-  // The DATABASE_URL path: the full runtime over the pg wire protocol.
-  rt = await startTestRuntime({ agentModel: streamingModel([`Oui, ${REPLY_CANARY}.`]) }, { DATABASE_URL: wire.url });
-});
-afterAll(async () => {
-  await rt.close();
-  await wire.stop();
-});
-
-/** Every text-like column of every user table, searched for the canaries. */
-async function tablesContaining(needle: string): Promise<string[]> {
-  const cols = await rt.db.pool.query<{ table_schema: string; table_name: string; column_name: string }>(
+/** Every text-like column of every table (pg-boss's included, once it exists), searched for a needle. */
+async function tablesContaining(pool: Database['pool'], needle: string): Promise<string[]> {
+  const cols = await pool.query<{ table_schema: string; table_name: string; column_name: string }>(
     `SELECT table_schema, table_name, column_name FROM information_schema.columns
       WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
-        AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED')`,
+        AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED', 'bytea')`,
   );
   const hits: string[] = [];
   for (const c of cols.rows) {
     const q = `SELECT count(*)::int AS n FROM "${c.table_schema}"."${c.table_name}" WHERE "${c.column_name}"::text LIKE $1`;
-    const res = await rt.db.pool.query<{ n: number }>(q, [`%${needle}%`]);
-    if (res.rows[0]!.n > 0) hits.push(`${c.table_schema}.${c.table_name}.${c.column_name}`);
+    if ((await pool.query<{ n: number }>(q, [`%${needle}%`])).rows[0]!.n > 0) hits.push(`${c.table_schema}.${c.table_name}.${c.column_name}`);
   }
   return hits;
 }
 
-describe('never verbatim (AC-06-A-62)', () => {
-  it('a canary spoken in sessions is in no table and no log line once they close', async () => {
-    const kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
-    await kiosk.start();
-    expect(await kiosk.turn('c1', `je vous confie le mot ${CANARY}`)).toMatchObject({ flux: 'agent' });
-    expect(await kiosk.turn('c2', `bonjour ${CANARY}`)).toMatchObject({ flux: 'cache' });
-    kiosk.send({ type: 'session.end' });
-    expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'ended' });
-    kiosk.close();
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const hits: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    if ((await readFile(file)).includes(needle)) hits.push(file);
+  }
+  return hits;
+}
 
+/** A session with both canaries, closed, every derivation done. */
+async function converse(rt: TestRuntime): Promise<void> {
+  const kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+  await kiosk.start();
+  expect(await kiosk.turn('c1', SPOKEN)).toMatchObject({ flux: 'agent' });
+  expect(await kiosk.turn('c2', `bonjour ${CANARY}`)).toMatchObject({ flux: 'cache' });
+  kiosk.send({ type: 'session.end' });
+  expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'ended' });
+  kiosk.close();
+  expect(await rt.closeJobs.drain(10_000)).toBe(true);
+}
+
+// A careless summarizer that copies the exchange: the echo guard must keep it out of the table.
+const sloppy = () => subagentModel({ summary: `La personne a dit : ${SPOKEN}`, facts: [{ content: 'Elle a confié un mot secret.', category: 'profil', confidence: 0.9 }] });
+
+describe('never verbatim (AC-06-A-62), end to end', () => {
+  let dir: string;
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-verbatim-')), 'pglite');
+    rt = await startTestRuntime({ agentModel: streamingModel([`Oui, ${REPLY_CANARY}.`]), subagentModel: sloppy() }, { PGLITE_DATA_DIR: dir });
+    await converse(rt);
+  });
+  afterAll(() => rt.close());
+
+  it('the derivations ran: one mood row per turn (summary dropped as an echo), the fact extracted', async () => {
+    const moods = await rt.db.pool.query('SELECT summary FROM mood_scores');
+    expect(moods.rows).toEqual([{ summary: null }, { summary: null }]);
+    const facts = await rt.db.pool.query('SELECT fact FROM memory_facts');
+    expect(facts.rows).toEqual([{ fact: 'Elle a confié un mot secret.' }]);
+  });
+
+  it('no column of any table and no log line holds the canaries', async () => {
     expect(rt.logs.lines.length).toBeGreaterThan(3);
-    expect(rt.logs.text).not.toContain(CANARY);
-    expect(rt.logs.text).not.toContain(REPLY_CANARY);
-    expect(await tablesContaining(CANARY)).toEqual([]);
-    expect(await tablesContaining(REPLY_CANARY)).toEqual([]);
+    for (const needle of [CANARY, REPLY_CANARY]) {
+      expect(rt.logs.text).not.toContain(needle);
+      expect(await tablesContaining(rt.db.pool, needle)).toEqual([]);
+    }
     // The search itself works: a value that is stored is found.
-    expect(await tablesContaining('Marie')).toContain('public.seniors.preferred_name');
+    expect(await tablesContaining(rt.db.pool, 'Marie')).toContain('public.seniors.preferred_name');
+  });
+
+  it('no file of the PGlite data directory holds them, once the database is closed', async () => {
+    await rt.close();
+    expect(await filesContaining(dir, 'Marie')).not.toEqual([]);
+    expect(await filesContaining(dir, CANARY)).toEqual([]);
+    expect(await filesContaining(dir, REPLY_CANARY)).toEqual([]);
+    const reopened = await openDatabase({ pgliteDataDir: dir });
+    await reopened.close();
+  });
+});
+
+describe('never verbatim on the pg wire path (DATABASE_URL)', () => {
+  it('the same session leaves no canary in any table', async () => {
+    const wire = await startWirePostgres();
+    const rt = await startTestRuntime({ agentModel: streamingModel([`Oui, ${REPLY_CANARY}.`]), subagentModel: sloppy() }, { DATABASE_URL: wire.url });
+    try {
+      await converse(rt);
+      expect(await tablesContaining(rt.db.pool, CANARY)).toEqual([]);
+      expect(await tablesContaining(rt.db.pool, REPLY_CANARY)).toEqual([]);
+      expect(rt.logs.text).not.toContain(CANARY);
+    } finally {
+      await rt.close();
+      await wire.stop();
+    }
   });
 });

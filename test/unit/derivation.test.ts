@@ -68,6 +68,12 @@ describe('MistralSmallConversationSummarizer', () => {
     expect(await summarize(scriptedModel({ json: { summary: `Elle a dit : ${exchange.transcript}.` } }))).toBeNull();
   });
 
+  it('drops an output that echoes another exchange of the same session', async () => {
+    const earlier = { transcript: 'mon petit-fils Théo passe son permis de conduire la semaine prochaine à Nantes', replyText: 'Formidable !' };
+    const model = scriptedModel({ json: { summary: 'Le senior a dit que mon petit-fils Théo passe son permis de conduire la semaine prochaine.' } });
+    expect(await new MistralSmallConversationSummarizer(model, logger).summarize(exchange, [earlier, exchange])).toBeNull();
+  });
+
   it('null for an empty output', async () => {
     expect(await summarize(scriptedModel({ json: { summary: '  ' } }))).toBeNull();
     expect(await summarize(scriptedModel({ json: { summary: null } }))).toBeNull();
