@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { setImmediate as yieldToIo } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
 import { moodTier, type ConversationSummarizerPort, type Exchange, type MemoryExtractorPort, type MoodClassifierPort } from '../machines/derivation.ts';
@@ -63,7 +64,9 @@ export class CloseJobs {
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
     const exchange = toExchange(turn);
     const score = await this.deps.classifier.classify(exchange);
+    await yieldToIo();
     const summary = await this.deps.summarizer.summarize(exchange, session);
+    await yieldToIo();
     await this.deps.moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
     return 'ok';
   }
@@ -71,6 +74,7 @@ export class CloseJobs {
   private async extractFacts(seniorId: string, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
     for (const fact of await this.deps.extractor.extract(exchanges)) {
+      await yieldToIo();
       await this.deps.memory.persist({ seniorId, content: fact.content, category: fact.category });
     }
     return 'ok';
@@ -78,6 +82,9 @@ export class CloseJobs {
 
   private async run(kind: JobKind, seniorId: string, job: () => Promise<'ok' | 'skipped'>): Promise<void> {
     await this.queue.add(async () => {
+      // Jobs share the event loop with live sessions: each step lets pending kiosk I/O run first,
+      // so a burst of derivations never holds the hot path for more than one step.
+      await yieldToIo();
       const stop = this.deps.metrics.closeJobDuration.startTimer({ kind });
       try {
         const outcome = await job();

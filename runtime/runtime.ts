@@ -65,7 +65,11 @@ const DRAIN_TIMEOUT_MS = 7_000;
 
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    pgliteDataDir: config.PGLITE_DATA_DIR,
+    onFatal: (err) => logger.fatal({ err }, 'the embedded database thread died: every query will fail'),
+  });
   try {
     await migrate(db.pool);
   } catch (err) {
