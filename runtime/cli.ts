@@ -47,21 +47,21 @@ export async function runCommand(directory: SeniorDirectory, argv: string[]): Pr
   switch (command) {
     case 'senior:create': {
       const id = await directory.createSenior({ displayName: required(values, 'name'), ...(values.preferred ? { preferredName: values.preferred } : {}), onboardingDone: values.onboarded });
-      return [`senior ${id}`];
+      return [`senior: ${id}`];
     }
     case 'device:create': {
       const senior = uuid('senior');
       if (!(await directory.exists(senior))) throw new CliError(`no senior ${senior}`);
       const token = generateToken('kiosk');
       await directory.addDevice(senior, token, values.label ?? 'kiosk');
-      return [`kiosk token ${token}`];
+      return [`kiosk token: ${token}`];
     }
     case 'token:create': {
       const role = required(values, 'role');
       if (!['admin', 'operator', 'caregiver'].includes(role)) throw new CliError('--role must be admin, operator or caregiver');
       const token = generateToken(role as ApiRole);
       const id = await directory.addApiToken(role as ApiRole, token, required(values, 'label'));
-      return [`${role} token id ${id}`, `${role} token ${token}`];
+      return [`${role} token id: ${id}`, `${role} token: ${token}`];
     }
     case 'caregiver:link': {
       const caregiver = uuid('caregiver');

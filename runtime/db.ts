@@ -30,8 +30,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 /**
  * Embedded PGlite runs in a worker thread behind the Postgres wire protocol on loopback
  * (`pglite-worker.js`): the same `pg` path as a server, and no query ever blocks the event
- * loop that answers kiosks. pglite-socket serializes queries and keeps a transaction's
- * connection exclusive, so a small pool is safe.
+ * loop that answers kiosks. One connection, as PGlite is one session: pglite-socket queues
+ * wire messages, so a second connection is only safe while it never interleaves with an
+ * open extended-protocol exchange; the single pooled connection rules that out.
  */
 async function openEmbedded(opts: DatabaseOptions): Promise<Database> {
   if (!opts.pgliteDataDir.startsWith('memory://')) await mkdir(opts.pgliteDataDir, { recursive: true });
@@ -44,7 +45,7 @@ async function openEmbedded(opts: DatabaseOptions): Promise<Database> {
   worker.removeAllListeners('error').removeAllListeners('exit');
   worker.on('error', (err) => opts.onFatal?.(err));
   const [host, port] = address.split(':');
-  const pool = new pg.Pool({ host, port: Number(port), user: 'postgres', password: 'postgres', database: 'postgres', max: 4 });
+  const pool = new pg.Pool({ host, port: Number(port), user: 'postgres', password: 'postgres', database: 'postgres', max: 1 });
   return {
     pool,
     engine: 'pglite',

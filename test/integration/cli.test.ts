@@ -12,13 +12,13 @@ const value = (lines: string[], prefix: string) => lines.find((l) => l.startsWit
 
 describe('npm run cli', () => {
   it('creates a senior, a kiosk, a caregiver token, and links them', async () => {
-    const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Jeanne Martin', '--preferred', 'Jeanne', '--onboarded']), 'senior ');
+    const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Jeanne Martin', '--preferred', 'Jeanne', '--onboarded']), 'senior: ');
     expect(await db.directory.profile(senior)).toEqual({ preferredName: 'Jeanne', isFreshSenior: false });
-    const kiosk = value(await runCommand(db.directory, ['device:create', '--senior', senior]), 'kiosk token ');
+    const kiosk = value(await runCommand(db.directory, ['device:create', '--senior', senior]), 'kiosk token: ');
     expect(await db.directory.seniorForKioskToken(kiosk)).toBe(senior);
     const lines = await runCommand(db.directory, ['token:create', '--role', 'caregiver', '--label', 'Claire (fille)']);
-    const id = value(lines, 'caregiver token id ');
-    expect(await db.directory.roleForApiToken(value(lines, 'caregiver token '))).toEqual({ id, role: 'caregiver' });
+    const id = value(lines, 'caregiver token id: ');
+    expect(await db.directory.roleForApiToken(value(lines, 'caregiver token: '))).toEqual({ id, role: 'caregiver' });
     await runCommand(db.directory, ['caregiver:link', '--caregiver', id, '--senior', senior]);
     expect(await db.directory.isLinked(id, senior)).toBe(true);
   });
@@ -35,8 +35,8 @@ describe('npm run cli', () => {
   });
 
   it('refuses to link a token that is not a caregiver’s', async () => {
-    const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Paul']), 'senior ');
-    const id = value(await runCommand(db.directory, ['token:create', '--role', 'operator', '--label', 'ops']), 'operator token id ');
+    const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Paul']), 'senior: ');
+    const id = value(await runCommand(db.directory, ['token:create', '--role', 'operator', '--label', 'ops']), 'operator token id: ');
     await expect(runCommand(db.directory, ['caregiver:link', '--caregiver', id, '--senior', senior])).rejects.toThrow('not a caregiver token');
   });
 });
