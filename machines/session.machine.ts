@@ -66,6 +66,8 @@ export interface ReplyDone {
   flux: Flux;
   latencyMs: number;
   interrupted?: true;
+  /** For metrics; not part of the kiosk frame. */
+  sosReason?: SosReason;
 }
 
 /** The typed close event: the in-memory turns, for the close-time jobs. Never persisted as is. */
@@ -138,6 +140,7 @@ function completeTurn(context: SessionContext, params: FinishParams): Pick<Sessi
 function replyDoneOf(turn: Turn): ReplyDone {
   const done: ReplyDone = { type: 'reply.done', turnId: turn.turnId, text: turn.reply, flux: turn.flux, latencyMs: turn.latencyMs };
   if (turn.interrupted) done.interrupted = true;
+  if (turn.sosReason) done.sosReason = turn.sosReason;
   return done;
 }
 

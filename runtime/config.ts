@@ -59,6 +59,7 @@ const schema = z
     SESSION_PAUSE_MS: positiveMs.default(3_600_000),
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
+    PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
     DEV_KIOSK_TOKEN: optionalText.pipe(z.string().min(16).optional()),
     DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
   })

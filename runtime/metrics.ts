@@ -1,8 +1,28 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Every Prometheus metric of one runtime, on its own registry (tests start several runtimes). */
 export function createMetrics() {
   const registry = new Registry();
+  /** Set once the session registry exists; read at each scrape. */
+  const sources = { liveSessions: () => 0 };
+  const liveSessions = new Gauge({
+    name: 'kohami_live_sessions',
+    help: 'Live session actors in this process',
+    registers: [registry],
+    collect() {
+      this.set(sources.liveSessions());
+    },
+  });
+  const turns = new Counter({ name: 'kohami_turns_total', help: 'Answered turns, by the flux that answered', labelNames: ['flux'] as const, registers: [registry] });
+  const turnLatency = new Histogram({
+    name: 'kohami_turn_latency_seconds',
+    help: 'From the transcript to the end of its reply, by flux',
+    labelNames: ['flux'] as const,
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const sosFallbacks = new Counter({ name: 'kohami_sos_fallback_total', help: 'Turns answered by the SOS line, by reason', labelNames: ['reason'] as const, registers: [registry] });
+  const cacheFluxHits = new Counter({ name: 'kohami_cacheflux_hits_total', help: 'Turns answered by CacheFlux', registers: [registry] });
   const dualWrite = new Counter({
     name: 'kohami_memory_dual_write_total',
     help: 'Memory operations per backend of the Zep/pgvector dual-write, by outcome',
@@ -22,7 +42,7 @@ export function createMetrics() {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { registry, dualWrite, closeJobs, closeJobDuration };
+  return { registry, sources, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -51,6 +51,8 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<stri
       // All pending files in one transaction: node-pg-migrate rolls it back on failure,
       // whereas its per-file mode leaves a shared connection in an aborted transaction.
       singleTransaction: true,
+      // Several runtime processes may start at once on one database: the later ones wait.
+      advisoryLockMode: 'wait',
       log: () => {},
     });
     const all = await client.query<{ name: string }>(`SELECT name FROM ${TABLE}`);

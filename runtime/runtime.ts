@@ -16,7 +16,18 @@ import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small
 import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
 import { CloseJobs } from './close-jobs.ts';
+import websocket from '@fastify/websocket';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { readFile } from 'node:fs/promises';
+import { MAX_FRAME_BYTES } from './kiosk/protocol.ts';
+import { InspectionHub } from './ops/inspection-hub.ts';
+import { opsRoutes } from './ops/ops-routes.ts';
 import { SeniorErasure } from './erasure.ts';
 import { installHttpErrors } from './http-errors.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -50,6 +61,9 @@ export interface Runtime {
   registry: SessionRegistry;
   closeJobs: CloseJobs;
   moodScores: PgMoodScoresRepository;
+  presence: PgPresenceRepository;
+  inspection: InspectionHub;
+  processId: string;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
   seed: DevSeed | null;
@@ -102,7 +116,13 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
     },
   });
+  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const presence = new PgPresenceRepository(db.pool);
+  const inspection = new InspectionHub();
   const registry = new SessionRegistry({
+    presence,
+    processId,
+    inspect: inspection.observe,
     machine,
     variations: loadCacheVariations(),
     loadProfile: (id) => directory.profile(id),
@@ -123,15 +143,36 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     concurrency: config.CLOSE_JOBS_CONCURRENCY,
   });
   registry.onSessionClosed((event) => closeJobs.handle(event));
+  registry.onTurn((done) => {
+    metrics.turns.inc({ flux: done.flux });
+    metrics.turnLatency.observe({ flux: done.flux }, done.latencyMs / 1000);
+    if (done.flux === 'cache') metrics.cacheFluxHits.inc();
+    if (done.flux === 'sos') metrics.sosFallbacks.inc({ reason: done.sosReason ?? 'unknown' });
+  });
+  metrics.sources.liveSessions = () => registry.size;
+  const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
+  const presenceTimer = setInterval(() => {
+    registry.heartbeat(presenceStaleMs).catch((err: unknown) => logger.warn({ err }, 'presence heartbeat failed'));
+  }, config.PRESENCE_HEARTBEAT_MS);
+  presenceTimer.unref();
 
   const app: FastifyInstance = Fastify({ loggerInstance: logger as FastifyBaseLogger, forceCloseConnections: true });
   // Sessions end (and the kiosks hear why) before the sockets go.
   app.addHook('preClose', async () => registry.closeAll('shutdown'));
   installHttpErrors(app);
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(swagger, {
+    openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(healthRoutes, { pool: db.pool });
   const erasure = new SeniorErasure(db.pool, memory.stores, registry);
   await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure });
   await app.register(moodRoutes, { directory, moodScores });
+  await app.register(opsRoutes, { directory, registry, presence, inspection, machine, metrics: metrics.registry, processId, presenceStaleMs });
+  const consolePage = await readFile(new URL('./ops/console.html', import.meta.url), 'utf8');
+  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
   await app.register(kioskGateway, {
     registry,
     seniorForToken: (token) => directory.seniorForKioskToken(token),
@@ -147,11 +188,13 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      clearInterval(presenceTimer);
       await app.close();
+      await presence.releaseProcess(processId).catch(() => {});
       await closeJobs.drain(DRAIN_TIMEOUT_MS);
       await db.close();
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, logger, modelMode, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, presence, inspection, processId, logger, modelMode, seed, url, close };
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { createActor } from 'xstate';
+import { createActor, type InspectionEvent } from 'xstate';
+import type { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
 import { CacheFluxAdapter, type CacheVariations } from '../adapters/cache-flux.adapter.ts';
 import type { SeniorProfile } from '../machines/ports.ts';
-import type { CloseReason, SessionActor, SessionClosed, sessionMachine } from '../machines/session.machine.ts';
+import { sessionView, type SessionView } from '../machines/session-view.ts';
+import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../machines/session.machine.ts';
 import type { ServerFrame } from './kiosk/protocol.ts';
 
 /** Where a live session's frames go; the gateway implements it over a WebSocket. */
@@ -25,6 +27,11 @@ export interface RegistryOptions {
   loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
   timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number };
   logger: Logger;
+  /** Presence across runtime processes sharing the database. */
+  presence: PgPresenceRepository;
+  processId: string;
+  /** XState's inspection events of every session actor (ops stream, Stately inspector). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 export class SeniorNotFoundError extends Error {}
@@ -33,6 +40,7 @@ export class SeniorNotFoundError extends Error {}
 export class SessionRegistry {
   private readonly bySenior = new Map<string, LiveSession>();
   private readonly closedListeners = new Set<(event: SessionClosed) => void>();
+  private readonly turnListeners = new Set<(done: ReplyDone, session: LiveSession) => void>();
 
   constructor(private readonly options: RegistryOptions) {}
 
@@ -42,6 +50,24 @@ export class SessionRegistry {
 
   get(seniorId: string): LiveSession | undefined {
     return this.bySenior.get(seniorId);
+  }
+
+  list(): LiveSession[] {
+    return [...this.bySenior.values()];
+  }
+
+  findSession(sessionId: string): LiveSession | undefined {
+    return this.list().find((s) => s.sessionId === sessionId);
+  }
+
+  views(): SessionView[] {
+    return this.list().map((s) => sessionView(s.actor.getSnapshot()));
+  }
+
+  /** Every finished turn (metrics subscribe here); the frame carries no more than the kiosk gets. */
+  onTurn(listener: (done: ReplyDone, session: LiveSession) => void): () => void {
+    this.turnListeners.add(listener);
+    return () => this.turnListeners.delete(listener);
   }
 
   /** Every close, with the in-memory turns: the close-time jobs subscribe here. */
@@ -68,9 +94,12 @@ export class SessionRegistry {
 
     const profile = await this.options.loadProfile(seniorId);
     if (!profile) throw new SeniorNotFoundError(seniorId);
-    // Another start for the same senior may have landed during the await: it loses.
+    const sessionId = randomUUID();
+    // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
+    await this.options.presence.claim(seniorId, sessionId, this.options.processId);
+    // Another start for the same senior may have landed during the awaits: it loses.
     this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
-    const session = this.spawn(seniorId, profile, link);
+    const session = this.spawn(sessionId, seniorId, profile, link);
     return { session, resumed: false };
   }
 
@@ -91,16 +120,35 @@ export class SessionRegistry {
     for (const session of [...this.bySenior.values()]) session.actor.send({ type: 'CLOSE', reason });
   }
 
-  private spawn(seniorId: string, profile: SeniorProfile, link: KioskLink): LiveSession {
-    const sessionId = randomUUID();
+  /**
+   * Writes this process's sessions to the presence table; closes, as `replaced`, any that
+   * another process has since claimed for the same senior, and as `operator` any that an
+   * operator closed through another process.
+   */
+  async heartbeat(staleMs: number): Promise<void> {
+    const sessions = this.list();
+    const owned = await this.options.presence.heartbeat(this.options.processId, sessions.map((s) => sessionView(s.actor.getSnapshot())), staleMs);
+    for (const session of sessions) {
+      if (!owned.has(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'replaced' });
+      else if (owned.get(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'operator' });
+    }
+  }
+
+  private spawn(sessionId: string, seniorId: string, profile: SeniorProfile, link: KioskLink): LiveSession {
     const actor = createActor(this.options.machine, {
       input: { sessionId, seniorId, profile, cacheFlux: new CacheFluxAdapter(this.options.variations), ...this.options.timing },
+      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
     });
     const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };
     actor.on('reply.delta', (e) => session.link?.send({ type: 'reply.delta', turnId: e.turnId, text: e.text }));
-    actor.on('reply.done', ({ type, ...rest }) => session.link?.send({ type, ...rest }));
+    actor.on('reply.done', (done) => {
+      const { type, turnId, text, flux, latencyMs, interrupted } = done;
+      session.link?.send({ type, turnId, text, flux, latencyMs, ...(interrupted ? { interrupted } : {}) });
+      for (const listener of this.turnListeners) listener(done, session);
+    });
     actor.on('SessionClosed', (event) => {
       if (this.bySenior.get(seniorId) === session) this.bySenior.delete(seniorId);
+      this.options.presence.release(sessionId).catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'presence release failed'));
       session.link?.send({ type: 'session.closed', reason: event.reason });
       session.link = null;
       this.options.logger.info({ sessionId, seniorId, reason: event.reason, turns: event.turns.length }, 'session closed');

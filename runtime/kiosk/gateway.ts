@@ -1,9 +1,8 @@
-import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { WebSocket } from 'ws';
 import { bearerToken } from '../auth.ts';
 import { SeniorNotFoundError, type KioskLink, type LiveSession, type SessionRegistry } from '../session-registry.ts';
-import { MAX_FRAME_BYTES, parseClientFrame, type ServerFrame } from './protocol.ts';
+import { parseClientFrame, type ServerFrame } from './protocol.ts';
 import { TokenBucket } from './rate-limit.ts';
 
 export interface KioskGatewayOptions {
@@ -20,12 +19,10 @@ declare module 'fastify' {
   }
 }
 
-/** The kiosk WebSocket `/v1/kiosk` (protocol in docs/protocol.md). */
+/** The kiosk WebSocket `/v1/kiosk` (protocol in docs/protocol.md). Needs @fastify/websocket registered on the app. */
 export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app: FastifyInstance, opts) => {
   const { registry } = opts;
   const rate = opts.rateLimit ?? { perSecond: 20, burst: 40 };
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
-
   const alive = new WeakMap<WebSocket, boolean>();
   const heartbeat = setInterval(() => {
     for (const socket of app.websocketServer.clients) {

@@ -1,0 +1,62 @@
+import type { Flux } from './ports.ts';
+import type { SessionContext, SosReason } from './session.machine.ts';
+
+/**
+ * What an operator may see of a live session: state, counts, lengths, flags and timings.
+ * Never a transcript, a reply or a fact — operators see state, not conversations.
+ */
+export interface SessionView {
+  sessionId: string;
+  seniorId: string;
+  /** The active leaf states, e.g. "conversation.turn.agent · connection.attached". */
+  state: string;
+  /** The flow the current turn is in (cacheFlux, recall, agent), or null between turns. */
+  currentFlux: string | null;
+  connection: 'attached' | 'detached' | 'closed';
+  turnCount: number;
+  lastTurn: { flux: Flux; latencyMs: number; interrupted: boolean; sosReason: SosReason | null } | null;
+  /** Latencies of the most recent turns, oldest first (for the console's chart). */
+  recentLatenciesMs: number[];
+  window: { messages: number; characters: number };
+  current: { transcriptLength: number; replyLength: number; chunks: number; retries: number; facts: number; startedAt: number } | null;
+  startedAt: number;
+  closeReason: string | null;
+}
+
+const RECENT = 20;
+
+/** Flattens a state value into its active leaf paths. */
+export function statePaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [prefix ? `${prefix}.${value}` : value];
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, child]) => statePaths(child, prefix ? `${prefix}.${key}` : key));
+}
+
+export function sessionView(snapshot: { value: unknown; status: string; context: SessionContext }): SessionView {
+  const { context } = snapshot;
+  const paths = statePaths(snapshot.value).map((p) => p.replace(/^live\./, ''));
+  const turnPath = paths.find((p) => p.startsWith('conversation.turn.'));
+  const last = context.turns.at(-1);
+  const connection = snapshot.status !== 'active' ? 'closed' : paths.includes('connection.detached') ? 'detached' : 'attached';
+  return {
+    sessionId: context.sessionId,
+    seniorId: context.seniorId,
+    state: paths.join(' · '),
+    currentFlux: turnPath ? turnPath.slice('conversation.turn.'.length) : null,
+    connection,
+    turnCount: context.turns.length,
+    lastTurn: last ? { flux: last.flux, latencyMs: last.latencyMs, interrupted: last.interrupted, sosReason: last.sosReason ?? null } : null,
+    recentLatenciesMs: context.turns.slice(-RECENT).map((t) => t.latencyMs),
+    window: { messages: context.window.length, characters: context.window.reduce((n, m) => n + m.content.length, 0) },
+    current: context.current && {
+      transcriptLength: context.current.transcript.length,
+      replyLength: context.current.reply.length,
+      chunks: context.current.chunks,
+      retries: context.current.retries,
+      facts: context.current.facts.length,
+      startedAt: context.current.startedAt,
+    },
+    startedAt: context.startedAt,
+    closeReason: context.closeReason,
+  };
+}
