@@ -30,6 +30,10 @@ export class InspectionHub {
     for (const subscriber of this.subscribers) subscriber(out);
   };
 
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
   subscribe(subscriber: (event: OpsEvent) => void): () => void {
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);

@@ -112,11 +112,14 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
     const send = (event: OpsEvent | { type: 'hello'; processId: string; sessions: unknown[] }) => {
       if (socket.bufferedAmount > OPS_STREAM_MAX_BUFFER) {
         unsubscribe();
+        // The close frame queues behind what the client has not read: if it never reads, cut it.
         socket.close(OPS_STREAM_TOO_SLOW, 'operator client too slow');
+        setTimeout(() => socket.terminate(), 5000).unref();
         return;
       }
       socket.send(JSON.stringify(event));
     };
+    if (socket.readyState !== socket.OPEN) return;
     const unsubscribe = opts.inspection.subscribe(send);
     socket.on('close', unsubscribe);
     send({ type: 'hello', processId, sessions: registry.views() });

@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeniorDirectory } from '../../adapters/senior-directory.ts';
+import { generateToken } from '../../adapters/tokens.ts';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { startWirePostgres } from '../support/pglite-server.ts';
+import { ADMIN_TOKEN, KIOSK_TOKEN } from '../support/runtime.ts';
+
+interface Proc {
+  child: ChildProcess;
+  url: string;
+  ws: string;
+}
+
+/** A real runtime process (`npm start`'s entry) on the shared database. */
+async function runtimeProcess(databaseUrl: string): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KOHAMI_ENV: 'test',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      DEV_KIOSK_TOKEN: KIOSK_TOKEN,
+      DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+      PRESENCE_HEARTBEAT_MS: '200',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const started = Date.now();
+  while (!out.includes('kiosk WebSocket')) {
+    if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`runtime process did not start:\n${out}`);
+    await new Promise((r) => child.stdout!.once('data', r));
+  }
+  const url = /listening on (\S+)/.exec(out)![1]!;
+  return { child, url, ws: `${url.replace('http', 'ws')}/v1/kiosk` };
+}
+
+let wire: Awaited<ReturnType<typeof startWirePostgres>>;
+let a: Proc;
+let b: Proc;
+let operator: string;
+let db: pg.Pool;
+
+const opsList = async (p: Proc) =>
+  ((await (await fetch(`${p.url}/v1/ops/sessions`, { headers: { authorization: `Bearer ${operator}` } })).json()) as {
+    processId: string;
+    sessions: Array<{ sessionId: string; processId: string; local: boolean; seniorId: string }>;
+  });
+
+beforeAll(async () => {
+  wire = await startWirePostgres();
+  a = await runtimeProcess(wire.url);
+  b = await runtimeProcess(wire.url);
+  db = new pg.Pool({ connectionString: wire.url, max: 1 });
+  operator = generateToken('operator');
+  await new SeniorDirectory(db).addApiToken('operator', operator, 'ops');
+}, 90_000);
+afterAll(async () => {
+  for (const p of [a, b]) {
+    p?.child.kill('SIGTERM');
+    if (p && p.child.exitCode === null) await once(p.child, 'exit');
+  }
+  await db?.end();
+  await wire?.stop();
+});
+
+describe('two runtime processes on one database', () => {
+  it('each lists the other’s live sessions (presence rows)', async () => {
+    const kiosk = await KioskClient.connect(a.ws, KIOSK_TOKEN);
+    const ready = await kiosk.start();
+    const fromA = await opsList(a);
+    const fromB = await opsList(b);
+    expect(fromA.processId).not.toBe(fromB.processId);
+    expect(fromB.sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, processId: fromA.processId, local: false })]);
+    expect(fromA.sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, local: true })]);
+    kiosk.send({ type: 'session.end' });
+    await kiosk.next('session.closed');
+    kiosk.close();
+    await expect.poll(async () => (await opsList(b)).sessions).toEqual([]);
+  });
+
+  it('a session started on the other process takes over: one live session per senior', async () => {
+    const first = await KioskClient.connect(a.ws, KIOSK_TOKEN);
+    await first.start();
+    const second = await KioskClient.connect(b.ws, KIOSK_TOKEN);
+    const taken = await second.start();
+    expect(await first.next('session.closed')).toMatchObject({ reason: 'replaced' });
+    const sessions = (await opsList(a)).sessions;
+    expect(sessions).toEqual([expect.objectContaining({ sessionId: taken.sessionId, local: false })]);
+    expect(await second.turn('t1', 'bonjour')).toMatchObject({ flux: 'cache' });
+    first.close();
+    second.send({ type: 'session.end' });
+    await second.next('session.closed');
+    second.close();
+  });
+
+  it('an operator closes, through one process, a session living in the other', async () => {
+    const kiosk = await KioskClient.connect(b.ws, KIOSK_TOKEN);
+    const ready = await kiosk.start();
+    const res = await fetch(`${a.url}/v1/ops/sessions/${ready.sessionId}/close`, { method: 'POST', headers: { authorization: `Bearer ${operator}` } });
+    expect(res.status).toBe(202);
+    expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'operator' });
+    kiosk.close();
+  });
+
+  it('two simultaneous starts for one senior on both processes leave exactly one live session', async () => {
+    const [x, y] = await Promise.all([KioskClient.connect(a.ws, KIOSK_TOKEN), KioskClient.connect(b.ws, KIOSK_TOKEN)]);
+    const [rx, ry] = await Promise.all([x.start(), y.start()]);
+    const rows = await db.query<{ session_id: string }>('SELECT session_id FROM session_presence WHERE senior_id = $1', [rx.seniorId]);
+    expect(rows.rows).toHaveLength(1);
+    const survivor = rows.rows[0]!.session_id;
+    const loser = survivor === rx.sessionId ? y : x;
+    const winner = survivor === rx.sessionId ? x : y;
+    expect([rx.sessionId, ry.sessionId]).toContain(survivor);
+    expect(await loser.next('session.closed')).toMatchObject({ reason: 'replaced' });
+    expect(await winner.turn('w1', 'salut')).toMatchObject({ flux: 'cache' });
+    x.close();
+    y.close();
+  });
+});
