@@ -32,18 +32,14 @@ export function statePaths(value: unknown, prefix = ''): string[] {
   return Object.entries(value).flatMap(([key, child]) => statePaths(child, prefix ? `${prefix}.${key}` : key));
 }
 
-export function sessionView(snapshot: { value: unknown; status: string; context: SessionContext }): SessionView {
-  const { context } = snapshot;
-  const paths = statePaths(snapshot.value).map((p) => p.replace(/^live\./, ''));
-  const turnPath = paths.find((p) => p.startsWith('conversation.turn.'));
+export type RedactedContext = Omit<SessionView, 'state' | 'currentFlux' | 'connection'>;
+
+/** The context without a word of conversation: also what the Stately inspector is shown. */
+export function redactContext(context: SessionContext): RedactedContext {
   const last = context.turns.at(-1);
-  const connection = snapshot.status !== 'active' ? 'closed' : paths.includes('connection.detached') ? 'detached' : 'attached';
   return {
     sessionId: context.sessionId,
     seniorId: context.seniorId,
-    state: paths.join(' · '),
-    currentFlux: turnPath ? turnPath.slice('conversation.turn.'.length) : null,
-    connection,
     turnCount: context.turns.length,
     lastTurn: last ? { flux: last.flux, latencyMs: last.latencyMs, interrupted: last.interrupted, sosReason: last.sosReason ?? null } : null,
     recentLatenciesMs: context.turns.slice(-RECENT).map((t) => t.latencyMs),
@@ -59,4 +55,28 @@ export function sessionView(snapshot: { value: unknown; status: string; context:
     startedAt: context.startedAt,
     closeReason: context.closeReason,
   };
+}
+
+export function sessionView(snapshot: { value: unknown; status: string; context: SessionContext }): SessionView {
+  const paths = statePaths(snapshot.value).map((p) => p.replace(/^live\./, ''));
+  const turnPath = paths.find((p) => p.startsWith('conversation.turn.'));
+  const connection = snapshot.status !== 'active' ? 'closed' : paths.includes('connection.detached') ? 'detached' : 'attached';
+  return {
+    ...redactContext(snapshot.context),
+    state: paths.join(' · '),
+    currentFlux: turnPath ? turnPath.slice('conversation.turn.'.length) : null,
+    connection,
+  };
+}
+
+/** Events as the inspector may show them: type, ids and reasons kept, any text replaced by its length. */
+export function redactEvent(event: { type: string } & Record<string, unknown>): { type: string } & Record<string, unknown> {
+  const out: { type: string } & Record<string, unknown> = { type: event.type };
+  for (const [key, value] of Object.entries(event)) {
+    if (key === 'type') continue;
+    if (key === 'turnId' || key === 'reason') out[key] = value;
+    else if (typeof value === 'string') out[`${key}Length`] = value.length;
+    else if (value !== undefined) out[key] = '[redacted]';
+  }
+  return out;
 }

@@ -1,9 +1,9 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { devTokensFile, readDevTokens, saveDevTokens } from './dev-seed.ts';
-import { SHUTDOWN_TIMEOUT_MS, startRuntime } from './runtime.ts';
+import { SHUTDOWN_TIMEOUT_MS, startRuntime, type RuntimeOverrides } from './runtime.ts';
 
 /** `npm start`: the runtime on its configuration, with a banner saying where to connect. */
-async function main(): Promise<void> {
+export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string[] = []): Promise<void> {
   let config;
   try {
     config = loadConfig();
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const runtime = await startRuntime(config);
+  const runtime = await startRuntime(config, overrides);
   const ws = runtime.url.replace(/^http/, 'ws');
   const lines = [
     '',
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   } else if (config.KOHAMI_ENV !== 'production') {
     lines.push('  demo data:        already seeded (tokens are stored hashed: set DEV_KIOSK_TOKEN/DEV_ADMIN_TOKEN before the first start to choose them)');
   }
-  process.stdout.write(`${lines.join('\n')}\n\n`);
+  process.stdout.write(`${[...lines, ...bannerExtra].join('\n')}\n\n`);
 
   const shutdown = (signal: string) => {
     runtime.logger.info({ signal }, 'shutting down');
@@ -58,7 +58,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((err: unknown) => {
+export function exitOnStartFailure(err: unknown): never {
   process.stderr.write(`kohami-runtime failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
-});
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitOnStartFailure);

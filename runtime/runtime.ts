@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { InspectionEvent } from 'xstate';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AgentFluxAdapter } from '../adapters/agent-flux.adapter.ts';
@@ -48,6 +49,8 @@ export interface RuntimeOverrides {
   subagentModel?: LanguageModelV3;
   embedder?: MemoryEmbedderPort;
   rateLimit?: { perSecond: number; burst: number };
+  /** Also handed every session actor's raw inspection events (the Stately inspector). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 export interface Runtime {
@@ -119,6 +122,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
   const inspection = new InspectionHub();
+  inspection.forward = overrides.inspect ?? null;
   const registry = new SessionRegistry({
     presence,
     processId,
