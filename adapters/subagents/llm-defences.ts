@@ -1,4 +1,5 @@
-import { APICallError } from 'ai';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { APICallError, generateObject, type FlexibleSchema } from 'ai';
 
 export class AttemptTimeoutError extends Error {
   constructor(ms: number) {
@@ -33,3 +34,20 @@ export async function withDefences<T>(attempt: (signal: AbortSignal) => Promise<
     }
   }
 }
+
+/** One structured sub-agent call on Mistral Small, under the defences above. */
+export async function generateWithDefences<T>(
+  model: LanguageModelV3,
+  request: { schema: FlexibleSchema<T>; system: string; prompt: string },
+  attemptTimeoutMs: number,
+): Promise<T> {
+  const { object } = await withDefences(
+    (abortSignal) => generateObject({ model, schema: request.schema, system: request.system, prompt: request.prompt, abortSignal, maxRetries: 0 }),
+    attemptTimeoutMs,
+  );
+  return object as T;
+}
+
+/** How one exchange is shown to the mood classifier and the summarizer. */
+export const exchangePrompt = ({ transcript, replyText }: { transcript: string; replyText: string }) =>
+  `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`;

@@ -1,9 +1,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { generateObject } from 'ai';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { echoesTranscriptVerbatim, type ConversationSummarizerPort, type Exchange } from '../../machines/derivation.ts';
-import { withDefences } from './llm-defences.ts';
+import { exchangePrompt, generateWithDefences } from './llm-defences.ts';
 
 const SummarySchema = z.object({ summary: z.string().max(1000).nullable() });
 
@@ -28,18 +27,7 @@ export class MistralSmallConversationSummarizer implements ConversationSummarize
 
   async summarize({ transcript, replyText }: Exchange, session: readonly Exchange[] = []): Promise<string | null> {
     try {
-      const { object } = await withDefences(
-        (abortSignal) =>
-          generateObject({
-            model: this.model,
-            schema: SummarySchema,
-            system: SYSTEM,
-            prompt: `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`,
-            abortSignal,
-            maxRetries: 0,
-          }),
-        this.attemptTimeoutMs,
-      );
+      const object = await generateWithDefences(this.model, { schema: SummarySchema, system: SYSTEM, prompt: exchangePrompt({ transcript, replyText }) }, this.attemptTimeoutMs);
       const summary = object.summary?.trim();
       if (!summary) return null;
       const inputs = [transcript, replyText, ...session.flatMap((e) => [e.transcript, e.replyText])];

@@ -1,10 +1,10 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { generateObject, jsonSchema } from 'ai';
+import { jsonSchema } from 'ai';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { isCopiedFact, MIN_FACT_CONFIDENCE, type Exchange, type ExtractedFact, type MemoryExtractorPort } from '../../machines/derivation.ts';
 import { FACT_CATEGORIES } from '../../machines/memory.port.ts';
-import { withDefences } from './llm-defences.ts';
+import { generateWithDefences } from './llm-defences.ts';
 
 /** Strict, per fact: an invented category fails this fact's parse, not the batch. */
 export const ExtractedFactSchema = z.object({
@@ -14,8 +14,13 @@ export const ExtractedFactSchema = z.object({
 });
 /** Tolerant outside: extra fields pass, entries are checked one by one. */
 const ExtractionSchema = z.looseObject({ facts: z.array(z.unknown()) });
-/** What the model is asked for (the strict shape); what is accepted is ExtractionSchema. */
-const REQUESTED = z.toJSONSchema(z.object({ facts: z.array(ExtractedFactSchema) }));
+/** The model is asked for the strict shape; what is accepted is ExtractionSchema. */
+const EXTRACTION = jsonSchema<z.infer<typeof ExtractionSchema>>(z.toJSONSchema(z.object({ facts: z.array(ExtractedFactSchema) })) as Parameters<typeof jsonSchema>[0], {
+  validate: (value) => {
+    const parsed = ExtractionSchema.safeParse(value);
+    return parsed.success ? { success: true, value: parsed.data } : { success: false, error: parsed.error };
+  },
+});
 
 const SYSTEM = [
   "Tu extrais d'une conversation entre une personne âgée et son compagnon les faits durables sur cette personne",
@@ -37,23 +42,7 @@ export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
     const transcript = exchanges.map((e) => `Personne : ${e.transcript}\nCompagnon : ${e.replyText}`).join('\n');
     let entries: unknown[];
     try {
-      const { object } = await withDefences(
-        (abortSignal) =>
-          generateObject({
-            model: this.model,
-            schema: jsonSchema<z.infer<typeof ExtractionSchema>>(REQUESTED as Parameters<typeof jsonSchema>[0], {
-              validate: (value) => {
-                const parsed = ExtractionSchema.safeParse(value);
-                return parsed.success ? { success: true, value: parsed.data } : { success: false, error: parsed.error };
-              },
-            }),
-            system: SYSTEM,
-            prompt: transcript,
-            abortSignal,
-            maxRetries: 0,
-          }),
-        this.attemptTimeoutMs,
-      );
+      const object = await generateWithDefences(this.model, { schema: EXTRACTION, system: SYSTEM, prompt: transcript }, this.attemptTimeoutMs);
       entries = object.facts;
     } catch (err) {
       this.logger.warn({ err }, 'fact extraction failed: no facts from this session');

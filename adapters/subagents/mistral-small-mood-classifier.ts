@@ -1,8 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { generateObject } from 'ai';
 import { z } from 'zod';
 import type { Exchange, MoodClassifierPort } from '../../machines/derivation.ts';
-import { withDefences } from './llm-defences.ts';
+import { exchangePrompt, generateWithDefences } from './llm-defences.ts';
 
 const MoodSchema = z.object({ score: z.number().int().min(0).max(100) });
 
@@ -20,18 +19,7 @@ export class MistralSmallMoodClassifier implements MoodClassifierPort {
   ) {}
 
   async classify({ transcript, replyText }: Exchange): Promise<number> {
-    const { object } = await withDefences(
-      (abortSignal) =>
-        generateObject({
-          model: this.model,
-          schema: MoodSchema,
-          system: SYSTEM,
-          prompt: `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`,
-          abortSignal,
-          maxRetries: 0,
-        }),
-      this.attemptTimeoutMs,
-    );
-    return object.score;
+    const { score } = await generateWithDefences(this.model, { schema: MoodSchema, system: SYSTEM, prompt: exchangePrompt({ transcript, replyText }) }, this.attemptTimeoutMs);
+    return score;
   }
 }
