@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConsentPort, MemoryPort } from '../machines/memory.port.ts';
 import type { RecallOutcome, RecallPort } from '../machines/ports.ts';
+import { withDeadline } from './deadline.ts';
 
 /** Said when the senior has not consented to conversation memory: never silence, memory untouched. */
 export const NEUTRAL_REPLY = 'Je suis là pour discuter avec vous.';
@@ -29,20 +30,4 @@ export class MemoryFluxAdapter implements RecallPort {
       return { kind: 'facts', facts: [] };
     }
   }
-}
-
-class RecallDeadlineError extends Error {
-  override name = 'RecallDeadlineError';
-}
-
-function withDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RecallDeadlineError(`recall over ${ms} ms`)), ms);
-    const onAbort = () => reject(new RecallDeadlineError('turn aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    });
-  });
 }

@@ -51,3 +51,11 @@ export type RecallOutcome = { kind: 'facts'; facts: RecalledFact[] } | { kind: '
 export interface RecallPort {
   recall(input: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome>;
 }
+
+/** What a semantic-cache lookup hands on: a reply, or a ticket to store the agent's reply under. */
+export type CacheLookup = { kind: 'hit'; reply: string } | { kind: 'miss'; ticket: unknown } | { kind: 'bypass' };
+
+/** The semantic cache in front of the agent's model call. */
+export interface SemanticCachePort {
+  lookup(input: { seniorId: string; question: string; previous: { question: string; reply: string } | null }, signal: AbortSignal): Promise<CacheLookup>;
+}

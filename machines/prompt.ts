@@ -7,6 +7,15 @@ export const DEFAULT_PERSONA = [
   "Tu ne donnes jamais de diagnostic ni de conseil médical : en cas d'inquiétude, tu proposes de prévenir un proche ou un soignant.",
 ].join(' ');
 
+/** Changes whenever the persona or the prompt's shape changes: cached replies of another version are never served. */
+export const PROMPT_VERSION = `v1-${fnv1a(DEFAULT_PERSONA)}`;
+
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16);
+}
+
 export interface AgentPrompt {
   system: string;
   messages: Array<{ role: 'user' | 'assistant'; content: string }>;

@@ -1,5 +1,5 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import type { AgentPort, AgentRequest, CacheFluxPort, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SeniorProfile } from './ports.ts';
+import type { AgentPort, AgentRequest, CacheFluxPort, CacheLookup, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SemanticCachePort, SeniorProfile } from './ports.ts';
 import { appendToWindow } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
@@ -26,6 +26,8 @@ interface CurrentTurn {
   retries: number;
   facts: RecalledFact[];
   cacheReply: string | null;
+  /** From a semantic-cache miss: lets the runtime store this turn's reply if it completes. */
+  cacheTicket: unknown;
 }
 
 export interface SessionInput {
@@ -68,6 +70,8 @@ export interface ReplyDone {
   interrupted?: true;
   /** For metrics; not part of the kiosk frame. */
   sosReason?: SosReason;
+  /** A completed agent reply the semantic cache may store; not part of the kiosk frame. */
+  cacheTicket?: unknown;
 }
 
 /** The typed close event: the in-memory turns, for the close-time jobs. Never persisted as is. */
@@ -102,12 +106,18 @@ export function agentReplyLogic(agent: AgentPort) {
   });
 }
 
+/** Wraps a SemanticCachePort as the promise actor the machine invokes. */
+export function semanticCacheLogic(cache: SemanticCachePort) {
+  return fromPromise<CacheLookup, Parameters<SemanticCachePort['lookup']>[0]>(({ input, signal }) => cache.lookup(input, signal));
+}
+
 /** Wraps a RecallPort as the promise actor the machine invokes; leaving the state aborts it. */
 export function recallLogic(recall: RecallPort) {
   return fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(({ input, signal }) => recall.recall(input, signal));
 }
 
 const noFacts = fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(async () => ({ kind: 'facts', facts: [] }));
+const noCache = fromPromise<CacheLookup, Parameters<SemanticCachePort['lookup']>[0]>(async () => ({ kind: 'bypass' }));
 const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack }) => {
   sendBack({ type: 'AGENT.FAILED' });
 });
@@ -118,6 +128,7 @@ interface FinishParams {
   text: string;
   flux: Flux;
   interrupted?: boolean;
+  cacheTicket?: unknown;
 }
 
 function completeTurn(context: SessionContext, params: FinishParams): Pick<SessionContext, 'turns' | 'window' | 'current'> {
@@ -137,6 +148,13 @@ function completeTurn(context: SessionContext, params: FinishParams): Pick<Sessi
   return { turns: [...context.turns, turn], window, current: null };
 }
 
+/** The exchange before the current question (the window ends with it), for follow-up keys. */
+function previousExchange(window: readonly ChatMessage[]): { question: string; reply: string } | null {
+  const user = window.at(-3);
+  const assistant = window.at(-2);
+  return user?.role === 'user' && assistant?.role === 'assistant' ? { question: user.content, reply: assistant.content } : null;
+}
+
 function replyDoneOf(turn: Turn): ReplyDone {
   const done: ReplyDone = { type: 'reply.done', turnId: turn.turnId, text: turn.reply, flux: turn.flux, latencyMs: turn.latencyMs };
   if (turn.interrupted) done.interrupted = true;
@@ -154,6 +172,8 @@ export const sessionMachine = setup({
   actors: {
     // Replaced at boot by the memory flux (RecallPort); without memory, no facts.
     recall: noFacts,
+    // Replaced at boot by the semantic cache; without it, every lookup is bypassed.
+    semanticCache: noCache,
     // Replaced at boot with the model adapter (agentReplyLogic).
     agentReply: agentNotProvided,
   },
@@ -173,7 +193,7 @@ export const sessionMachine = setup({
   actions: {
     beginTurn: assign(({ context, event }) => {
       if (event.type !== 'TURN') return {};
-      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null };
+      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null };
       return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowSize) };
     }),
     /** Flux 1: the per-session CacheFluxAdapter is pure in-memory state (no I/O), so it runs inline. */
@@ -191,6 +211,7 @@ export const sessionMachine = setup({
     })),
     countRetry: assign(({ context }) => ({ current: context.current && { ...context.current, retries: context.current.retries + 1 } })),
     setFacts: assign(({ context }, facts: RecalledFact[]) => ({ current: context.current && { ...context.current, facts } })),
+    setCacheTicket: assign(({ context }, params: { ticket: unknown }) => ({ current: context.current && { ...context.current, cacheTicket: params.ticket } })),
     setSosReason: assign((_, reason: SosReason) => ({ lastSosReason: reason })),
     setCloseReason: assign((_, reason: CloseReason) => ({ closeReason: reason })),
     /** Ends the current turn: records it, feeds the window, and tells the kiosk from the same record. */
@@ -198,7 +219,9 @@ export const sessionMachine = setup({
       if (!context.current) return;
       const update = completeTurn(context, params);
       enqueue.assign(update);
-      enqueue.emit(replyDoneOf(update.turns.at(-1)!));
+      const done = replyDoneOf(update.turns.at(-1)!);
+      if (params.cacheTicket) done.cacheTicket = params.cacheTicket;
+      enqueue.emit(done);
     }),
     /** Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received. */
     interruptCurrent: enqueueActions(({ context, enqueue }) => {
@@ -294,11 +317,32 @@ export const sessionMachine = setup({
                         ],
                       },
                       {
-                        target: 'agent',
+                        target: 'semanticCache',
                         actions: [{ type: 'setFacts', params: ({ event }) => (event.output.kind === 'facts' ? event.output.facts : []) }],
                       },
                     ],
                     // A failing recall never blocks the turn: the agent answers without facts.
+                    onError: { target: 'semanticCache' },
+                  },
+                },
+                semanticCache: {
+                  invoke: {
+                    src: 'semanticCache',
+                    input: ({ context }) => ({ seniorId: context.seniorId, question: context.current!.transcript, previous: previousExchange(context.window) }),
+                    onDone: [
+                      {
+                        guard: ({ event }) => event.output.kind === 'hit',
+                        target: '#kohamiSession.live.conversation.answered',
+                        actions: [
+                          {
+                            type: 'finishTurn',
+                            params: ({ event }) => ({ text: event.output.kind === 'hit' ? event.output.reply : '', flux: 'semantic_cache' as const }),
+                          },
+                        ],
+                      },
+                      { target: 'agent', actions: [{ type: 'setCacheTicket', params: ({ event }) => ({ ticket: event.output.kind === 'miss' ? event.output.ticket : null }) }] },
+                    ],
+                    // The cache is an optimisation: whatever happens to it, the agent answers.
                     onError: { target: 'agent' },
                   },
                 },
@@ -323,7 +367,11 @@ export const sessionMachine = setup({
                         actions: [
                           {
                             type: 'finishTurn',
-                            params: ({ context }) => ({ text: context.current!.reply, flux: context.current!.facts.length > 0 ? ('recall' as const) : ('agent' as const) }),
+                            params: ({ context }) => ({
+                              text: context.current!.reply,
+                              flux: context.current!.facts.length > 0 ? ('recall' as const) : ('agent' as const),
+                              cacheTicket: context.current!.cacheTicket,
+                            }),
                           },
                         ],
                       },

@@ -60,6 +60,10 @@ const schema = z
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
+    SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),
+    SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
+    SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),
+    SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
     DEV_KIOSK_TOKEN: optionalText.pipe(z.string().min(16).optional()),
     DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
   })

@@ -9,7 +9,8 @@ const ROOT_TABLES = ['devices', 'seniors'];
  * RGPD erasure of one senior. Memory stores first (each reports its own count, Zep
  * included), then every table of the schema that has a `senior_id` column — found in
  * `information_schema`, so a table added later is erased without touching this code —
- * then the senior row. The live session closes and its in-memory state is dropped.
+ * then the senior row. The live session closes and its in-memory state is dropped, the
+ * semantic cache's entries included.
  * Idempotent: a second run returns zero counts.
  */
 export class SeniorErasure {
@@ -17,11 +18,14 @@ export class SeniorErasure {
     private readonly pool: pg.Pool,
     private readonly memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>,
     private readonly registry: SessionRegistry,
+    /** RAM stores holding the senior's data (the semantic cache), emptied too. */
+    private readonly inMemory: Record<string, { invalidateSenior(seniorId: string): number }> = {},
   ) {}
 
   async erase(seniorId: string): Promise<Record<string, number>> {
     this.registry.close(seniorId, 'erased');
     const counts: Record<string, number> = {};
+    for (const [name, store] of Object.entries(this.inMemory)) counts[name] = store.invalidateSenior(seniorId);
     for (const [name, store] of Object.entries(this.memoryStores)) counts[name] = await store.deleteSenior(seniorId);
 
     const tables = await this.pool.query<{ table_name: string }>(

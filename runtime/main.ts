@@ -22,6 +22,7 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
     `  kiosk WebSocket:  ${ws}/v1/kiosk`,
     `  database:         ${runtime.db.engine} (${runtime.db.location})`,
     `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
+    `  semantic cache:   ${runtime.semanticCacheSetting}`,
     ...(runtime.modelMode === 'offline' ? ['  derivations:      offline — every turn scores a neutral mood (50), with no summary, and sessions yield no facts'] : []),
   ];
   const tokensFile = config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);

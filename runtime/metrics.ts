@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export function createMetrics() {
   const registry = new Registry();
   /** Set once the session registry exists; read at each scrape. */
-  const sources = { liveSessions: () => 0 };
+  const sources = { liveSessions: () => 0, semanticCacheEntries: () => 0 };
   const liveSessions = new Gauge({
     name: 'kohami_live_sessions',
     help: 'Live session actors in this process',
@@ -42,7 +42,27 @@ export function createMetrics() {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { registry, sources, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobDuration };
+  const semanticCacheLookups = new Counter({
+    name: 'kohami_semantic_cache_lookups_total',
+    help: 'Semantic cache lookups: hit, miss, bypass (off, follow-up without context, no embedding in time), refused (near-miss guard)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const semanticCacheSimilarity = new Histogram({
+    name: 'kohami_semantic_cache_best_similarity',
+    help: 'Best cosine similarity found per semantic cache lookup',
+    buckets: [0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1],
+    registers: [registry],
+  });
+  const semanticCacheEntries = new Gauge({
+    name: 'kohami_semantic_cache_entries',
+    help: 'Replies held by the semantic cache (RAM only)',
+    registers: [registry],
+    collect() {
+      this.set(sources.semanticCacheEntries());
+    },
+  });
+  return { registry, sources, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

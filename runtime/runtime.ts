@@ -10,7 +10,10 @@ import { MemoryFluxAdapter } from '../adapters/memory-flux.adapter.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory-provider.ts';
 import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
-import { agentReplyLogic, recallLogic, sessionMachine } from '../machines/session.machine.ts';
+import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine } from '../machines/session.machine.ts';
+import { PROMPT_VERSION } from '../machines/prompt.ts';
+import { readCalibrations, thresholdFor } from '../adapters/semantic-cache-calibration.ts';
+import { SemanticCache } from '../adapters/semantic-cache.ts';
 import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
 import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
 import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
@@ -64,6 +67,9 @@ export interface Runtime {
   registry: SessionRegistry;
   closeJobs: CloseJobs;
   moodScores: PgMoodScoresRepository;
+  semanticCache: SemanticCache;
+  /** The semantic cache's state for the banner: its profile and threshold, or why it is off. */
+  semanticCacheSetting: string;
   presence: PgPresenceRepository;
   inspection: InspectionHub;
   processId: string;
@@ -77,6 +83,8 @@ export interface Runtime {
 
 /** How long a graceful shutdown may take before the process gives up waiting. */
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Cached entries compared per lookup, most recent first. */
+const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
 /** Of which draining the close-time jobs may take (the database closes after). */
 const DRAIN_TIMEOUT_MS = 7_000;
 
@@ -113,9 +121,26 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
 
+  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, embedder.modelId, readCalibrations());
+  const semanticCache = new SemanticCache({
+    threshold: cacheSetting.threshold,
+    embedder,
+    agentModelId: agentModel.modelId,
+    promptVersion: PROMPT_VERSION,
+    ttlMs: config.SEMANTIC_CACHE_TTL_MS,
+    maxPerSenior: config.SEMANTIC_CACHE_MAX_PER_SENIOR,
+    maxEntries: config.SEMANTIC_CACHE_MAX_ENTRIES,
+    maxCandidates: SEMANTIC_CACHE_MAX_CANDIDATES,
+    budgetMs: config.RECALL_BUDGET_MS,
+    metrics: { lookups: metrics.semanticCacheLookups, bestSimilarity: metrics.semanticCacheSimilarity },
+    logger,
+  });
+  metrics.sources.semanticCacheEntries = () => semanticCache.size;
+
   const machine = sessionMachine.provide({
     actors: {
       agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel)),
+      semanticCache: semanticCacheLogic(semanticCache),
       recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
     },
   });
@@ -152,6 +177,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     metrics.turnLatency.observe({ flux: done.flux }, done.latencyMs / 1000);
     if (done.flux === 'cache') metrics.cacheFluxHits.inc();
     if (done.flux === 'sos') metrics.sosFallbacks.inc({ reason: done.sosReason ?? 'unknown' });
+    // Only a completed agent reply carries a ticket: never SOS, neutral, interrupted or failed ones.
+    if (done.cacheTicket && !done.interrupted) semanticCache.store(done.cacheTicket, done.text);
   });
   metrics.sources.liveSessions = () => registry.size;
   const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
@@ -171,8 +198,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(healthRoutes, { pool: db.pool });
-  const erasure = new SeniorErasure(db.pool, memory.stores, registry);
-  await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure });
+  const erasure = new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache });
+  await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure, onConsentChange: (id) => semanticCache.invalidateSenior(id) });
   await app.register(moodRoutes, { directory, moodScores });
   await app.register(opsRoutes, { directory, registry, presence, inspection, machine, metrics: metrics.registry, processId, presenceStaleMs });
   const consolePage = await readFile(new URL('./ops/console.html', import.meta.url), 'utf8');
@@ -200,5 +227,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, presence, inspection, processId, logger, modelMode, seed, url, close };
+  const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
+  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, inspection, processId, logger, modelMode, seed, url, close };
 }

@@ -12,6 +12,8 @@ export interface SeniorRoutesOptions {
   consents: PgConsentAdapter;
   memory: MemoryPort;
   erasure: SeniorErasure;
+  /** A consent of the senior changed: drop what may carry what it covered (cached replies). */
+  onConsentChange: (seniorId: string) => void;
 }
 
 const SeniorParams = z.object({ id: z.uuid({ message: 'senior id must be a UUID' }) });
@@ -44,7 +46,9 @@ export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app,
     { schema: { params: ConsentParams, response: { 200: ConsentRecord, 404: ErrorBody } } },
     async (req, reply) => {
       if (!(await opts.directory.exists(req.params.id))) return reply.code(404).send(notFound);
-      return opts.consents.grant(req.params.id, req.params.category);
+      const granted = await opts.consents.grant(req.params.id, req.params.category);
+      opts.onConsentChange(req.params.id);
+      return granted;
     },
   );
 
@@ -53,6 +57,7 @@ export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app,
     { schema: { params: ConsentParams, response: { 200: ConsentRecord, 404: ErrorBody } } },
     async (req, reply) => {
       const revoked = await opts.consents.revoke(req.params.id, req.params.category);
+      if (revoked) opts.onConsentChange(req.params.id);
       return revoked ?? reply.code(404).send({ error: 'not_found', message: `no ${req.params.category} consent was ever granted for this senior` });
     },
   );
