@@ -114,9 +114,9 @@ export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
 
 const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;
 const ANAPHORA = /\b(il|elle|ils|elles|lui|leur|eux|ca|cela|celui|celle|ceux|celles|la bas)\b/;
-// The impersonal « il » (weather, time, « il y a », « il faut ») points back at nothing.
+// The impersonal « il » (weather, time, « il y a », « il faut ») and the idioms « ça va », « comment ça » point back at nothing.
 const IMPERSONAL_VERBS = 'fait|fera|faisait|pleut|pleuvra|neige|neigera|y a|y aura|y avait|faut|faudra|est|sera|etait|reste|va faire|va pleuvoir';
-const IMPERSONAL = new RegExp(`\\bil (${IMPERSONAL_VERBS})\\b|\\b(${IMPERSONAL_VERBS}) (t )?il\\b`, 'g');
+const IMPERSONAL = new RegExp(`\\bil (${IMPERSONAL_VERBS})\\b|\\b(${IMPERSONAL_VERBS}) (t )?il\\b|\\bca va\\b|\\bcomment ca\\b`, 'g');
 
 /**
  * A question that leans on the previous exchange (« et elle, quel âge a-t-elle ? »): its

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { controllableModel, failingModel, streamingModel } from '../support/models.ts';
+import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+
+/** The agent model, swappable per test; every call is counted. */
+let current: ReturnType<typeof streamingModel> | ReturnType<typeof failingModel> | ReturnType<typeof controllableModel> = streamingModel(['Il fera beau.']);
+let modelCalls = 0;
+const switchModel = Object.assign(streamingModel([]), {
+  doStream: (options: Parameters<ReturnType<typeof streamingModel>['doStream']>[0]) => {
+    modelCalls += 1;
+    return current.doStream(options);
+  },
+});
+
+let rt: TestRuntime;
+let kiosk: KioskClient;
+let n = 0;
+const turn = (text: string) => kiosk.turn(`q${n++}`, text);
+const consent = (method: 'PUT' | 'DELETE', category: string) =>
+  fetch(`${rt.url}/v1/admin/seniors/${rt.seed!.seniorId}/consents/${category}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+const lookups = async (outcome: string) => (await rt.metrics.semanticCacheLookups.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+
+beforeAll(async () => {
+  rt = await startTestRuntime({ agentModel: switchModel }, { TURN_BUDGET_MS: '400' });
+  kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+  await kiosk.start();
+});
+afterAll(async () => {
+  kiosk.close();
+  await rt.close();
+});
+
+describe('semantic cache, end to end', () => {
+  it('is on with the strict profile of the local embedder’s calibration', () => {
+    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d+/);
+  });
+
+  it('does not cache a follow-up with no exchange before it (bypass)', async () => {
+    current = streamingModel(['De qui parlez-vous ?']);
+    const bypass = await lookups('bypass');
+    expect(await turn('Et elle, elle va bien ?')).toMatchObject({ flux: 'agent' });
+    expect(await lookups('bypass')).toBe(bypass + 1);
+  });
+
+  it('answers a repeated question from the cache, with no model call', async () => {
+    current = streamingModel(['Il fera beau et doux.']);
+    expect(await turn('Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'agent', text: 'Il fera beau et doux.' });
+    const calls = modelCalls;
+    const hits = await lookups('hit');
+    expect(await turn('Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'semantic_cache', text: 'Il fera beau et doux.' });
+    expect(modelCalls).toBe(calls);
+    expect(await lookups('hit')).toBe(hits + 1);
+  });
+
+  it('a near-miss below the threshold is a plain miss; one above it is refused by the guard', async () => {
+    current = streamingModel(['Samedi, il pleuvra.']);
+    expect(await turn('Quel temps fera-t-il samedi ?')).toMatchObject({ flux: 'agent', text: 'Samedi, il pleuvra.' });
+    current = streamingModel(['Oui, demain matin.']);
+    await turn("Est-ce que l'infirmière passe bien demain matin pour la prise de sang ?");
+    const refused = await lookups('refused');
+    current = streamingModel(['Jeudi, elle ne passe pas.']);
+    expect(await turn("Est-ce que l'infirmière passe bien jeudi matin pour la prise de sang ?")).toMatchObject({ flux: 'agent', text: 'Jeudi, elle ne passe pas.' });
+    expect(await lookups('refused')).toBe(refused + 1);
+  });
+
+  it('never stores an SOS reply (a failing model)', async () => {
+    current = failingModel(4);
+    expect(await turn('Tu connais une devinette ?')).toMatchObject({ flux: 'sos' });
+    current = streamingModel(['Oui, en voici une.']);
+    expect(await turn('Tu connais une devinette ?')).toMatchObject({ flux: 'agent' });
+  });
+
+  it('never stores an interrupted reply', async () => {
+    const model = controllableModel(['Il était ', 'une fois.']);
+    current = model;
+    kiosk.send({ type: 'turn', turnId: 'barge', transcript: 'Raconte-moi une histoire de pirates.' });
+    await kiosk.next((f) => f.type === 'reply.delta' && f.turnId === 'barge');
+    kiosk.send({ type: 'interrupt', turnId: 'barge' });
+    expect(await kiosk.next((f) => f.type === 'reply.done' && f.turnId === 'barge')).toMatchObject({ interrupted: true });
+    model.release();
+    current = streamingModel(['Les pirates.']);
+    expect(await turn('Raconte-moi une histoire de pirates.')).toMatchObject({ flux: 'agent' });
+  });
+
+  it('never stores a reply cut by a kiosk that disconnects', async () => {
+    const model = controllableModel(['Alors ', 'voilà.']);
+    current = model;
+    const other = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+    await other.start(true);
+    other.send({ type: 'turn', turnId: 'gone', transcript: 'Tu peux me lire une recette de crêpes ?' });
+    await other.next('reply.delta');
+    other.socket.terminate();
+    await other.closed;
+    // The reply is cut once the runtime knows the kiosk is gone (the actor's SOCKET.LOST).
+    await expect.poll(() => rt.registry.get(rt.seed!.seniorId)?.link ?? null).toBeNull();
+    model.release();
+    kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+    await kiosk.start(true);
+    current = streamingModel(['La recette des crêpes.']);
+    expect(await turn('Tu peux me lire une recette de crêpes ?')).toMatchObject({ flux: 'agent' });
+  });
+
+  it('a consent change drops the senior’s cached replies; the neutral line is never stored', async () => {
+    current = streamingModel(['Le marché ouvre à 8h.']);
+    await turn('À quelle heure ouvre le marché ?');
+    expect(await turn('À quelle heure ouvre le marché ?')).toMatchObject({ flux: 'semantic_cache' });
+    expect(rt.semanticCache.size).toBeGreaterThan(0);
+    await consent('DELETE', 'conversation');
+    expect(rt.semanticCache.size).toBe(0);
+    expect(await turn('À quelle heure ouvre le marché ?')).toMatchObject({ flux: 'neutral' });
+    await consent('PUT', 'conversation');
+    expect(await turn('À quelle heure ouvre le marché ?')).toMatchObject({ flux: 'agent' });
+  });
+
+  it('erasure drops the cache entries with the rest', async () => {
+    expect(rt.semanticCache.size).toBeGreaterThan(0);
+    const res = await fetch(`${rt.url}/v1/admin/seniors/${rt.seed!.seniorId}/data`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const body = (await res.json()) as { erased: Record<string, number> };
+    expect(body.erased.semantic_cache).toBeGreaterThan(0);
+    expect(rt.semanticCache.size).toBe(0);
+    expect((await kiosk.next('session.closed')).reason).toBe('erased');
+  });
+
+  it('reports every lookup on /metrics', async () => {
+    const text = await rt.metrics.registry.metrics();
+    for (const outcome of ['hit', 'miss', 'refused', 'bypass']) expect(text).toContain(`kohami_semantic_cache_lookups_total{outcome="${outcome}"}`);
+    expect(text).toContain('kohami_semantic_cache_best_similarity_bucket');
+    expect(text).toContain('kohami_semantic_cache_entries 0');
+  });
+});
