@@ -5,6 +5,7 @@ import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../machines/memor
 import type { CacheLookup, SemanticCachePort } from '../machines/ports.ts';
 import { detailsAgree, isFollowUp, normalizeQuestion, questionDetails, type QuestionDetails } from '../machines/question-details.ts';
 import { withDeadline } from './deadline.ts';
+import { DotMatrix } from './simd/dot-matrix.ts';
 
 export interface SemanticCacheOptions {
   /** Cosine similarity at or above which a candidate may hit; null turns the cache off. */
@@ -43,11 +44,11 @@ interface Ticket {
 }
 
 /**
- * One senior's entries under one (embedding model, agent model, prompt version): rows of one
- * contiguous, pre-normalised Float32Array, so a lookup is one matrix–vector product.
+ * One senior's entries under one (embedding model, agent model, prompt version): pre-normalised
+ * rows of one contiguous matrix, so a lookup is one matrix–vector product (WebAssembly SIMD).
  */
 class Shard {
-  readonly vectors: Float32Array;
+  readonly matrix: DotMatrix;
   readonly entries: Array<Entry | null>;
   /** Rows, most recent first. */
   readonly recency: number[] = [];
@@ -57,7 +58,7 @@ class Shard {
     readonly seniorId: string,
     capacity: number,
   ) {
-    this.vectors = new Float32Array(capacity * EMBEDDING_DIMENSIONS);
+    this.matrix = new DotMatrix(capacity, EMBEDDING_DIMENSIONS);
     this.entries = new Array<Entry | null>(capacity).fill(null);
   }
 
@@ -78,17 +79,6 @@ export function normalize(vector: readonly number[]): Float32Array | null {
   return out;
 }
 
-/** Dot products of `query` with the given rows of `matrix` (both pre-normalised: cosine similarity). */
-export function similarities(matrix: Float32Array, rows: readonly number[], query: Float32Array, out: Float32Array): void {
-  const d = query.length;
-  for (let k = 0; k < rows.length; k++) {
-    const base = rows[k]! * d;
-    let dot = 0;
-    for (let i = 0; i < d; i++) dot += matrix[base + i]! * query[i]!;
-    out[k] = dot;
-  }
-}
-
 /**
  * The semantic cache in front of the agent (seed « Régler le cache sémantique »). RAM only:
  * replies are conversation text, so they never reach the database, a file or a log.
@@ -99,11 +89,9 @@ export class SemanticCache implements SemanticCachePort {
   private readonly shards = new Map<string, Shard>();
   /** Every entry, least recently used first (a Map keeps insertion order; a use re-inserts). */
   private readonly lru = new Map<Entry, true>();
-  private readonly scores: Float32Array;
   private readonly now: () => number;
 
   constructor(private readonly options: SemanticCacheOptions) {
-    this.scores = new Float32Array(options.maxCandidates);
     this.now = options.now ?? Date.now;
   }
 
@@ -160,7 +148,7 @@ export class SemanticCache implements SemanticCachePort {
       row = shard.freeRow();
     }
     if (this.lru.size >= this.options.maxEntries) this.evict(this.lru.keys().next().value!);
-    shard.vectors.set(t.vector, row * EMBEDDING_DIMENSIONS);
+    shard.matrix.setRow(row, t.vector);
     const entry: Entry = { shard, row, details: t.details, contextKey: t.contextKey, reply, createdAt: this.now() };
     shard.entries[row] = entry;
     shard.recency.unshift(row);
@@ -190,14 +178,14 @@ export class SemanticCache implements SemanticCachePort {
     const oldest = this.now() - this.options.ttlMs;
     while (shard.recency.length > 0 && shard.entries[shard.recency.at(-1)!]!.createdAt < oldest) this.evict(shard.entries[shard.recency.at(-1)!]!);
     const rows = shard.recency.slice(0, this.options.maxCandidates);
-    similarities(shard.vectors, rows, ticket.vector, this.scores);
+    const scores = shard.matrix.dots(ticket.vector, rows);
     let best = -Infinity;
     let hit: Entry | null = null;
     let refused = false;
     // The near-miss guard only looks at the few candidates above the threshold, best first.
     const above: Array<[number, Entry]> = [];
     for (let k = 0; k < rows.length; k++) {
-      const score = this.scores[k]!;
+      const score = scores[k]!;
       if (score > best) best = score;
       const entry = shard.entries[rows[k]!]!;
       if (score >= this.options.threshold! && entry.contextKey === ticket.contextKey) above.push([score, entry]);

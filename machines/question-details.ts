@@ -36,6 +36,7 @@ const PLACES = [
   'pharmacie', 'hopital', 'marche', 'boulangerie', 'mairie', 'eglise', 'cimetiere', 'poste', 'banque', 'supermarche', 'jardin', 'cuisine',
   'chambre', 'salon', 'cave', 'garage', 'parc', 'plage', 'gare', 'club', 'cabinet', 'maison de retraite', 'ehpad',
 ];
+const POSSESSIVE_PATTERNS = new Map(KIN.map((kin) => [kin, new RegExp(`(?:^| )(${POSSESSIVES.join('|')}) ${kin}(?: |$)`)]));
 const NEGATION = /\b(ne|n)\s+\S+\s+(pas|plus|jamais|rien|personne|aucun|aucune|guere)\b|\b(pas|jamais|aucun|aucune|rien)\b/;
 
 /** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
@@ -52,10 +53,14 @@ export function normalizeQuestion(text: string): string {
     .trim();
 }
 
+const wordPattern = (phrase: string) => new RegExp(`(^| )${phrase}( |$)`);
+/** Compiled once: a lookup runs these on every question. */
+const PATTERNS = new Map([...WHEN, ...KIN, ...PLACES].map((p) => [p, wordPattern(p)]));
+
 /** The listed phrases found in `text`, a phrase inside a longer one found dropped (« fille » in « petite fille »). */
 function phrases(text: string, list: readonly string[]): string[] {
-  const found = list.filter((p) => new RegExp(`(^| )${p}( |$)`).test(text));
-  return found.filter((p) => !found.some((q) => q !== p && q.length > p.length && new RegExp(`(^| )${p}( |$)`).test(q)));
+  const found = list.filter((p) => PATTERNS.get(p)!.test(text));
+  return found.filter((p) => !found.some((q) => q !== p && q.length > p.length && PATTERNS.get(p)!.test(q)));
 }
 
 /** Words that start a sentence capitalised without naming anyone or anywhere. */
@@ -85,7 +90,7 @@ export function questionDetails(question: string): QuestionDetails {
   // « un » and « une » are articles far more often than numbers: only a digit or another word counts.
   const people = [
     ...phrases(text, KIN).map((kin) => {
-      const before = new RegExp(`(?:^| )(${POSSESSIVES.join('|')}) ${kin}(?: |$)`).exec(text);
+      const before = POSSESSIVE_PATTERNS.get(kin)!.exec(text);
       return before ? `${before[1]} ${kin}` : kin;
     }),
     // Capitalised words that are neither sentence openers nor lexicon words: names of people or places.
