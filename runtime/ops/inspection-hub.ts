@@ -17,6 +17,8 @@ export class InspectionHub {
 
   readonly observe = (event: InspectionEvent): void => {
     this.forward?.(event);
+    // Every turn of every session passes here: no view is built while nobody watches.
+    if (this.subscribers.size === 0) return;
     // Session actors only: their invoked children (agent, recall) have snapshots of their own.
     if (event.type !== '@xstate.snapshot' || event.actorRef.sessionId !== event.rootId) return;
     const snapshot = event.snapshot as unknown as { value: unknown; status: string; context?: SessionContext };
@@ -35,6 +37,8 @@ export class InspectionHub {
   }
 
   subscribe(subscriber: (event: OpsEvent) => void): () => void {
+    // States seen while nobody watched are stale: the first subscriber starts from the `hello` list.
+    if (this.subscribers.size === 0) this.lastState.clear();
     this.subscribers.add(subscriber);
     return () => this.subscribers.delete(subscriber);
   }
