@@ -1,47 +1,36 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { InspectionEvent } from 'xstate';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import type { InspectionEvent } from 'xstate';
 import { AgentFluxAdapter } from '../adapters/agent-flux.adapter.ts';
 import { loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
-import { createModels } from '../adapters/models/model-provider.ts';
-import { SeniorDirectory } from '../adapters/senior-directory.ts';
 import { MemoryFluxAdapter } from '../adapters/memory-flux.adapter.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory-provider.ts';
+import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
-import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
-import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine } from '../machines/session.machine.ts';
-import { PROMPT_VERSION } from '../machines/prompt.ts';
+import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
+import { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache-calibration.ts';
 import { SemanticCache } from '../adapters/semantic-cache.ts';
-import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
+import { SeniorDirectory } from '../adapters/senior-directory.ts';
 import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
 import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
 import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
-import { moodRoutes } from './admin/mood-routes.ts';
-import { seniorRoutes } from './admin/senior-routes.ts';
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
+import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
+import { PROMPT_VERSION } from '../machines/prompt.ts';
+import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine } from '../machines/session.machine.ts';
 import { CloseJobs } from './close-jobs.ts';
-import websocket from '@fastify/websocket';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import { readFile } from 'node:fs/promises';
-import { MAX_FRAME_BYTES } from './kiosk/protocol.ts';
-import { InspectionHub } from './ops/inspection-hub.ts';
-import { opsRoutes } from './ops/ops-routes.ts';
-import { SeniorErasure } from './erasure.ts';
-import { installHttpErrors } from './http-errors.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
-import { healthRoutes } from './health.ts';
-import { kioskGateway } from './kiosk/gateway.ts';
+import { SeniorErasure } from './erasure.ts';
+import { buildHttpApp } from './http-app.ts';
 import { createLogger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { migrate } from './migrate.ts';
+import { InspectionHub } from './ops/inspection-hub.ts';
 import { SessionRegistry } from './session-registry.ts';
 
 export interface RuntimeOverrides {
@@ -187,28 +176,24 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   }, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
 
-  const app: FastifyInstance = Fastify({ loggerInstance: logger as FastifyBaseLogger, forceCloseConnections: true });
-  // Sessions end (and the kiosks hear why) before the sockets go.
-  app.addHook('preClose', async () => registry.closeAll('shutdown'));
-  installHttpErrors(app);
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
-  await app.register(swagger, {
-    openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
-    transform: jsonSchemaTransform,
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(healthRoutes, { pool: db.pool });
-  const erasure = new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache });
-  await app.register(seniorRoutes, { directory, consents, memory: memory.memory, erasure, onConsentChange: (id) => semanticCache.invalidateSenior(id) });
-  await app.register(moodRoutes, { directory, moodScores });
-  await app.register(opsRoutes, { directory, registry, presence, inspection, machine, metrics: metrics.registry, processId, presenceStaleMs });
-  const consolePage = await readFile(new URL('./ops/console.html', import.meta.url), 'utf8');
-  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
-  await app.register(kioskGateway, {
+  const app = await buildHttpApp({
+    logger,
+    pool: db.pool,
+    directory,
+    consents,
+    memory: memory.memory,
+    erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache }),
+    semanticCache,
+    moodScores,
     registry,
-    seniorForToken: (token) => directory.seniorForKioskToken(token),
-    heartbeatMs: config.KIOSK_HEARTBEAT_MS,
-    ...(overrides.rateLimit ? { rateLimit: overrides.rateLimit } : {}),
+    presence,
+    inspection,
+    machine,
+    metrics,
+    processId,
+    presenceStaleMs,
+    kioskHeartbeatMs: config.KIOSK_HEARTBEAT_MS,
+    rateLimit: overrides.rateLimit,
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });

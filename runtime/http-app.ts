@@ -1,0 +1,90 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { readFile } from 'node:fs/promises';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
+import type { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
+import type { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
+import type { SemanticCache } from '../adapters/semantic-cache.ts';
+import type { SeniorDirectory } from '../adapters/senior-directory.ts';
+import type { MemoryPort } from '../machines/memory.port.ts';
+import type { sessionMachine } from '../machines/session.machine.ts';
+import { moodRoutes } from './admin/mood-routes.ts';
+import { seniorRoutes } from './admin/senior-routes.ts';
+import type { SeniorErasure } from './erasure.ts';
+import { healthRoutes } from './health.ts';
+import { installHttpErrors } from './http-errors.ts';
+import { kioskGateway } from './kiosk/gateway.ts';
+import { MAX_FRAME_BYTES } from './kiosk/protocol.ts';
+import type { Metrics } from './metrics.ts';
+import type { InspectionHub } from './ops/inspection-hub.ts';
+import { opsRoutes } from './ops/ops-routes.ts';
+import type { SessionRegistry } from './session-registry.ts';
+
+export interface HttpAppDeps {
+  logger: Logger;
+  pool: pg.Pool;
+  directory: SeniorDirectory;
+  consents: PgConsentAdapter;
+  memory: MemoryPort;
+  erasure: SeniorErasure;
+  semanticCache: SemanticCache;
+  moodScores: PgMoodScoresRepository;
+  registry: SessionRegistry;
+  presence: PgPresenceRepository;
+  inspection: InspectionHub;
+  machine: typeof sessionMachine;
+  metrics: Metrics;
+  processId: string;
+  presenceStaleMs: number;
+  kioskHeartbeatMs: number;
+  rateLimit?: { perSecond: number; burst: number } | undefined;
+}
+
+/** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
+export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, forceCloseConnections: true });
+  // Sessions end (and the kiosks hear why) before the sockets go.
+  app.addHook('preClose', async () => deps.registry.closeAll('shutdown'));
+  installHttpErrors(app);
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  // Registered before any route, so that every route is documented.
+  await app.register(swagger, {
+    openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { pool: deps.pool });
+  await app.register(seniorRoutes, {
+    directory: deps.directory,
+    consents: deps.consents,
+    memory: deps.memory,
+    erasure: deps.erasure,
+    onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
+  });
+  await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
+  await app.register(opsRoutes, {
+    directory: deps.directory,
+    registry: deps.registry,
+    presence: deps.presence,
+    inspection: deps.inspection,
+    machine: deps.machine,
+    metrics: deps.metrics.registry,
+    processId: deps.processId,
+    presenceStaleMs: deps.presenceStaleMs,
+  });
+  const consolePage = await readFile(new URL('./ops/console.html', import.meta.url), 'utf8');
+  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
+  await app.register(kioskGateway, {
+    registry: deps.registry,
+    seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
+    heartbeatMs: deps.kioskHeartbeatMs,
+    ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+  });
+  return app;
+}
