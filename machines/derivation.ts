@@ -30,6 +30,11 @@ export interface ConversationSummarizerPort {
   summarize(exchange: Exchange, session?: readonly Exchange[]): Promise<string | null>;
 }
 
+export interface SegmentSummarizerPort {
+  /** A few neutral third-person sentences about a whole session, or null: best-effort, never throws. */
+  summarize(exchanges: readonly Exchange[]): Promise<string | null>;
+}
+
 export interface ExtractedFact {
   content: string;
   category: FactCategory;

@@ -9,6 +9,8 @@ export interface SeniorProfile {
   preferredName: string | null;
   /** First session ever: no onboarding slot filled, so no « ravi de vous revoir ». */
   isFreshSenior: boolean;
+  /** Tier 2: summaries of the most recent sessions, newest first, injected as quiet background. */
+  recentSegments?: ReadonlyArray<{ summary: string; endedAt: string }>;
 }
 
 /** Flux 1: pre-written replies for trivial turns, zero model call. */

@@ -25,6 +25,13 @@ export interface AgentPrompt {
 export function buildAgentPrompt(request: AgentRequest, persona = DEFAULT_PERSONA): AgentPrompt {
   const parts = [persona];
   if (request.profile.preferredName) parts.push(`La personne souhaite qu'on l'appelle ${request.profile.preferredName}.`);
+  const segments = request.profile.recentSegments ?? [];
+  if (segments.length > 0) {
+    parts.push(
+      "Vos dernières conversations (arrière-plan discret : n'y revenez pas de vous-même, la demande actuelle passe d'abord) :\n" +
+        [...segments].reverse().map((s) => `- ${s.endedAt.slice(0, 10)} : ${s.summary}`).join('\n'),
+    );
+  }
   if (request.facts.length > 0) {
     parts.push(
       'Ce que tu sais déjà (arrière-plan discret : ne le mentionne que si la demande actuelle s\'y prête) :\n' +

@@ -2,7 +2,15 @@ import type { Logger } from 'pino';
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import type { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
-import { moodTier, type ConversationSummarizerPort, type Exchange, type MemoryExtractorPort, type MoodClassifierPort } from '../machines/derivation.ts';
+import type { PgSegmentsRepository } from '../adapters/pg-segments.repository.ts';
+import {
+  moodTier,
+  type ConversationSummarizerPort,
+  type Exchange,
+  type MemoryExtractorPort,
+  type MoodClassifierPort,
+  type SegmentSummarizerPort,
+} from '../machines/derivation.ts';
 import type { ConsentPort, MemoryPort } from '../machines/memory.port.ts';
 import type { SessionClosed, Turn } from '../machines/session.machine.ts';
 import type { Metrics } from './metrics.ts';
@@ -12,18 +20,21 @@ export interface CloseJobsDeps {
   classifier: MoodClassifierPort;
   summarizer: ConversationSummarizerPort;
   extractor: MemoryExtractorPort;
+  segmentSummarizer: SegmentSummarizerPort;
   memory: MemoryPort;
   moodScores: PgMoodScoresRepository;
+  segments: PgSegmentsRepository;
   metrics: Metrics;
   logger: Logger;
   concurrency: number;
 }
 
-type JobKind = 'mood' | 'extraction';
+type JobKind = 'mood' | 'extraction' | 'segment';
 
 /**
  * The close-time derivations. A closed session's turns become one mood-and-summary job per
- * turn and one fact-extraction job, run by a bounded in-process pool off the hot path. The
+ * turn, one fact-extraction job and one segment (tier 2), run by a bounded in-process pool off
+ * the hot path. The
  * transcript reaches them in memory only — no queue table, file or log ever holds it — so a
  * crash loses at most the derivations in flight; SIGTERM drains the pool first.
  */
@@ -46,6 +57,7 @@ export class CloseJobs {
     const exchanges = event.turns.map(toExchange);
     for (const turn of event.turns) void this.run('mood', seniorId, () => this.moodScoringCapture(seniorId, turn, exchanges));
     void this.run('extraction', seniorId, () => this.extractFacts(seniorId, exchanges));
+    void this.run('segment', seniorId, () => this.archiveSegment(event, exchanges));
   }
 
   /** Waits for every queued job, at most `timeoutMs`; false if some were still running. */
@@ -77,6 +89,20 @@ export class CloseJobs {
       await yieldToIo();
       await this.deps.memory.persist({ seniorId, content: fact.content, category: fact.category });
     }
+    return 'ok';
+  }
+
+  /** Tier 2: the session archived as one summarized segment, with its times and turn count. */
+  private async archiveSegment(event: SessionClosed, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
+    if (!(await this.deps.consents.hasConsent(event.seniorId, 'conversation'))) return 'skipped';
+    const summary = await this.deps.segmentSummarizer.summarize(exchanges);
+    await this.deps.segments.insert({
+      seniorId: event.seniorId,
+      summary,
+      startedAt: new Date(event.startedAt),
+      endedAt: new Date(event.endedAt),
+      turnCount: event.turns.length,
+    });
     return 'ok';
   }
 

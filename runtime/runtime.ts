@@ -18,6 +18,8 @@ import { SeniorDirectory } from '../adapters/senior-directory.ts';
 import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
 import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
 import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
+import { MistralSmallSegmentSummarizer } from '../adapters/subagents/mistral-small-segment-summarizer.ts';
+import { PgSegmentsRepository } from '../adapters/pg-segments.repository.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
 import { PROMPT_VERSION } from '../machines/prompt.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine } from '../machines/session.machine.ts';
@@ -74,6 +76,8 @@ export interface Runtime {
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
 /** Cached entries compared per lookup, most recent first. */
 const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
+/** Summarized sessions injected at the start of the next one (tier 2). */
+const RECENT_SEGMENTS = 3;
 /** Of which draining the close-time jobs may take (the database closes after). */
 const DRAIN_TIMEOUT_MS = 7_000;
 
@@ -133,6 +137,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
     },
   });
+  const segments = new PgSegmentsRepository(db.pool);
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
   const inspection = new InspectionHub();
@@ -143,7 +148,12 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     inspect: inspection.observe,
     machine,
     variations: loadCacheVariations(),
-    loadProfile: (id) => directory.profile(id),
+    loadProfile: async (id) => {
+      const profile = await directory.profile(id);
+      // Tier 2 is derived conversation: shown only while the conversation consent holds (INV-C01).
+      if (!profile || !(await consents.hasConsent(id, 'conversation'))) return profile;
+      return { ...profile, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
+    },
     timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
     logger,
   });
@@ -154,8 +164,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     classifier: new MistralSmallMoodClassifier(subagentModel),
     summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
     extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
+    segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
     memory: memory.memory,
     moodScores,
+    segments,
     metrics,
     logger,
     concurrency: config.CLOSE_JOBS_CONCURRENCY,

@@ -1,0 +1,32 @@
+import type pg from 'pg';
+
+export interface SegmentRow {
+  id: string;
+  summary: string | null;
+  startedAt: string;
+  endedAt: string;
+  turnCount: number;
+}
+
+/** `segments`: tier 2 of the conversation memory, scoped by senior (INV-P05). */
+export class PgSegmentsRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async insert(segment: { seniorId: string; summary: string | null; startedAt: Date; endedAt: Date; turnCount: number }): Promise<string> {
+    const res = await this.pool.query<{ id: string }>(
+      'INSERT INTO segments (senior_id, summary, started_at, ended_at, turn_count) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+      [segment.seniorId, segment.summary, segment.startedAt, segment.endedAt, segment.turnCount],
+    );
+    return res.rows[0]!.id;
+  }
+
+  /** The most recent summarized segments, newest first: what the next session is reminded of. */
+  async recent(seniorId: string, limit = 3): Promise<Array<SegmentRow & { summary: string }>> {
+    const res = await this.pool.query<{ id: string; summary: string; started_at: Date; ended_at: Date; turn_count: number }>(
+      `SELECT id, summary, started_at, ended_at, turn_count FROM segments
+        WHERE senior_id = $1::uuid AND summary IS NOT NULL ORDER BY ended_at DESC LIMIT $2`,
+      [seniorId, limit],
+    );
+    return res.rows.map((r) => ({ id: r.id, summary: r.summary, startedAt: r.started_at.toISOString(), endedAt: r.ended_at.toISOString(), turnCount: r.turn_count }));
+  }
+}
