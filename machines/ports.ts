@@ -39,6 +39,8 @@ export interface AgentRequest {
   /** Recent messages, oldest first, ending with the current user turn. */
   window: ChatMessage[];
   facts: RecalledFact[];
+  /** Tier 1: what the window's folded older part said, in a few sentences (RAM only). */
+  runningSummary?: string | null;
 }
 
 /** Flux 3: a streaming model reply. Yields text chunks; throws on failure; stops on abort. */
@@ -60,4 +62,9 @@ export type CacheLookup = { kind: 'hit'; reply: string } | { kind: 'miss'; ticke
 /** The semantic cache in front of the agent's model call. */
 export interface SemanticCachePort {
   lookup(input: { seniorId: string; question: string; previous: { question: string; reply: string } | null }, signal: AbortSignal): Promise<CacheLookup>;
+}
+
+/** Tier 1: folds the oldest part of the live window into the running summary (RAM only). */
+export interface WindowSummarizerPort {
+  summarize(input: { previousSummary: string | null; messages: ChatMessage[] }, signal: AbortSignal): Promise<string | null>;
 }

@@ -38,6 +38,7 @@ export function buildAgentPrompt(request: AgentRequest, persona = DEFAULT_PERSON
         request.facts.map((f) => `- ${f.content}`).join('\n'),
     );
   }
+  if (request.runningSummary) parts.push(`Plus tôt dans cette conversation : ${request.runningSummary}`);
   return {
     system: parts.join('\n\n'),
     messages: request.window.map((m) => ({

@@ -1,6 +1,19 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import type { AgentPort, AgentRequest, CacheFluxPort, CacheLookup, ChatMessage, Flux, RecallOutcome, RecallPort, RecalledFact, SemanticCachePort, SeniorProfile } from './ports.ts';
-import { appendToWindow } from './window.ts';
+import type {
+  AgentPort,
+  AgentRequest,
+  CacheFluxPort,
+  CacheLookup,
+  ChatMessage,
+  Flux,
+  RecallOutcome,
+  RecallPort,
+  RecalledFact,
+  SemanticCachePort,
+  SeniorProfile,
+  WindowSummarizerPort,
+} from './ports.ts';
+import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
 export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error';
@@ -38,11 +51,15 @@ export interface SessionInput {
   turnBudgetMs: number;
   sessionPauseMs: number;
   kioskGraceMs: number;
-  windowSize?: number;
+  windowBudget?: WindowBudget;
 }
 
-export interface SessionContext extends Omit<SessionInput, 'windowSize'> {
-  windowSize: number;
+export interface SessionContext extends Omit<SessionInput, 'windowBudget'> {
+  windowBudget: WindowBudget;
+  /** Tier 1: the folded older part of the window, summarized (RAM only, never persisted). */
+  runningSummary: string | null;
+  /** Messages being folded right now (the oldest ones of the window). */
+  folding: number;
   startedAt: number;
   turns: Turn[];
   window: ChatMessage[];
@@ -116,6 +133,11 @@ export function recallLogic(recall: RecallPort) {
   return fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(({ input, signal }) => recall.recall(input, signal));
 }
 
+/** Wraps a WindowSummarizerPort as the promise actor the machine invokes to fold its window. */
+export function windowSummaryLogic(summarizer: WindowSummarizerPort) {
+  return fromPromise<string | null, Parameters<WindowSummarizerPort['summarize']>[0]>(({ input, signal }) => summarizer.summarize(input, signal));
+}
+
 const noFacts = fromPromise<RecallOutcome, { seniorId: string; transcript: string }>(async () => ({ kind: 'facts', facts: [] }));
 const noCache = fromPromise<CacheLookup, Parameters<SemanticCachePort['lookup']>[0]>(async () => ({ kind: 'bypass' }));
 const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack }) => {
@@ -144,7 +166,7 @@ function completeTurn(context: SessionContext, params: FinishParams): Pick<Sessi
     ...(params.flux === 'sos' && context.lastSosReason ? { sosReason: context.lastSosReason } : {}),
   };
   const reply: ChatMessage = { role: 'assistant', content: params.text, ...(params.interrupted ? { interrupted: true } : {}) };
-  const window = params.text ? appendToWindow(context.window, reply, context.windowSize) : context.window;
+  const window = params.text ? appendToWindow(context.window, reply, context.windowBudget) : context.window;
   return { turns: [...context.turns, turn], window, current: null };
 }
 
@@ -174,6 +196,8 @@ export const sessionMachine = setup({
     recall: noFacts,
     // Replaced at boot by the semantic cache; without it, every lookup is bypassed.
     semanticCache: noCache,
+    // Replaced at boot by Mistral Small; without it, folded messages leave no summary.
+    summarizeWindow: fromPromise<string | null, Parameters<WindowSummarizerPort['summarize']>[0]>(async ({ input }) => input.previousSummary),
     // Replaced at boot with the model adapter (agentReplyLogic).
     agentReply: agentNotProvided,
   },
@@ -184,6 +208,7 @@ export const sessionMachine = setup({
   },
   guards: {
     cacheHit: ({ context }) => context.current?.cacheReply != null,
+    windowOverflows: ({ context }) => overflows(context.window, context.windowBudget),
     noChunkSent: ({ context }) => (context.current?.chunks ?? 0) === 0,
     isCurrentTurn: ({ context, event }) => event.type === 'INTERRUPT' && context.current?.turnId === event.turnId,
     // One quick retry, only before anything was spoken; the running budget still bounds it.
@@ -194,7 +219,7 @@ export const sessionMachine = setup({
     beginTurn: assign(({ context, event }) => {
       if (event.type !== 'TURN') return {};
       const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null };
-      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowSize) };
+      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget) };
     }),
     /** Flux 1: the per-session CacheFluxAdapter is pure in-memory state (no I/O), so it runs inline. */
     resolveCacheFlux: assign(({ context }) => ({
@@ -213,6 +238,13 @@ export const sessionMachine = setup({
     setFacts: assign(({ context }, facts: RecalledFact[]) => ({ current: context.current && { ...context.current, facts } })),
     setCacheTicket: assign(({ context }, params: { ticket: unknown }) => ({ current: context.current && { ...context.current, cacheTicket: params.ticket } })),
     setSosReason: assign((_, reason: SosReason) => ({ lastSosReason: reason })),
+    startFolding: assign(({ context }) => ({ folding: foldCount(context.window) })),
+    /** The folded messages leave the window (new ones were only appended meanwhile). */
+    finishFolding: assign(({ context }, params: { summary: string | null }) => ({
+      window: context.window.slice(context.folding),
+      runningSummary: params.summary ?? context.runningSummary,
+      folding: 0,
+    })),
     setCloseReason: assign((_, reason: CloseReason) => ({ closeReason: reason })),
     /** Ends the current turn: records it, feeds the window, and tells the kiosk from the same record. */
     finishTurn: enqueueActions(({ context, enqueue }, params: FinishParams) => {
@@ -244,7 +276,9 @@ export const sessionMachine = setup({
   id: 'kohamiSession',
   context: ({ input }) => ({
     ...input,
-    windowSize: input.windowSize ?? 24,
+    windowBudget: input.windowBudget ?? DEFAULT_WINDOW_BUDGET,
+    runningSummary: null,
+    folding: 0,
     startedAt: now(),
     turns: [],
     window: [],
@@ -267,6 +301,22 @@ export const sessionMachine = setup({
             detached: {
               on: { 'SOCKET.ATTACHED': 'attached' },
               after: { kioskGrace: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'disconnected' }] } },
+            },
+          },
+        },
+        memory: {
+          initial: 'steady',
+          states: {
+            steady: { always: { guard: 'windowOverflows', target: 'folding' } },
+            folding: {
+              entry: 'startFolding',
+              invoke: {
+                src: 'summarizeWindow',
+                input: ({ context }) => ({ previousSummary: context.runningSummary, messages: context.window.slice(0, context.folding) }),
+                onDone: { target: 'steady', actions: [{ type: 'finishFolding', params: ({ event }) => ({ summary: event.output }) }] },
+                // A failed fold still bounds the window; the previous summary stays.
+                onError: { target: 'steady', actions: [{ type: 'finishFolding', params: { summary: null } }] },
+              },
             },
           },
         },
@@ -354,6 +404,7 @@ export const sessionMachine = setup({
                       profile: context.profile,
                       window: context.window,
                       facts: context.current!.facts,
+                      runningSummary: context.runningSummary,
                     }),
                     onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
                   },

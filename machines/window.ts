@@ -1,9 +1,33 @@
 import type { ChatMessage } from './ports.ts';
 
-/** Messages of the live session kept for the model; older ones fall out first. */
-export const DEFAULT_WINDOW_SIZE = 24;
+/** Tier 1: the live window's budget; past it, its oldest half is folded into a running summary. */
+export interface WindowBudget {
+  maxMessages: number;
+  /** Approximate tokens (characters / 4): French runs close to that with Mistral's tokenizer. */
+  maxTokens: number;
+}
 
-export function appendToWindow(window: readonly ChatMessage[], message: ChatMessage, size = DEFAULT_WINDOW_SIZE): ChatMessage[] {
+export const DEFAULT_WINDOW_BUDGET: WindowBudget = { maxMessages: 24, maxTokens: 3000 };
+/** The seed's floor: the window never keeps fewer raw messages than this. */
+export const MIN_KEPT_MESSAGES = 12;
+
+const tokens = (window: readonly ChatMessage[]) => Math.ceil(window.reduce((n, m) => n + m.content.length, 0) / 4);
+
+export function overflows(window: readonly ChatMessage[], budget: WindowBudget): boolean {
+  return window.length > MIN_KEPT_MESSAGES && (window.length > budget.maxMessages || tokens(window) > budget.maxTokens);
+}
+
+/** How many of the oldest messages to fold: half the window, never leaving fewer than the floor. */
+export function foldCount(window: readonly ChatMessage[]): number {
+  return Math.max(0, Math.min(Math.floor(window.length / 2), window.length - MIN_KEPT_MESSAGES));
+}
+
+/**
+ * Appends a message. The hard cap only matters if folding never completes (a summarizer that
+ * hangs): the window stays bounded in memory whatever happens.
+ */
+export function appendToWindow(window: readonly ChatMessage[], message: ChatMessage, budget: WindowBudget = DEFAULT_WINDOW_BUDGET): ChatMessage[] {
   const next = [...window, message];
-  return next.length > size ? next.slice(next.length - size) : next;
+  const cap = budget.maxMessages * 4;
+  return next.length > cap ? next.slice(next.length - cap) : next;
 }

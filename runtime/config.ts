@@ -60,6 +60,8 @@ const schema = z
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
+    WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
+    WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
     SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),
     SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
     SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),

@@ -22,7 +22,8 @@ import { MistralSmallSegmentSummarizer } from '../adapters/subagents/mistral-sma
 import { PgSegmentsRepository } from '../adapters/pg-segments.repository.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
 import { PROMPT_VERSION } from '../machines/prompt.ts';
-import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine } from '../machines/session.machine.ts';
+import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session.machine.ts';
+import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './close-jobs.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db.ts';
@@ -134,6 +135,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     actors: {
       agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel)),
       semanticCache: semanticCacheLogic(semanticCache),
+      summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
       recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
     },
   });
@@ -155,6 +157,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       return { ...profile, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
     },
     timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
+    windowBudget: { maxMessages: config.WINDOW_MAX_MESSAGES, maxTokens: config.WINDOW_MAX_TOKENS },
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);

@@ -5,6 +5,7 @@ import type { PgPresenceRepository } from '../adapters/pg-presence.repository.ts
 import { CacheFluxAdapter, type CacheVariations } from '../adapters/cache-flux.adapter.ts';
 import type { SeniorProfile } from '../machines/ports.ts';
 import { sessionView, type SessionView } from '../machines/session-view.ts';
+import type { WindowBudget } from '../machines/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../machines/session.machine.ts';
 import type { ServerFrame } from './kiosk/protocol.ts';
 
@@ -26,6 +27,7 @@ export interface RegistryOptions {
   variations: CacheVariations;
   loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
   timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number };
+  windowBudget: WindowBudget;
   logger: Logger;
   /** Presence across runtime processes sharing the database. */
   presence: PgPresenceRepository;
@@ -136,7 +138,14 @@ export class SessionRegistry {
 
   private spawn(sessionId: string, seniorId: string, profile: SeniorProfile, link: KioskLink): LiveSession {
     const actor = createActor(this.options.machine, {
-      input: { sessionId, seniorId, profile, cacheFlux: new CacheFluxAdapter(this.options.variations), ...this.options.timing },
+      input: {
+        sessionId,
+        seniorId,
+        profile,
+        cacheFlux: new CacheFluxAdapter(this.options.variations),
+        windowBudget: this.options.windowBudget,
+        ...this.options.timing,
+      },
       ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
     });
     const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };

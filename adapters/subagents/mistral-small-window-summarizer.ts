@@ -1,0 +1,32 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { z } from 'zod';
+import type { ChatMessage, WindowSummarizerPort } from '../../machines/ports.ts';
+import { generateWithDefences } from './llm-defences.ts';
+
+const RunningSummarySchema = z.object({ summary: z.string().max(2000).nullable() });
+
+const SYSTEM = [
+  "Tu tiens le fil d'une conversation en cours entre une personne âgée et son compagnon.",
+  'On te donne le résumé déjà établi (peut-être vide) et les plus anciens messages de la conversation :',
+  "écris le nouveau résumé, 3 à 6 phrases en français, qui intègre l'ancien et ces messages — sujets, personnes, ce qui a été promis ou demandé.",
+].join(' ');
+
+/**
+ * Tier 1: folds the oldest half of the live window into the running summary (Mistral Small).
+ * The summary lives in the actor's memory only; it is never persisted.
+ */
+export class MistralSmallWindowSummarizer implements WindowSummarizerPort {
+  constructor(
+    private readonly model: LanguageModelV3,
+    private readonly attemptTimeoutMs = 5000,
+  ) {}
+
+  async summarize({ previousSummary, messages }: { previousSummary: string | null; messages: ChatMessage[] }): Promise<string | null> {
+    const prompt = [
+      `Résumé établi : ${previousSummary ?? '(aucun)'}`,
+      ...messages.map((m) => `${m.role === 'user' ? 'Personne' : 'Compagnon'} : ${m.content}`),
+    ].join('\n');
+    const { summary } = await generateWithDefences(this.model, { schema: RunningSummarySchema, system: SYSTEM, prompt }, this.attemptTimeoutMs);
+    return summary?.trim() || previousSummary;
+  }
+}
