@@ -12,7 +12,6 @@ export interface SemanticCacheOptions {
   threshold: number | null;
   embedder: MemoryEmbedderPort;
   agentModelId: string;
-  promptVersion: string;
   ttlMs: number;
   maxPerSenior: number;
   maxEntries: number;
@@ -103,7 +102,7 @@ export class SemanticCache implements SemanticCachePort {
     return this.options.threshold !== null;
   }
 
-  async lookup(input: { seniorId: string; question: string; previous: { question: string; reply: string } | null }, signal: AbortSignal): Promise<CacheLookup> {
+  async lookup(input: Parameters<SemanticCachePort['lookup']>[0], signal: AbortSignal): Promise<CacheLookup> {
     if (!this.enabled) return this.count('bypass', { kind: 'bypass' });
     const followUp = isFollowUp(input.question);
     // A follow-up with nothing before it cannot be keyed: do not cache it.
@@ -118,7 +117,7 @@ export class SemanticCache implements SemanticCachePort {
     }
     if (!vector) return this.count('bypass', { kind: 'bypass' });
     const ticket: Ticket = {
-      scope: this.scope(input.seniorId),
+      scope: this.scope(input.seniorId, input.promptVersion),
       seniorId: input.seniorId,
       vector,
       details: questionDetails(input.question),
@@ -168,8 +167,16 @@ export class SemanticCache implements SemanticCachePort {
     return dropped;
   }
 
-  private scope(seniorId: string): string {
-    return `${seniorId}\u0000${this.options.embedder.modelId}\u0000${this.options.agentModelId}\u0000${this.options.promptVersion}`;
+  /** Drops every entry: the deployment's persona changed. */
+  invalidateAll(): number {
+    const dropped = this.lru.size;
+    this.lru.clear();
+    this.shards.clear();
+    return dropped;
+  }
+
+  private scope(seniorId: string, promptVersion: string): string {
+    return `${seniorId}\u0000${this.options.embedder.modelId}\u0000${this.options.agentModelId}\u0000${promptVersion}`;
   }
 
   private best(ticket: Ticket): { entry: Entry | null; similarity: number | null; refused: boolean } {

@@ -35,13 +35,13 @@ for (const n of SIZES) {
   const queries = vectors.splice(n, LOOKUPS);
   let next: number[] = [];
   const embedder: MemoryEmbedderPort = { modelId: 'bench', embed: async () => [next] };
-  const options = { embedder, agentModelId: 'a', promptVersion: 'p', ttlMs: 3_600_000, maxPerSenior: n, maxEntries: n, budgetMs: 1000 };
+  const options = { embedder, agentModelId: 'a', ttlMs: 3_600_000, maxPerSenior: n, maxEntries: n, budgetMs: 1000 };
   // Random unit vectors are never above 0.99 of each other: every lookup scans all n and misses.
   const cache = new SemanticCache({ ...options, threshold: 0.99, maxCandidates: n });
   const filler = new SemanticCache({ ...options, threshold: 0.99, maxCandidates: 1 });
   for (const v of vectors) {
     next = v;
-    const miss = await filler.lookup({ seniorId: 's', question: 'Quel temps fera-t-il demain ?', previous: null }, signal);
+    const miss = await filler.lookup({ seniorId: 's', question: 'Quel temps fera-t-il demain ?', previous: null, promptVersion: 'p' }, signal);
     cache.store((miss as { ticket: unknown }).ticket, 'réponse');
   }
   // Each in its own block (after a warm-up), so neither evicts the other's data from the CPU caches.
@@ -50,7 +50,7 @@ for (const n of SIZES) {
   for (const [i, q] of [...queries.slice(0, 20), ...queries].entries()) {
     next = q;
     const t = performance.now();
-    await cache.lookup({ seniorId: 's', question: 'Quel temps fera-t-il demain ?', previous: null }, signal);
+    await cache.lookup({ seniorId: 's', question: 'Quel temps fera-t-il demain ?', previous: null, promptVersion: 'p' }, signal);
     if (i >= 20) fast.push(performance.now() - t);
   }
   for (const [i, q] of [...queries.slice(0, 20), ...queries].entries()) {

@@ -11,6 +11,28 @@ export interface SeniorProfile {
   isFreshSenior: boolean;
   /** Tier 2: summaries of the most recent sessions, newest first, injected as quiet background. */
   recentSegments?: ReadonlyArray<{ summary: string; endedAt: string }>;
+  /** The narrative memory: the deployment's or the senior's persona (the built-in one otherwise). */
+  persona?: string | null;
+  /** The next session's preparation, written by the nightly consolidation. */
+  compass?: CompassView | null;
+  /** What the companion knows of the senior, built by the consolidation, correctable by an admin. */
+  interlocutor?: InterlocutorView | null;
+}
+
+export interface CompassView {
+  resumeWith?: string | undefined;
+  questionsToAsk?: string[];
+  avoid?: string[];
+  uncertainties?: string[];
+  tone?: string | undefined;
+  topicsToExplore?: string[];
+}
+
+export interface InterlocutorView {
+  role?: string | undefined;
+  interests?: string[];
+  recurringTopics?: string[];
+  patterns?: string[];
 }
 
 /** Flux 1: pre-written replies for trivial turns, zero model call. */
@@ -61,7 +83,10 @@ export type CacheLookup = { kind: 'hit'; reply: string } | { kind: 'miss'; ticke
 
 /** The semantic cache in front of the agent's model call. */
 export interface SemanticCachePort {
-  lookup(input: { seniorId: string; question: string; previous: { question: string; reply: string } | null }, signal: AbortSignal): Promise<CacheLookup>;
+  lookup(
+    input: { seniorId: string; question: string; previous: { question: string; reply: string } | null; promptVersion: string },
+    signal: AbortSignal,
+  ): Promise<CacheLookup>;
 }
 
 /** Tier 1: folds the oldest part of the live window into the running summary (RAM only). */

@@ -1,4 +1,4 @@
-import type { AgentRequest } from './ports.ts';
+import type { AgentRequest, CompassView, InterlocutorView } from './ports.ts';
 
 export const DEFAULT_PERSONA = [
   'Tu es Kohami, un compagnon de conversation bienveillant pour une personne âgée.',
@@ -8,7 +8,7 @@ export const DEFAULT_PERSONA = [
 ].join(' ');
 
 /** Changes whenever the persona or the prompt's shape changes: cached replies of another version are never served. */
-export const PROMPT_VERSION = `v1-${fnv1a(DEFAULT_PERSONA)}`;
+export const promptVersion = (persona: string | null | undefined) => `v2-${fnv1a(persona ?? DEFAULT_PERSONA)}`;
 
 function fnv1a(text: string): string {
   let hash = 0x811c9dc5;
@@ -21,10 +21,42 @@ export interface AgentPrompt {
   messages: Array<{ role: 'user' | 'assistant'; content: string }>;
 }
 
-/** Persona first, then background knowledge, then the live window (the current request last). */
-export function buildAgentPrompt(request: AgentRequest, persona = DEFAULT_PERSONA): AgentPrompt {
-  const parts = [persona];
+const list = (items: readonly string[] | undefined) => (items && items.length > 0 ? items.join(' ; ') : null);
+
+function compassSection(c: CompassView | null | undefined): string | null {
+  if (!c) return null;
+  const lines = [
+    c.resumeWith && `reprendre par : ${c.resumeWith}`,
+    list(c.questionsToAsk) && `questions possibles : ${list(c.questionsToAsk)}`,
+    list(c.avoid) && `à éviter : ${list(c.avoid)}`,
+    c.tone && `ton : ${c.tone}`,
+    list(c.topicsToExplore) && `sujets à creuser : ${list(c.topicsToExplore)}`,
+    list(c.uncertainties) && `incertitudes : ${list(c.uncertainties)}`,
+  ].filter(Boolean);
+  return lines.length > 0 ? `Préparation de cette séance (à suivre avec tact, seulement si la conversation s'y prête) :\n- ${lines.join('\n- ')}` : null;
+}
+
+function interlocutorSection(p: InterlocutorView | null | undefined): string | null {
+  if (!p) return null;
+  const lines = [
+    p.role && `rôle : ${p.role}`,
+    list(p.interests) && `centres d'intérêt : ${list(p.interests)}`,
+    list(p.recurringTopics) && `sujets récurrents : ${list(p.recurringTopics)}`,
+    list(p.patterns) && `habitudes : ${list(p.patterns)}`,
+  ].filter(Boolean);
+  return lines.length > 0 ? `Ce que vous savez de la personne (arrière-plan) :\n- ${lines.join('\n- ')}` : null;
+}
+
+/**
+ * The agent's context, in this order: persona → compass → interlocutor profile → the 3 most
+ * recent segments → recalled facts → the window's running summary → the window (the current
+ * request last). Past memories are marked as quiet background: the persona and the current
+ * request lead.
+ */
+export function buildAgentPrompt(request: AgentRequest): AgentPrompt {
+  const parts = [request.profile.persona ?? DEFAULT_PERSONA];
   if (request.profile.preferredName) parts.push(`La personne souhaite qu'on l'appelle ${request.profile.preferredName}.`);
+  for (const section of [compassSection(request.profile.compass), interlocutorSection(request.profile.interlocutor)]) if (section) parts.push(section);
   const segments = request.profile.recentSegments ?? [];
   if (segments.length > 0) {
     parts.push(

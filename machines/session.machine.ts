@@ -13,6 +13,7 @@ import type {
   SeniorProfile,
   WindowSummarizerPort,
 } from './ports.ts';
+import { promptVersion } from './prompt.ts';
 import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
@@ -378,7 +379,12 @@ export const sessionMachine = setup({
                 semanticCache: {
                   invoke: {
                     src: 'semanticCache',
-                    input: ({ context }) => ({ seniorId: context.seniorId, question: context.current!.transcript, previous: previousExchange(context.window) }),
+                    input: ({ context }) => ({
+                      seniorId: context.seniorId,
+                      question: context.current!.transcript,
+                      previous: previousExchange(context.window),
+                      promptVersion: promptVersion(context.profile.persona),
+                    }),
                     onDone: [
                       {
                         guard: ({ event }) => event.output.kind === 'hit',

@@ -9,11 +9,13 @@ import type { Logger } from 'pino';
 import type { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import type { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
 import type { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
+import type { PgProfilesRepository } from '../adapters/pg-profiles.repository.ts';
 import type { SemanticCache } from '../adapters/semantic-cache.ts';
 import type { SeniorDirectory } from '../adapters/senior-directory.ts';
 import type { MemoryPort } from '../machines/memory.port.ts';
 import type { sessionMachine } from '../machines/session.machine.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
+import { profileRoutes } from './admin/profile-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
 import type { SeniorErasure } from './erasure.ts';
 import { healthRoutes } from './health.ts';
@@ -34,6 +36,7 @@ export interface HttpAppDeps {
   erasure: SeniorErasure;
   semanticCache: SemanticCache;
   moodScores: PgMoodScoresRepository;
+  profiles: PgProfilesRepository;
   registry: SessionRegistry;
   presence: PgPresenceRepository;
   inspection: InspectionHub;
@@ -68,6 +71,11 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
   });
   await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
+  await app.register(profileRoutes, {
+    directory: deps.directory,
+    profiles: deps.profiles,
+    onPersonaChange: (id) => (id ? deps.semanticCache.invalidateSenior(id) : deps.semanticCache.invalidateAll()),
+  });
   await app.register(opsRoutes, {
     directory: deps.directory,
     registry: deps.registry,

@@ -12,6 +12,7 @@ import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
+import { PgProfilesRepository } from '../adapters/pg-profiles.repository.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache-calibration.ts';
 import { SemanticCache } from '../adapters/semantic-cache.ts';
 import { SeniorDirectory } from '../adapters/senior-directory.ts';
@@ -21,7 +22,6 @@ import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-
 import { MistralSmallSegmentSummarizer } from '../adapters/subagents/mistral-small-segment-summarizer.ts';
 import { PgSegmentsRepository } from '../adapters/pg-segments.repository.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
-import { PROMPT_VERSION } from '../machines/prompt.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './close-jobs.ts';
@@ -120,7 +120,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     threshold: cacheSetting.threshold,
     embedder,
     agentModelId: agentModel.modelId,
-    promptVersion: PROMPT_VERSION,
     ttlMs: config.SEMANTIC_CACHE_TTL_MS,
     maxPerSenior: config.SEMANTIC_CACHE_MAX_PER_SENIOR,
     maxEntries: config.SEMANTIC_CACHE_MAX_ENTRIES,
@@ -140,6 +139,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     },
   });
   const segments = new PgSegmentsRepository(db.pool);
+  const profiles = new PgProfilesRepository(db.pool);
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
   const inspection = new InspectionHub();
@@ -152,9 +152,12 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     variations: loadCacheVariations(),
     loadProfile: async (id) => {
       const profile = await directory.profile(id);
-      // Tier 2 is derived conversation: shown only while the conversation consent holds (INV-C01).
-      if (!profile || !(await consents.hasConsent(id, 'conversation'))) return profile;
-      return { ...profile, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
+      if (!profile) return null;
+      const persona = await profiles.persona(id);
+      // Segments, compass and interlocutor are derived from conversations: only while the consent holds (INV-C01).
+      if (!(await consents.hasConsent(id, 'conversation'))) return { ...profile, persona };
+      const { compass, interlocutor } = await profiles.profile(id);
+      return { ...profile, persona, compass, interlocutor, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
     },
     timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
     windowBudget: { maxMessages: config.WINDOW_MAX_MESSAGES, maxTokens: config.WINDOW_MAX_TOKENS },
@@ -200,6 +203,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache }),
     semanticCache,
     moodScores,
+    profiles,
     registry,
     presence,
     inspection,

@@ -20,7 +20,6 @@ function cache(options: Partial<SemanticCacheOptions> = {}) {
     threshold: 0.78,
     embedder: new LocalHashEmbedder(),
     agentModelId: 'agent-1',
-    promptVersion: 'p1',
     ttlMs: 60_000,
     maxPerSenior: 50,
     maxEntries: 1000,
@@ -34,11 +33,12 @@ function cache(options: Partial<SemanticCacheOptions> = {}) {
 
 /** A lookup that misses, then the reply stored under its ticket. */
 async function seed(c: SemanticCache, seniorId: string, question: string, reply: string, previous: { question: string; reply: string } | null = null) {
-  const miss = await c.lookup({ seniorId, question, previous }, signal);
+  const miss = await c.lookup({ seniorId, question, previous, promptVersion: 'p1' }, signal);
   expect(miss.kind).toBe('miss');
   c.store((miss as { ticket: unknown }).ticket, reply);
 }
-const ask = (c: SemanticCache, seniorId: string, question: string, previous: { question: string; reply: string } | null = null) => c.lookup({ seniorId, question, previous }, signal);
+const ask = (c: SemanticCache, seniorId: string, question: string, previous: { question: string; reply: string } | null = null, promptVersion = 'p1') =>
+  c.lookup({ seniorId, question, previous, promptVersion }, signal);
 
 describe('near-miss guard', () => {
   it.each([
@@ -81,10 +81,12 @@ describe('SemanticCache', () => {
     expect((await ask(c, paul, 'Comment ça va ?')).kind).toBe('miss');
     const other: MemoryEmbedderPort = { modelId: 'another-model', embed: (t) => new LocalHashEmbedder().embed(t) };
     const shared = { maxEntries: 1000 };
-    for (const variant of [{ embedder: other }, { agentModelId: 'agent-2' }, { promptVersion: 'p2' }]) {
+    for (const variant of [{ embedder: other }, { agentModelId: 'agent-2' }]) {
       const c2 = cache({ ...shared, ...variant });
       expect((await ask(c2, marie, 'Comment ça va ?')).kind).toBe('miss');
     }
+    // Another persona, another prompt version: a different scope in the same cache.
+    expect((await ask(c, marie, 'Comment ça va ?', null, 'p2')).kind).toBe('miss');
   });
 
   it('refuses a near-miss: similar question, different detail', async () => {
