@@ -13,6 +13,9 @@ import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
 import { PgMoodScoresRepository } from '../adapters/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/pg-profiles.repository.ts';
+import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-consolidator.ts';
+import { Dream } from './dream.ts';
+import { DreamScheduler } from './dream-scheduler.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache-calibration.ts';
 import { SemanticCache } from '../adapters/semantic-cache.ts';
 import { SeniorDirectory } from '../adapters/senior-directory.ts';
@@ -63,6 +66,8 @@ export interface Runtime {
   /** The semantic cache's state for the banner: its profile and threshold, or why it is off. */
   semanticCacheSetting: string;
   presence: PgPresenceRepository;
+  dream: Dream;
+  dreams: DreamScheduler;
   inspection: InspectionHub;
   processId: string;
   logger: Logger;
@@ -194,6 +199,17 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   }, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
 
+  const dream = new Dream({
+    pool: db.pool,
+    consents,
+    memory: memory.memory,
+    embedder,
+    profiles,
+    consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
+  });
+  const dreams = new DreamScheduler(db.pool, dream, logger);
+  await dreams.start();
+
   const app = await buildHttpApp({
     logger,
     pool: db.pool,
@@ -227,10 +243,11 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       await app.close();
       await presence.releaseProcess(processId).catch(() => {});
       await closeJobs.drain(DRAIN_TIMEOUT_MS);
+      await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
       await db.close();
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, inspection, processId, logger, modelMode, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, seed, url, close };
 }
