@@ -65,9 +65,17 @@ export interface AgentRequest {
   runningSummary?: string | null;
 }
 
-/** Flux 3: a streaming model reply. Yields text chunks; throws on failure; stops on abort. */
+/** What the agent's stream yields: text to speak, or news that it called a tool (such a reply is never cached). */
+export type AgentChunk = { type: 'text'; text: string } | { type: 'tool'; name: string };
+
+/** Flux 3: a streaming model reply. Yields chunks; throws on failure; stops on abort. */
 export interface AgentPort {
-  stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<string>;
+  stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk>;
+}
+
+/** Tier 3: what the agent's `search_memory` tool reaches, on demand (consent-gated). */
+export interface MemorySearchPort {
+  searchMemory(seniorId: string, query: string): Promise<{ segments: string[]; facts: string[] }>;
 }
 
 /** What Flux 2 hands on: either facts for the agent, or a final reply that ends the turn. */

@@ -42,6 +42,8 @@ interface CurrentTurn {
   cacheReply: string | null;
   /** From a semantic-cache miss: lets the runtime store this turn's reply if it completes. */
   cacheTicket: unknown;
+  /** The agent called a tool (search_memory): its reply depends on that call and is never cached. */
+  usedTools: boolean;
 }
 
 export interface SessionInput {
@@ -76,6 +78,7 @@ export type SessionEvent =
   | { type: 'SOCKET.LOST' }
   | { type: 'SOCKET.ATTACHED' }
   | { type: 'AGENT.CHUNK'; text: string }
+  | { type: 'AGENT.TOOL'; name: string }
   | { type: 'AGENT.DONE' }
   | { type: 'AGENT.FAILED' };
 
@@ -111,9 +114,10 @@ export function agentReplyLogic(agent: AgentPort) {
     const controller = new AbortController();
     void (async () => {
       try {
-        for await (const text of agent.stream(input, controller.signal)) {
+        for await (const chunk of agent.stream(input, controller.signal)) {
           if (controller.signal.aborted) return;
-          if (text) sendBack({ type: 'AGENT.CHUNK', text });
+          if (chunk.type === 'tool') sendBack({ type: 'AGENT.TOOL', name: chunk.name });
+          else if (chunk.text) sendBack({ type: 'AGENT.CHUNK', text: chunk.text });
         }
         if (!controller.signal.aborted) sendBack({ type: 'AGENT.DONE' });
       } catch {
@@ -219,7 +223,7 @@ export const sessionMachine = setup({
   actions: {
     beginTurn: assign(({ context, event }) => {
       if (event.type !== 'TURN') return {};
-      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null };
+      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null, usedTools: false };
       return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget) };
     }),
     /** Flux 1: the per-session CacheFluxAdapter is pure in-memory state (no I/O), so it runs inline. */
@@ -237,6 +241,7 @@ export const sessionMachine = setup({
     })),
     countRetry: assign(({ context }) => ({ current: context.current && { ...context.current, retries: context.current.retries + 1 } })),
     setFacts: assign(({ context }, facts: RecalledFact[]) => ({ current: context.current && { ...context.current, facts } })),
+    markToolUse: assign(({ context }) => ({ current: context.current && { ...context.current, usedTools: true } })),
     setCacheTicket: assign(({ context }, params: { ticket: unknown }) => ({ current: context.current && { ...context.current, cacheTicket: params.ticket } })),
     setSosReason: assign((_, reason: SosReason) => ({ lastSosReason: reason })),
     startFolding: assign(({ context }) => ({ folding: foldCount(context.window) })),
@@ -416,6 +421,7 @@ export const sessionMachine = setup({
                   },
                   on: {
                     'AGENT.CHUNK': { actions: ['appendChunk', 'emitDelta'] },
+                    'AGENT.TOOL': { actions: 'markToolUse' },
                     'AGENT.DONE': [
                       { guard: 'emptyReply', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'empty_reply' }] },
                       {
@@ -427,7 +433,7 @@ export const sessionMachine = setup({
                             params: ({ context }) => ({
                               text: context.current!.reply,
                               flux: context.current!.facts.length > 0 ? ('recall' as const) : ('agent' as const),
-                              cacheTicket: context.current!.cacheTicket,
+                              cacheTicket: context.current!.usedTools ? null : context.current!.cacheTicket,
                             }),
                           },
                         ],

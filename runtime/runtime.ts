@@ -7,6 +7,7 @@ import type { InspectionEvent } from 'xstate';
 import { AgentFluxAdapter } from '../adapters/agent-flux.adapter.ts';
 import { loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
 import { MemoryFluxAdapter } from '../adapters/memory-flux.adapter.ts';
+import { MemorySearch } from '../adapters/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory-provider.ts';
 import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/pg-consent.adapter.ts';
@@ -137,7 +138,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
 
   const machine = sessionMachine.provide({
     actors: {
-      agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel)),
+      agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder))),
       semanticCache: semanticCacheLogic(semanticCache),
       summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
       recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
