@@ -1,4 +1,6 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { Logger } from 'pino';
+import { echoesTranscriptVerbatim } from '../../machines/derivation.ts';
 import { APICallError, generateObject, type FlexibleSchema } from 'ai';
 
 export class AttemptTimeoutError extends Error {
@@ -51,3 +53,28 @@ export async function generateWithDefences<T>(
 /** How one exchange is shown to the mood classifier and the summarizer. */
 export const exchangePrompt = ({ transcript, replyText }: { transcript: string; replyText: string }) =>
   `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`;
+
+/**
+ * A best-effort summary: null on any failure (timeout, transport, schema), on an empty output,
+ * and on an output that re-includes any of `verbatim` (the conversation it was derived from).
+ */
+export async function bestEffortSummary(
+  model: LanguageModelV3,
+  request: { schema: FlexibleSchema<{ summary: string | null }>; system: string; prompt: string },
+  verbatim: readonly string[],
+  logger: Pick<Logger, 'warn'>,
+  attemptTimeoutMs: number,
+): Promise<string | null> {
+  try {
+    const summary = (await generateWithDefences(model, request, attemptTimeoutMs)).summary?.trim();
+    if (!summary) return null;
+    if (echoesTranscriptVerbatim(summary, verbatim)) {
+      logger.warn('summary dropped: it re-included the conversation verbatim');
+      return null;
+    }
+    return summary;
+  } catch (err) {
+    logger.warn({ err }, 'summary skipped: the summarizer failed');
+    return null;
+  }
+}

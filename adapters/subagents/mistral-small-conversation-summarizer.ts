@@ -1,8 +1,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { echoesTranscriptVerbatim, type ConversationSummarizerPort, type Exchange } from '../../machines/derivation.ts';
-import { exchangePrompt, generateWithDefences } from './llm-defences.ts';
+import type { ConversationSummarizerPort, Exchange } from '../../machines/derivation.ts';
+import { bestEffortSummary, exchangePrompt } from './llm-defences.ts';
 
 const SummarySchema = z.object({ summary: z.string().max(1000).nullable() });
 
@@ -25,20 +25,9 @@ export class MistralSmallConversationSummarizer implements ConversationSummarize
     private readonly attemptTimeoutMs = 4000,
   ) {}
 
-  async summarize({ transcript, replyText }: Exchange, session: readonly Exchange[] = []): Promise<string | null> {
-    try {
-      const object = await generateWithDefences(this.model, { schema: SummarySchema, system: SYSTEM, prompt: exchangePrompt({ transcript, replyText }) }, this.attemptTimeoutMs);
-      const summary = object.summary?.trim();
-      if (!summary) return null;
-      const inputs = [transcript, replyText, ...session.flatMap((e) => [e.transcript, e.replyText])];
-      if (echoesTranscriptVerbatim(summary, inputs)) {
-        this.logger.warn('summary dropped: it re-included the exchange verbatim');
-        return null;
-      }
-      return summary;
-    } catch (err) {
-      this.logger.warn({ err }, 'summary skipped: the summarizer failed');
-      return null;
-    }
+  summarize({ transcript, replyText }: Exchange, session: readonly Exchange[] = []): Promise<string | null> {
+    const verbatim = [transcript, replyText, ...session.flatMap((e) => [e.transcript, e.replyText])];
+    const request = { schema: SummarySchema, system: SYSTEM, prompt: exchangePrompt({ transcript, replyText }) };
+    return bestEffortSummary(this.model, request, verbatim, this.logger, this.attemptTimeoutMs);
   }
 }

@@ -1,8 +1,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { echoesTranscriptVerbatim, type Exchange, type SegmentSummarizerPort } from '../../machines/derivation.ts';
-import { generateWithDefences } from './llm-defences.ts';
+import type { Exchange, SegmentSummarizerPort } from '../../machines/derivation.ts';
+import { bestEffortSummary } from './llm-defences.ts';
 
 const SegmentSchema = z.object({ summary: z.string().max(2000).nullable() });
 
@@ -27,20 +27,8 @@ export class MistralSmallSegmentSummarizer implements SegmentSummarizerPort {
 
   async summarize(exchanges: readonly Exchange[]): Promise<string | null> {
     if (exchanges.length === 0) return null;
-    const texts = exchanges.flatMap((e) => [e.transcript, e.replyText]);
-    try {
-      const prompt = exchanges.map((e) => `Personne : ${e.transcript}\nCompagnon : ${e.replyText}`).join('\n');
-      const { summary } = await generateWithDefences(this.model, { schema: SegmentSchema, system: SYSTEM, prompt }, this.attemptTimeoutMs);
-      const text = summary?.trim();
-      if (!text) return null;
-      if (echoesTranscriptVerbatim(text, texts)) {
-        this.logger.warn('segment summary dropped: it re-included the conversation verbatim');
-        return null;
-      }
-      return text;
-    } catch (err) {
-      this.logger.warn({ err }, 'segment summary skipped: the summarizer failed');
-      return null;
-    }
+    const prompt = exchanges.map((e) => `Personne : ${e.transcript}\nCompagnon : ${e.replyText}`).join('\n');
+    const verbatim = exchanges.flatMap((e) => [e.transcript, e.replyText]);
+    return bestEffortSummary(this.model, { schema: SegmentSchema, system: SYSTEM, prompt }, verbatim, this.logger, this.attemptTimeoutMs);
   }
 }
