@@ -69,7 +69,7 @@ export async function bestEffortSummary(
     const summary = (await generateWithDefences(model, request, attemptTimeoutMs)).summary?.trim();
     if (!summary) return null;
     if (echoesTranscriptVerbatim(summary, verbatim)) {
-      logger.warn('summary dropped: it re-included the conversation verbatim');
+      logger.warn('summary dropped: it repeated the conversation word for word');
       return null;
     }
     return summary;

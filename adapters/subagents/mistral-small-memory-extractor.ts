@@ -57,7 +57,7 @@ export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
       }
       if (parsed.data.confidence < MIN_FACT_CONFIDENCE) continue;
       if (isCopiedFact(parsed.data.content, transcript)) {
-        this.logger.warn({ index }, 'extracted fact dropped: copied from the transcript');
+        this.logger.warn({ index }, 'extracted fact dropped: copied word for word from the session');
         continue;
       }
       facts.push(parsed.data);
