@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import WebSocket from 'ws';
 import { CacheFluxAdapter, loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
@@ -10,6 +10,12 @@ import { parseClientFrame } from '../runtime/kiosk/protocol.ts';
  *   npm run bench:gateway [-- N1 N2 …]   (default 1000 5000)
  */
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+/**
+ * With BENCH_PIN=1 (and taskset), the server runs on core 0 and this generator on core 1, so the
+ * ratio compares servers, not how much CPU each leaves a generator sharing its cores.
+ */
+const PIN = process.env.BENCH_PIN === '1';
+if (PIN) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
 const SIZES = sizes.length > 0 ? sizes : [1000, 5000];
 const LOAD_SECONDS = 5;
 const TURN = (id: number) => JSON.stringify({ type: 'turn', turnId: `t${id}`, transcript: 'Bonjour' });
@@ -51,6 +57,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 
 async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF && kind === 'runtime' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
+  if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '0', String(child.pid)], { stdio: 'ignore' });
   const { url } = await request<{ url: string }>(child, 'ready');
   const base = await request<{ rss: number }>(child, 'measure');
   const urls = Array.from({ length: n }, (_, i) => (kind === 'runtime' ? `${url}?token=kiosk_bench_${i + 1}` : url));
