@@ -3,16 +3,18 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 /** Every Prometheus metric of one runtime, on its own registry (tests start several runtimes). */
 export function createMetrics() {
   const registry = new Registry();
-  /** Set once the session registry exists; read at each scrape. */
+  /** Set once the session registry and the cache exist; read at each scrape. */
   const sources = { liveSessions: () => 0, semanticCacheEntries: () => 0 };
-  const liveSessions = new Gauge({
-    name: 'kohami_live_sessions',
-    help: 'Live session actors in this process',
-    registers: [registry],
-    collect() {
-      this.set(sources.liveSessions());
-    },
-  });
+  const sampled = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  const liveSessions = sampled('kohami_live_sessions', 'Live session actors in this process', () => sources.liveSessions());
   const turns = new Counter({ name: 'kohami_turns_total', help: 'Answered turns, by the flux that answered', labelNames: ['flux'] as const, registers: [registry] });
   const turnLatency = new Histogram({
     name: 'kohami_turn_latency_seconds',
@@ -54,14 +56,7 @@ export function createMetrics() {
     buckets: [0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98, 1],
     registers: [registry],
   });
-  const semanticCacheEntries = new Gauge({
-    name: 'kohami_semantic_cache_entries',
-    help: 'Replies held by the semantic cache (RAM only)',
-    registers: [registry],
-    collect() {
-      this.set(sources.semanticCacheEntries());
-    },
-  });
+  const semanticCacheEntries = sampled('kohami_semantic_cache_entries', 'Replies held by the semantic cache (RAM only)', () => sources.semanticCacheEntries());
   return { registry, sources, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobDuration };
 }
 

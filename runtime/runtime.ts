@@ -190,8 +190,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     metrics.turnLatency.observe({ flux: done.flux }, done.latencyMs / 1000);
     if (done.flux === 'cache') metrics.cacheFluxHits.inc();
     if (done.flux === 'sos') metrics.sosFallbacks.inc({ reason: done.sosReason ?? 'unknown' });
-    // Only a completed agent reply carries a ticket: never SOS, neutral, interrupted or failed ones.
-    if (done.cacheTicket && !done.interrupted) semanticCache.store(done.cacheTicket, done.text);
+    // The machine gives a ticket to a completed agent reply only (never SOS, neutral, interrupted, failed or tool-using ones).
+    if (done.cacheTicket) semanticCache.store(done.cacheTicket, done.text);
   });
   metrics.sources.liveSessions = () => registry.size;
   const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;

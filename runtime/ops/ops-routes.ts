@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { PgPresenceRepository } from '../../adapters/pg-presence.repository.ts';
 import type { SeniorDirectory } from '../../adapters/senior-directory.ts';
+import { sessionView } from '../../machines/session-view.ts';
 import type { sessionMachine } from '../../machines/session.machine.ts';
 import { requireRole } from '../api-auth.ts';
 import type { SessionRegistry } from '../session-registry.ts';
@@ -75,7 +76,7 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
 
   r.get('/v1/ops/sessions/:id', { schema: { params: SessionParams, response: { 200: SessionDetail, 404: ErrorBody } } }, async (req, reply) => {
     const live = registry.findSession(req.params.id);
-    if (live) return { processId, local: true, connectedSince: new Date(live.connectedSince).toISOString(), ...registry.views().find((v) => v.sessionId === req.params.id)! };
+    if (live) return { processId, local: true, connectedSince: new Date(live.connectedSince).toISOString(), ...sessionView(live.actor.getSnapshot()) };
     const row = (await presence.list(opts.presenceStaleMs)).find((p) => p.sessionId === req.params.id);
     if (row) return { ...row, local: false };
     return reply.code(404).send({ error: 'not_found', message: 'no live session with that id' });

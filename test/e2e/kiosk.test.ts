@@ -3,15 +3,11 @@ import WebSocket from 'ws';
 import type { SessionClosed } from '../../machines/session.machine.ts';
 import { MAX_FRAME_BYTES } from '../../runtime/kiosk/protocol.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
+import { controllableModel, failingModel, hangingModel, streamingModel, switchableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
-/** One runtime for the file (PGlite boots in seconds); the model is swapped per test through this switch. */
-let current: ReturnType<typeof streamingModel> | ReturnType<typeof hangingModel> = streamingModel(['Je vous ', 'écoute.']);
-const switchModel = Object.assign(streamingModel([]), {
-  doStream: (options: Parameters<ReturnType<typeof streamingModel>['doStream']>[0]) => current.doStream(options),
-});
-
+/** One agent model for the file's runtime; each test swaps its behaviour. */
+const agent = switchableModel(streamingModel(['Je vous ', 'écoute.']));
 let rt: TestRuntime;
 const open: KioskClient[] = [];
 async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {}) {
@@ -21,7 +17,7 @@ async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {})
 }
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: switchModel, rateLimit: { perSecond: 50, burst: 60 } }, { TURN_BUDGET_MS: '400', KIOSK_GRACE_MS: '60000' });
+  rt = await startTestRuntime({ agentModel: agent, rateLimit: { perSecond: 50, burst: 60 } }, { TURN_BUDGET_MS: '400', KIOSK_GRACE_MS: '60000' });
 });
 afterAll(async () => {
   for (const c of open) c.close();
@@ -55,7 +51,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
   });
 
   it('streams an agent reply: deltas, then done with flux and latency', async () => {
-    current = streamingModel(['Je vous ', 'écoute.']);
+    agent.use(streamingModel(['Je vous ', 'écoute.']));
     const k = await kiosk();
     await k.start();
     k.send({ type: 'turn', turnId: 'a1', transcript: 'je suis allée au marché ce matin' });
@@ -69,7 +65,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
 
   it('answers with the SOS line when the model is slower than the budget, and never sends the late reply', async () => {
     const slow = hangingModel();
-    current = slow;
+    agent.use(slow);
     const k = await kiosk();
     await k.start();
     const done = await k.turn('s1', 'raconte-moi quelque chose');
@@ -79,7 +75,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
   });
 
   it('answers with the SOS line when the model fails twice', async () => {
-    current = failingModel(2);
+    agent.use(failingModel(2));
     const k = await kiosk();
     await k.start();
     expect(await k.turn('f1', 'tu es là ?')).toMatchObject({ flux: 'sos' });
@@ -87,7 +83,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
 
   it('barge-in stops the reply at once and the next turn works', async () => {
     const model = controllableModel(['Il était ', 'une fois ', 'un roi.']);
-    current = model;
+    agent.use(model);
     const k = await kiosk();
     await k.start();
     k.send({ type: 'turn', turnId: 'b1', transcript: 'raconte-moi une histoire' });
@@ -160,7 +156,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
   });
 
   it('a dropped kiosk resumes its session within the grace period, window intact', async () => {
-    current = streamingModel(['Bien noté.']);
+    agent.use(streamingModel(['Bien noté.']));
     const first = await kiosk();
     const a = await first.start();
     await first.turn('w1', 'ma fille Claire vient dimanche');
@@ -174,7 +170,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
   });
 
   it('a kiosk that stops answering pings is considered gone', async () => {
-    const quick = await startTestRuntime({ agentModel: switchModel }, { KIOSK_HEARTBEAT_MS: '40' });
+    const quick = await startTestRuntime({ agentModel: agent }, { KIOSK_HEARTBEAT_MS: '40' });
     try {
       const mute = await KioskClient.connect(quick.wsUrl, KIOSK_TOKEN, { autoPong: false });
       await mute.start();

@@ -4,8 +4,8 @@ import { generateToken } from '../../adapters/tokens.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
 import { topicEmbedder } from '../support/embeddings.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { streamingModel } from '../support/models.ts';
-import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { streamingModel, systemPromptOf } from '../support/models.ts';
+import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const QUESTION = 'est-ce que ma fille passe ce week-end ?';
 const DAUGHTER = 'sa fille Claire habite à Lyon';
@@ -28,22 +28,12 @@ let kiosk: KioskClient;
 let marie: string;
 let operatorToken: string;
 
-async function api(method: string, path: string, body?: unknown, token: string | null = ADMIN_TOKEN) {
-  const res = await fetch(`${rt.url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  // Response bodies are checked field by field below; their shapes are the routes' zod schemas.
-  return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-const lastSystemPrompt = () => {
-  const prompt = model.doStreamCalls.at(-1)!.prompt;
-  return prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
-};
+let api: ReturnType<typeof adminApi>;
+const lastSystemPrompt = () => systemPromptOf(model);
 
 beforeAll(async () => {
   rt = await startTestRuntime({ agentModel: model, embedder }, { RECALL_BUDGET_MS: '150' });
+  api = adminApi(rt);
   marie = rt.seed!.seniorId;
   operatorToken = generateToken('operator');
   await rt.directory.addApiToken('operator', operatorToken, 'test operator');

@@ -1,21 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { streamingModel, subagentModel } from '../support/models.ts';
-import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { streamingModel, subagentModel, systemPromptOf } from '../support/models.ts';
+import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const agent = streamingModel(['Bien sûr.']);
 let rt: TestRuntime;
 let marie: string;
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${rt.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-const systemPrompt = () => agent.doStreamCalls.at(-1)!.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+let api: ReturnType<typeof adminApi>;
+const systemPrompt = () => systemPromptOf(agent);
 
 /** A fresh session (the profile is read at session start), a few turns, then ended. */
 async function session(turns: string[]) {
@@ -31,6 +24,7 @@ async function session(turns: string[]) {
 
 beforeAll(async () => {
   rt = await startTestRuntime({ agentModel: agent, subagentModel: subagentModel({ summary: 'Marie a parlé de ses souvenirs.' }) }, { WINDOW_MAX_MESSAGES: '13' });
+  api = adminApi(rt);
   marie = rt.seed!.seniorId;
 });
 afterAll(() => rt.close());

@@ -2,17 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/tokens.ts';
 import { OPS_STREAM_TOO_SLOW } from '../../runtime/ops/ops-routes.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { hangingModel, streamingModel } from '../support/models.ts';
+import { hangingModel, streamingModel, switchableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const CANARY = 'girafe-canari-3318';
+/** One agent model for the file's runtime; each test swaps its behaviour. */
+const agent = switchableModel(streamingModel([`Oui ${CANARY}.`]));
 let rt: TestRuntime;
 let operator: string;
 let caregiver: string;
-let current: ReturnType<typeof streamingModel> | ReturnType<typeof hangingModel> = streamingModel([`Oui ${CANARY}.`]);
-const switchModel = Object.assign(streamingModel([]), {
-  doStream: (options: Parameters<ReturnType<typeof streamingModel>['doStream']>[0]) => current.doStream(options),
-});
 
 async function get(path: string, token: string | null = operator) {
   const res = await fetch(`${rt.url}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -25,7 +23,7 @@ async function opsStream(token = operator): Promise<KioskClient> {
 }
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: switchModel, rateLimit: { perSecond: 1e6, burst: 1e6 } }, { TURN_BUDGET_MS: '300' });
+  rt = await startTestRuntime({ agentModel: agent, rateLimit: { perSecond: 1e6, burst: 1e6 } }, { TURN_BUDGET_MS: '300' });
   operator = generateToken('operator');
   caregiver = generateToken('caregiver');
   await rt.directory.addApiToken('operator', operator, 'ops');
@@ -67,7 +65,7 @@ describe('operator API', () => {
   it('streams state changes live, redacted, and an operator close reaches the kiosk', async () => {
     const ops = await opsStream();
     await ops.next('hello');
-    current = hangingModel();
+    agent.use(hangingModel());
     const kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
     const ready = await kiosk.start();
     kiosk.send({ type: 'turn', turnId: 's1', transcript: `raconte ${CANARY}` });
@@ -81,7 +79,7 @@ describe('operator API', () => {
     expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'operator' });
     expect(await ops.next('session.closed')).toMatchObject({ sessionId: ready.sessionId, reason: 'operator' });
     expect(JSON.stringify(ops.frames)).not.toContain(CANARY);
-    current = streamingModel(['Oui.']);
+    agent.use(streamingModel(['Oui.']));
     kiosk.close();
     ops.close();
   });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySearch } from '../../adapters/memory-search.ts';
 import { generateToken } from '../../adapters/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { systemPromptOf } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
@@ -74,7 +75,7 @@ describe('tier 3: search_memory, on demand', () => {
     expect(done).toMatchObject({ text: 'Oui, votre voyage à Quimper !' });
     const first = model.doStreamCalls[0]!;
     expect(first.tools?.map((t) => t.name)).toEqual(['search_memory']);
-    const firstSystem = first.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const firstSystem = systemPromptOf(model, 0);
     expect(firstSystem).not.toContain('Quimper');
     expect(firstSystem).toContain('Séance récente 3.');
     const toolResult = JSON.stringify(model.doStreamCalls[1]!.prompt.filter((m) => m.role === 'tool'));

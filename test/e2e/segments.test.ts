@@ -4,7 +4,7 @@ import { OfflineLanguageModel } from '../../adapters/models/offline-language-mod
 import { generateToken } from '../../adapters/tokens.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { scriptedModel, streamingModel, subagentModel } from '../support/models.ts';
+import { scriptedModel, streamingModel, subagentModel, systemPromptOf } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const logger = createLogger('silent');
@@ -91,7 +91,7 @@ describe('segments, end to end', () => {
     }
     await kiosk.start();
     await kiosk.turn('a', 'tu te souviens de ce que je te disais ?');
-    const system = agent.doStreamCalls.at(-1)!.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const system = systemPromptOf(agent);
     expect(system.indexOf('Tu es Kohami')).toBe(0);
     expect(system).not.toContain('Séance numéro 1.');
     const positions = ['Séance numéro 2.', 'Séance numéro 3.', 'Séance numéro 4.'].map((s) => system.indexOf(s));
@@ -111,7 +111,7 @@ describe('segments, end to end', () => {
     await kiosk.start();
     await rt.consents.grant(id, 'conversation');
     await kiosk.turn('a', 'de quoi avons-nous parlé ?');
-    const system = agent.doStreamCalls.at(-1)!.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const system = systemPromptOf(agent);
     expect(system).not.toContain('Séance secrète.');
     kiosk.close();
   });

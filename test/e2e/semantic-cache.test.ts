@@ -1,18 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { controllableModel, failingModel, streamingModel } from '../support/models.ts';
+import { controllableModel, failingModel, streamingModel, switchableModel } from '../support/models.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
-/** The agent model, swappable per test; every call is counted. */
-let current: ReturnType<typeof streamingModel> | ReturnType<typeof failingModel> | ReturnType<typeof controllableModel> = streamingModel(['Il fera beau.']);
-let modelCalls = 0;
-const switchModel = Object.assign(streamingModel([]), {
-  doStream: (options: Parameters<ReturnType<typeof streamingModel>['doStream']>[0]) => {
-    modelCalls += 1;
-    return current.doStream(options);
-  },
-});
-
+/** One agent model for the file's runtime; each test swaps its behaviour. */
+const agent = switchableModel(streamingModel(['Il fera beau.']));
 let rt: TestRuntime;
 let kiosk: KioskClient;
 let n = 0;
@@ -22,7 +14,7 @@ const consent = (method: 'PUT' | 'DELETE', category: string) =>
 const lookups = async (outcome: string) => (await rt.metrics.semanticCacheLookups.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: switchModel }, { TURN_BUDGET_MS: '400' });
+  rt = await startTestRuntime({ agentModel: agent }, { TURN_BUDGET_MS: '400' });
   kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
   await kiosk.start();
 });
@@ -37,55 +29,55 @@ describe('semantic cache, end to end', () => {
   });
 
   it('does not cache a follow-up with no exchange before it (bypass)', async () => {
-    current = streamingModel(['De qui parlez-vous ?']);
+    agent.use(streamingModel(['De qui parlez-vous ?']));
     const bypass = await lookups('bypass');
     expect(await turn('Et elle, elle va bien ?')).toMatchObject({ flux: 'agent' });
     expect(await lookups('bypass')).toBe(bypass + 1);
   });
 
   it('answers a repeated question from the cache, with no model call', async () => {
-    current = streamingModel(['Il fera beau et doux.']);
+    agent.use(streamingModel(['Il fera beau et doux.']));
     expect(await turn('Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'agent', text: 'Il fera beau et doux.' });
-    const calls = modelCalls;
+    const calls = agent.calls;
     const hits = await lookups('hit');
     expect(await turn('Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'semantic_cache', text: 'Il fera beau et doux.' });
-    expect(modelCalls).toBe(calls);
+    expect(agent.calls).toBe(calls);
     expect(await lookups('hit')).toBe(hits + 1);
   });
 
   it('a near-miss below the threshold is a plain miss; one above it is refused by the guard', async () => {
-    current = streamingModel(['Samedi, il pleuvra.']);
+    agent.use(streamingModel(['Samedi, il pleuvra.']));
     expect(await turn('Quel temps fera-t-il samedi ?')).toMatchObject({ flux: 'agent', text: 'Samedi, il pleuvra.' });
-    current = streamingModel(['Oui, demain matin.']);
+    agent.use(streamingModel(['Oui, demain matin.']));
     await turn("Est-ce que l'infirmière passe bien demain matin pour la prise de sang ?");
     const refused = await lookups('refused');
-    current = streamingModel(['Jeudi, elle ne passe pas.']);
+    agent.use(streamingModel(['Jeudi, elle ne passe pas.']));
     expect(await turn("Est-ce que l'infirmière passe bien jeudi matin pour la prise de sang ?")).toMatchObject({ flux: 'agent', text: 'Jeudi, elle ne passe pas.' });
     expect(await lookups('refused')).toBe(refused + 1);
   });
 
   it('never stores an SOS reply (a failing model)', async () => {
-    current = failingModel(4);
+    agent.use(failingModel(4));
     expect(await turn('Tu connais une devinette ?')).toMatchObject({ flux: 'sos' });
-    current = streamingModel(['Oui, en voici une.']);
+    agent.use(streamingModel(['Oui, en voici une.']));
     expect(await turn('Tu connais une devinette ?')).toMatchObject({ flux: 'agent' });
   });
 
   it('never stores an interrupted reply', async () => {
     const model = controllableModel(['Il était ', 'une fois.']);
-    current = model;
+    agent.use(model);
     kiosk.send({ type: 'turn', turnId: 'barge', transcript: 'Raconte-moi une histoire de pirates.' });
     await kiosk.next((f) => f.type === 'reply.delta' && f.turnId === 'barge');
     kiosk.send({ type: 'interrupt', turnId: 'barge' });
     expect(await kiosk.next((f) => f.type === 'reply.done' && f.turnId === 'barge')).toMatchObject({ interrupted: true });
     model.release();
-    current = streamingModel(['Les pirates.']);
+    agent.use(streamingModel(['Les pirates.']));
     expect(await turn('Raconte-moi une histoire de pirates.')).toMatchObject({ flux: 'agent' });
   });
 
   it('never stores a reply cut by a kiosk that disconnects', async () => {
     const model = controllableModel(['Alors ', 'voilà.']);
-    current = model;
+    agent.use(model);
     const other = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
     await other.start(true);
     other.send({ type: 'turn', turnId: 'gone', transcript: 'Tu peux me lire une recette de crêpes ?' });
@@ -97,12 +89,12 @@ describe('semantic cache, end to end', () => {
     model.release();
     kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
     await kiosk.start(true);
-    current = streamingModel(['La recette des crêpes.']);
+    agent.use(streamingModel(['La recette des crêpes.']));
     expect(await turn('Tu peux me lire une recette de crêpes ?')).toMatchObject({ flux: 'agent' });
   });
 
   it('a consent change drops the senior’s cached replies; the neutral line is never stored', async () => {
-    current = streamingModel(['Le marché ouvre à 8h.']);
+    agent.use(streamingModel(['Le marché ouvre à 8h.']));
     await turn('À quelle heure ouvre le marché ?');
     expect(await turn('À quelle heure ouvre le marché ?')).toMatchObject({ flux: 'semantic_cache' });
     expect(rt.semanticCache.size).toBeGreaterThan(0);

@@ -130,3 +130,32 @@ export function subagentModel(answers: { score?: number; summary?: string | null
   });
   return Object.assign(model, { state });
 }
+
+/** The system prompt a mock model was given on one of its streaming calls (the last by default). */
+export function systemPromptOf(model: MockLanguageModelV3, call = -1): string {
+  return model.doStreamCalls
+    .at(call)!
+    .prompt.filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n');
+}
+
+/** One agent model for a whole runtime, whose behaviour each test swaps with `use`; counts every call. */
+export function switchableModel(initial: MockLanguageModelV3) {
+  let current = initial;
+  const state = { calls: 0 };
+  const model = Object.assign(streamingModel([]), {
+    doStream: (options: LanguageModelV3CallOptions) => {
+      state.calls += 1;
+      return current.doStream(options);
+    },
+  });
+  return Object.assign(model, {
+    use: (next: MockLanguageModelV3) => {
+      current = next;
+    },
+    get calls() {
+      return state.calls;
+    },
+  });
+}

@@ -38,3 +38,16 @@ export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Re
   const runtime = await startRuntime(config, { logger: createLogger('debug', logs), ...overrides });
   return Object.assign(runtime, { logs, wsUrl: `${runtime.url.replace(/^http/, 'ws')}/v1/kiosk` });
 }
+
+/** An authenticated JSON call to the runtime's HTTP API (`as: null` sends no token). */
+export function adminApi(rt: Runtime, token = ADMIN_TOKEN) {
+  return async (method: string, path: string, body?: unknown, as: string | null = token) => {
+    const res = await fetch(`${rt.url}${path}`, {
+      method,
+      headers: { ...(as ? { authorization: `Bearer ${as}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    // Bodies are checked field by field; their shapes are the routes' zod schemas.
+    return { status: res.status, body: (await res.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+}

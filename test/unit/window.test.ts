@@ -5,7 +5,7 @@ import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux
 import { MistralSmallWindowSummarizer } from '../../adapters/subagents/mistral-small-window-summarizer.ts';
 import { agentReplyLogic, sessionMachine, windowSummaryLogic } from '../../machines/session.machine.ts';
 import { foldCount, MIN_KEPT_MESSAGES, overflows } from '../../machines/window.ts';
-import { scriptedModel, streamingModel } from '../support/models.ts';
+import { scriptedModel, streamingModel, systemPromptOf } from '../support/models.ts';
 
 const budget = { maxMessages: 14, maxTokens: 100_000 };
 
@@ -64,7 +64,7 @@ describe('tier 1: the live window and its running summary', () => {
     expect(context.window[0]!.content).not.toContain('numéro 0');
     expect(JSON.stringify(summarizer.doGenerateCalls[0]!.prompt)).toContain('numéro 0');
     await talk(actor, 1, 8);
-    const system = agent.doStreamCalls.at(-1)!.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const system = systemPromptOf(agent);
     expect(system).toContain('Plus tôt dans cette conversation : Marie a raconté ses premiers souvenirs.');
     expect(context.turns).toHaveLength(8);
   });
