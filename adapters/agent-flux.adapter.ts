@@ -40,7 +40,7 @@ export class AgentFluxAdapter implements AgentPort {
               search_memory: tool({
                 description: SEARCH_MEMORY,
                 inputSchema: z.object({ query: z.string().min(1).max(300) }),
-                execute: ({ query }) => memory.searchMemory(request.seniorId, query),
+                execute: ({ query }, { abortSignal }) => memory.searchMemory(request.seniorId, query, abortSignal),
               }),
             },
             // One search, then the answer: a turn never loops on tools.

@@ -14,6 +14,7 @@ const VariationSchema = z.object({ opening: z.string().min(1), rest: z.string().
 const VariationsFileSchema = z.object({
   greeting: z.array(VariationSchema).min(1),
   sos_fallback: z.string().min(1),
+  sos_after_partial: z.string().min(1),
 });
 export type CacheVariations = z.infer<typeof VariationsFileSchema>;
 
@@ -56,5 +57,9 @@ export class CacheFluxAdapter implements CacheFluxPort {
 
   sosFallback(): string {
     return this.variations.sos_fallback;
+  }
+
+  sosAfterPartial(): string {
+    return this.variations.sos_after_partial;
   }
 }

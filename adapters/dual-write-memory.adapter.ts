@@ -26,12 +26,13 @@ export class DualWriteMemoryAdapter implements MemoryPort {
     return stored;
   }
 
-  async search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]> {
+  async search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]> {
     try {
-      return await this.track('zep', 'search', () => this.primary.search(query, seniorId, limit));
+      return await this.track('zep', 'search', () => this.primary.search(query, seniorId, limit, signal));
     } catch (err) {
+      if (signal?.aborted) throw err;
       this.logger.warn({ err, seniorId }, 'dual-write: Zep search failed, reading pgvector');
-      return this.track('pgvector', 'search', () => this.backup.search(query, seniorId, limit));
+      return this.track('pgvector', 'search', () => this.backup.search(query, seniorId, limit, signal));
     }
   }
 

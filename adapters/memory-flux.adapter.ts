@@ -23,7 +23,7 @@ export class MemoryFluxAdapter implements RecallPort {
   async recall({ seniorId, transcript }: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome> {
     if (!(await this.consents.hasConsent(seniorId, 'conversation'))) return { kind: 'reply', text: NEUTRAL_REPLY, flux: 'neutral' };
     try {
-      const facts = await withDeadline(this.memory.search(transcript, seniorId, RECALL_LIMIT), this.budgetMs, signal);
+      const facts = await withDeadline((budget) => this.memory.search(transcript, seniorId, RECALL_LIMIT, budget), this.budgetMs, signal);
       return { kind: 'facts', facts: facts.map(({ content, category }) => ({ content, category })) };
     } catch (err) {
       this.logger.warn({ err, seniorId }, 'recall skipped: memory search failed or exceeded its budget');

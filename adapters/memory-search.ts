@@ -16,11 +16,13 @@ export class MemorySearch implements MemorySearchPort {
     private readonly embedder: MemoryEmbedderPort,
   ) {}
 
-  async searchMemory(seniorId: string, query: string): Promise<{ segments: string[]; facts: string[] }> {
+  /** `signal` is the agent call's: a turn that ends (stall, barge-in, close) cancels its search too. */
+  async searchMemory(seniorId: string, query: string, signal?: AbortSignal): Promise<{ segments: string[]; facts: string[] }> {
     if (!(await this.consents.hasConsent(seniorId, 'conversation'))) return { segments: [], facts: [] };
-    const facts = (await this.memory.search(query, seniorId, 5)).map((f) => f.content);
-    const [vector] = await this.embedder.embed([query]);
+    const facts = (await this.memory.search(query, seniorId, 5, signal)).map((f) => f.content);
+    const [vector] = await this.embedder.embed([query], signal);
     if (isDegenerateVector(vector)) return { segments: [], facts };
+    signal?.throwIfAborted();
     const segments = await this.pool.query<{ summary: string; ended_at: Date }>(
       `SELECT summary, ended_at FROM segments
         WHERE senior_id = $1::uuid AND embedding IS NOT NULL AND embedding_model = $2

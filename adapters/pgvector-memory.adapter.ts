@@ -78,11 +78,13 @@ export class PgVectorMemoryAdapter implements MemoryPort {
     return { id: res.rows[0]!.id, seniorId: fact.seniorId, content, category: fact.category, embedding: embedding! };
   }
 
-  async search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]> {
+  async search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]> {
     let vector: number[] | undefined;
     try {
-      [vector] = await this.embedder.embed([query]);
+      [vector] = await this.embedder.embed([query], signal);
     } catch (err) {
+      // Nobody waits any more: no fallback query either.
+      if (signal?.aborted) throw err;
       this.logger.warn({ err, seniorId, embeddingModel: this.embedder.modelId }, 'memory search: embedder failed, chronological fallback');
       return this.chronological(seniorId, limit);
     }
@@ -90,6 +92,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
       this.logger.warn({ seniorId, embeddingModel: this.embedder.modelId }, 'memory search: isDegenerateVector, chronological fallback');
       return this.chronological(seniorId, limit);
     }
+    signal?.throwIfAborted();
     return this.ranked(seniorId, pgvector.toSql(vector!)!, limit);
   }
 

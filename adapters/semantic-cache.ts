@@ -109,7 +109,7 @@ export class SemanticCache implements SemanticCachePort {
     if (followUp && !input.previous) return this.count('bypass', { kind: 'bypass' });
     let vector: Float32Array | null;
     try {
-      const [raw] = await withDeadline(this.options.embedder.embed([input.question]), this.options.budgetMs, signal);
+      const [raw] = await withDeadline((budget) => this.options.embedder.embed([input.question], budget), this.options.budgetMs, signal);
       vector = normalize(raw ?? []);
     } catch (err) {
       this.options.logger?.warn({ err, seniorId: input.seniorId }, 'semantic cache bypassed: the question could not be embedded in time');

@@ -77,10 +77,10 @@ export class ZepMemoryAdapter implements MemoryPort {
     return { id, seniorId: fact.seniorId, content: fact.content, category: fact.category };
   }
 
-  async search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]> {
+  async search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]> {
     if (!this.provisioned) throw new ZepNotProvisionedError();
     // Over-fetch: some edges may fall to the consent filter.
-    const res = await this.request('POST', '/api/v2/graph/search', { user_id: seniorId, query, limit: Math.min(50, limit * 3), scope: 'edges' });
+    const res = await this.request('POST', '/api/v2/graph/search', { user_id: seniorId, query, limit: Math.min(50, limit * 3), scope: 'edges' }, signal);
     if (res.status === 404) return [];
     const { edges } = (await this.expectOk(res, 'search').then((r) => r.json())) as { edges?: ZepEdge[] | null };
     const active = await this.consents.activeCategories(seniorId);
@@ -105,12 +105,13 @@ export class ZepMemoryAdapter implements MemoryPort {
     return edges.length;
   }
 
-  private request(method: string, path: string, body?: unknown): Promise<Response> {
+  private request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    const timeout = AbortSignal.timeout(this.timeoutMs);
     return fetch(new URL(path, this.settings.baseUrl), {
       method,
       headers: { authorization: `Api-Key ${this.settings.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   }
 

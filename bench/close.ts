@@ -1,10 +1,7 @@
-import { MockLanguageModelV3 } from 'ai/test';
-import WebSocket from 'ws';
-import { generateToken } from '../adapters/tokens.ts';
-import { CONSENT_CATEGORIES } from '../machines/memory.port.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { startRuntime, type Runtime } from '../runtime/runtime.ts';
+import { startRuntime } from '../runtime/runtime.ts';
+import { kiosk, pct, subagent, type Kiosk } from './support/sessions.ts';
 
 /**
  * bench:close — what closing sessions costs the others. In one runtime (in-memory PGlite,
@@ -22,63 +19,6 @@ const ROUNDS = 3;
 const CLOSES_PER_ROUND = 4;
 const TURNS = 30;
 
-function subagent(latencyMs: number) {
-  return new MockLanguageModelV3({
-    doGenerate: async (options) => {
-      if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
-      const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';
-      const json = schema.includes('"score"')
-        ? { score: 64 }
-        : schema.includes('"summary"')
-          ? { summary: 'Le senior a parlé de sa journée au jardin.' }
-          : { facts: [{ content: 'Elle aime jardiner le matin.', category: 'profil', confidence: 0.9 }] };
-      return {
-        content: [{ type: 'text' as const, text: JSON.stringify(json) }],
-        finishReason: { unified: 'stop' as const, raw: 'stop' },
-        usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
-        warnings: [],
-      };
-    },
-  });
-}
-
-interface Kiosk {
-  ws: WebSocket;
-  seniorId: string;
-  turn(text: string): Promise<number>;
-}
-
-async function kiosk(rt: Runtime): Promise<Kiosk> {
-  const seniorId = await rt.directory.createSenior({ displayName: 'bench', preferredName: 'Marie', onboardingDone: true });
-  for (const c of CONSENT_CATEGORIES) await rt.consents.grant(seniorId, c);
-  const token = generateToken('kiosk');
-  await rt.directory.addDevice(seniorId, token);
-  const ws = new WebSocket(`${rt.url.replace('http', 'ws')}/v1/kiosk?token=${token}`);
-  await new Promise((r) => ws.once('open', r));
-  const waiting = new Map<string, (ms: number) => void>();
-  ws.on('message', (raw) => {
-    const f = JSON.parse(raw.toString()) as { type: string; turnId?: string };
-    if (f.type === 'reply.done') waiting.get(f.turnId!)?.(0);
-  });
-  ws.send(JSON.stringify({ type: 'session.start' }));
-  await new Promise((r) => ws.once('message', r));
-  let n = 0;
-  return {
-    ws,
-    seniorId,
-    turn: (text) =>
-      new Promise((resolve) => {
-        const id = `t${n++}`;
-        const t0 = performance.now();
-        waiting.set(id, () => {
-          waiting.delete(id);
-          resolve(performance.now() - t0);
-        });
-        ws.send(JSON.stringify({ type: 'turn', turnId: id, transcript: text }));
-      }),
-  };
-}
-
 /** Paced CacheFlux turns from every other session for `ms`; resolves with all round trips. */
 async function hotPath(others: Kiosk[], ms: number): Promise<number[]> {
   const latencies: number[] = [];
@@ -95,8 +35,6 @@ async function hotPath(others: Kiosk[], ms: number): Promise<number[]> {
   );
   return latencies;
 }
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function run(latencyMs: number) {
   const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', CLOSE_JOBS_CONCURRENCY: '2' });

@@ -25,7 +25,7 @@ export interface MoodClassifierPort {
 export interface ConversationSummarizerPort {
   /**
    * 2–3 neutral third-person sentences about `exchange`, or null: best-effort, never throws.
-   * The output is also refused when it echoes any of `session` (the other exchanges in memory).
+   * The verbatim guard also refuses an output that re-includes any of `session` (the other exchanges in memory).
    */
   summarize(exchange: Exchange, session?: readonly Exchange[]): Promise<string | null>;
 }
@@ -47,35 +47,170 @@ export interface MemoryExtractorPort {
 }
 
 export const MIN_FACT_CONFIDENCE = 0.6;
-/** A fact this long found literally in the transcript was copied, not synthesized. */
-export const COPY_GUARD_MIN_CHARS = 50;
-/** A derived text sharing this many consecutive words with its input re-includes the verbatim. */
-export const ECHO_MIN_WORDS = 8;
 
-const words = (text: string) =>
+/*
+ * The non-verbatim guard: the seed's echoesTranscriptVerbatim (the summarizer's anti-copy guard)
+ * made stricter, and the extractor's « garde anti-copier-coller », which it subsumes (50 copied
+ * characters span more than VERBATIM_RUN_WORDS words of any real sentence). Every derived text —
+ * per-turn, segment and window summaries, extracted facts, the dream's outputs — passes it
+ * before it is kept anywhere.
+ */
+
+/** A derived text holding this many consecutive words of the session re-includes the verbatim. */
+export const VERBATIM_RUN_WORDS = 5;
+/** A senior utterance (a turn, or one of its sentences) of this many words or more is refused whole, even short. */
+export const VERBATIM_UTTERANCE_WORDS = 3;
+/** Quotation marks around this many words or more are quoted speech, whatever they quote. */
+export const VERBATIM_QUOTE_WORDS = 2;
+
+/** Which rule refused a text: safe to log, it names no conversation content. */
+export type VerbatimRule = 'utterance' | 'run' | 'quote';
+
+/** What a derived text must not re-include. */
+export interface VerbatimSources {
+  /** What the senior said: one entry per turn transcript. */
+  utterances: readonly string[];
+  /** Every other conversation text the derivation saw: the companion's replies (for the dream, its derived inputs). */
+  texts: readonly string[];
+  /** The senior's known names: like any proper name, never verbatim on their own. */
+  names?: readonly string[];
+}
+
+export const verbatimSourcesOf = (exchanges: readonly Exchange[]): VerbatimSources => ({
+  utterances: exchanges.map((e) => e.transcript),
+  texts: exchanges.map((e) => e.replyText),
+});
+
+/**
+ * Accents (NFKD also turns full-width and other compatibility forms into plain letters),
+ * invisible format characters (a zero-width space would otherwise split a word in two) and
+ * ligatures folded away; case kept, for proper names.
+ */
+const fold = (text: string) =>
   text
-    .normalize('NFC')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter(Boolean);
+    .normalize('NFKD')
+    .replace(/[\p{M}\p{Cf}]/gu, '')
+    .replace(/œ/g, 'oe')
+    .replace(/Œ/g, 'OE')
+    .replace(/æ/g, 'ae')
+    .replace(/Æ/g, 'AE');
+const WORD = /[\p{L}\p{N}]+/gu;
 
-const squash = (text: string) => text.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
+/** Words as the guard compares them: folded, lowercased, split on anything else (« l'hôpital » = « l hopital »). */
+export const verbatimWords = (text: string): string[] => fold(text).toLowerCase().match(WORD) ?? [];
 
-/** True when `output` re-includes a run of ECHO_MIN_WORDS consecutive words of any input. */
-export function echoesTranscriptVerbatim(output: string, inputs: readonly string[], minWords = ECHO_MIN_WORDS): boolean {
-  const runs = new Set<string>();
-  for (const input of inputs) {
-    const w = words(input);
-    for (let i = 0; i + minWords <= w.length; i++) runs.add(w.slice(i, i + minWords).join(' '));
+/**
+ * Words that carry no one's wording: French function words, numbers spelled out, days, months
+ * and time words. A run made only of these, numbers and proper names (« le 14 juillet »,
+ * « Claire et Paul à Lyon ») is a name, place or date, not verbatim.
+ */
+const PLAIN_WORDS = new Set(
+  [
+    'le la les l un une des du de d au aux ce c cet cette ces ca mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs',
+    'je j me m moi tu te t toi il elle on nous vous ils elles lui eux se s y en qui que qu quoi dont ou',
+    'a dans par pour sur sous avec sans chez vers entre depuis pendant avant apres contre et mais donc or ni car si comme quand puis ne n pas',
+    'deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent cents mille premier premiere',
+    'lundi mardi mercredi jeudi vendredi samedi dimanche janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre',
+    'hier demain aujourd hui matin soir midi minuit semaine semaines mois an ans annee annees heure heures prochain prochaine dernier derniere',
+  ]
+    .join(' ')
+    .split(' '),
+);
+
+/** Where a capital is no sign of a name: the start of a sentence, of a quotation, of a line. */
+const SENTENCE_BREAK = /[.!?…:;\n«»“”„‹›"]/u;
+
+/**
+ * Proper names as the conversation wrote them: capitalized words not at a sentence start. Taken
+ * from the sources only, never from the derived text: a model that capitalized a quotation word
+ * by word would otherwise make it pass as names.
+ */
+function namesIn(text: string, into: Set<string>): void {
+  for (const sentence of fold(text).split(SENTENCE_BREAK)) {
+    const words = sentence.match(WORD) ?? [];
+    for (const word of words.slice(1)) if (/^\p{Lu}/u.test(word)) into.add(word.toLowerCase());
   }
-  if (runs.size === 0) return false;
-  const o = words(output);
-  for (let i = 0; i + minWords <= o.length; i++) if (runs.has(o.slice(i, i + minWords).join(' '))) return true;
-  return false;
 }
 
-/** The extractor's copy-paste guard: a long fact that appears literally in the transcript. */
-export function isCopiedFact(content: string, transcript: string): boolean {
-  const fact = squash(content);
-  return fact.length >= COPY_GUARD_MIN_CHARS && squash(transcript).includes(fact);
+/** Quotation marks of any style; one opens, the next closes, whatever their kinds (so « … ” and „ … “ pair too). */
+const QUOTE_MARK = /[«»“”„‹›"]/u;
+/** A word of a quotation, elisions and hyphens kept inside it: « l'hôpital » is one word. */
+const QUOTED_WORD = /[\p{L}\p{N}]+(?:['’‐-][\p{L}\p{N}]+)*/gu;
+/** Verbs (and their forms) that introduce reported speech before a colon: « a dit : », « répond : », « s'est exclamée : »… */
+const REPORTING_VERB = new RegExp(
+  '^(?:(?:dit|dis|disait|disaient|disant|dira|dirait|dire|dites|confie|confia|confiait|crie|cria|criait|jure|jura|cite|citait|citant)$' +
+    '|declar|repon|repliqu|retorqu|affirm|ajout|expliqu|racont|exclam|ecri|demand|murmur|chuchot|precis|annonc|repet|conclu|lanc|souffl|soupir|insist|protest|temoign|avou|hurl|enonc|prononc|formul|lach' +
+    '|conseill|sugger|recommand|rappel|assur|promet|promis|interrog|questionn|reprend|repris|poursui|enchain)',
+);
+/** Within this many words before a colon: « lui a répondu : », « a dit à Claire : ». */
+const REPORTING_REACH = 3;
+/** Phrases that announce a quotation without a colon. */
+const QUOTING_PHRASES = ['je cite', 'je la cite', 'je le cite', 'selon ses mots', 'selon ses propres mots', 'ses propres mots', 'en ces termes', 'mot pour mot', 'textuellement', 'citation', 'entre guillemets'];
+
+function quotesSpeech(text: string): boolean {
+  const folded = fold(text);
+  // Between an odd mark and the next one is inside a quotation; an unclosed one runs to the end.
+  const quoted = folded.split(QUOTE_MARK).filter((_, i) => i % 2 === 1);
+  if (quoted.some((span) => (span.match(QUOTED_WORD) ?? []).length >= VERBATIM_QUOTE_WORDS)) return true;
+  const beforeColons = folded.split(':').slice(0, -1);
+  if (beforeColons.some((before) => verbatimWords(before).slice(-REPORTING_REACH).some((w) => REPORTING_VERB.test(w)))) return true;
+  const padded = ` ${verbatimWords(text).join(' ')} `;
+  return QUOTING_PHRASES.some((phrase) => padded.includes(` ${phrase} `));
 }
+
+/** The n-word windows of `words`, joined: the guard's unit of comparison, held in sets so a check stays linear. */
+function* windows(words: readonly string[], n: number): Generator<string> {
+  for (let i = 0; i + n <= words.length; i++) yield words.slice(i, i + n).join(' ');
+}
+
+/**
+ * Compiles `sources` once into a check for any number of derived texts. It returns the rule a
+ * text breaks, or null when the text may be kept:
+ * - `quote`: quotation marks around VERBATIM_QUOTE_WORDS words or more, a speech-reporting colon
+ *   (« a dit : ») or a quoting phrase (« je cite »);
+ * - `utterance`: a whole senior utterance of VERBATIM_UTTERANCE_WORDS words or more;
+ * - `run`: VERBATIM_RUN_WORDS consecutive words of any source.
+ * Words are compared folded (case, accents, punctuation and apostrophes aside). A run or an
+ * utterance made only of proper names, numbers, dates and function words does not count.
+ */
+export function verbatimGuard(sources: VerbatimSources): (text: string) => VerbatimRule | null {
+  const all = [...sources.utterances, ...sources.texts];
+  const names = new Set((sources.names ?? []).flatMap(verbatimWords));
+  for (const text of all) namesIn(text, names);
+  const isRemarkable = (w: string) => !PLAIN_WORDS.has(w) && !names.has(w) && !/\p{N}/u.test(w);
+  const remarkable = (words: readonly string[]) => words.some(isRemarkable);
+
+  const runs = new Set<string>();
+  for (const text of all) {
+    const words = verbatimWords(text);
+    // The last remarkable word seen: a window holds one when it starts at or before it.
+    let lastRemarkable = -1;
+    for (let end = 0; end < words.length; end++) {
+      if (isRemarkable(words[end]!)) lastRemarkable = end;
+      const start = end - VERBATIM_RUN_WORDS + 1;
+      if (start >= 0 && lastRemarkable >= start) runs.add(words.slice(start, end + 1).join(' '));
+    }
+  }
+  // Utterances of VERBATIM_RUN_WORDS words or more are already refused by their runs: only the
+  // shorter ones (a whole turn, or one sentence of a turn) need a set of their own.
+  const short = new Map<number, Set<string>>();
+  for (const utterance of sources.utterances) {
+    for (const unit of [utterance, ...utterance.split(/[.!?…;\n]/u)]) {
+      const words = verbatimWords(unit);
+      if (words.length < VERBATIM_UTTERANCE_WORDS || words.length >= VERBATIM_RUN_WORDS || !remarkable(words)) continue;
+      const ofLength = short.get(words.length) ?? new Set<string>();
+      short.set(words.length, ofLength.add(words.join(' ')));
+    }
+  }
+
+  return (text) => {
+    if (quotesSpeech(text)) return 'quote';
+    const words = verbatimWords(text);
+    for (const [n, utterances] of short) for (const window of windows(words, n)) if (utterances.has(window)) return 'utterance';
+    for (const window of windows(words, VERBATIM_RUN_WORDS)) if (runs.has(window)) return 'run';
+    return null;
+  };
+}
+
+/** The guard for one text (seed name): the rule `output` breaks against `sources`, or null. */
+export const echoesTranscriptVerbatim = (output: string, sources: VerbatimSources): VerbatimRule | null => verbatimGuard(sources)(output);

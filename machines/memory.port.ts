@@ -33,7 +33,8 @@ export type NewMemoryFact = Omit<MemoryFact, 'id' | 'embedding'> & { id?: string
 /** Long-term memory. Every search is scoped to one senior and filtered by active consent (INV-C01, INV-P05). */
 export interface MemoryPort {
   persist(fact: NewMemoryFact): Promise<MemoryFact>;
-  search(query: string, seniorId: string, limit: number): Promise<MemoryFact[]>;
+  /** `signal` aborts the search's own calls (the embedding, the store's request) when its turn no longer waits. */
+  search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]>;
   /** Removes every fact of the senior; returns how many were removed. Idempotent. */
   deleteSenior(seniorId: string): Promise<number>;
 }
@@ -41,7 +42,8 @@ export interface MemoryPort {
 export interface MemoryEmbedderPort {
   /** Identifies the vector space: vectors of two model ids are never compared. */
   readonly modelId: string;
-  embed(texts: string[]): Promise<number[][]>;
+  /** `signal` aborts the request; adapters also bound every call by a timeout of their own. */
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
 }
 
 export interface ConsentPort {

@@ -41,6 +41,8 @@ export interface CacheFluxPort {
   resolve(transcript: string, profile: SeniorProfile): string | null;
   /** The degraded-path line; never served for a normal turn. */
   sosFallback(): string;
+  /** Said after a reply cut short (stalled or failed mid-sentence), so the senior is not left hanging. */
+  sosAfterPartial(): string;
 }
 
 export interface ChatMessage {
@@ -75,7 +77,7 @@ export interface AgentPort {
 
 /** Tier 3: what the agent's `search_memory` tool reaches, on demand (consent-gated). */
 export interface MemorySearchPort {
-  searchMemory(seniorId: string, query: string): Promise<{ segments: string[]; facts: string[] }>;
+  searchMemory(seniorId: string, query: string, signal?: AbortSignal): Promise<{ segments: string[]; facts: string[] }>;
 }
 
 /** What Flux 2 hands on: either facts for the agent, or a final reply that ends the turn. */

@@ -64,7 +64,7 @@ export function sessionView(snapshot: { value: unknown; status: string; context:
   return {
     ...redactContext(snapshot.context),
     state: paths.join(' · '),
-    currentFlux: turnPath ? turnPath.slice('conversation.turn.'.length) : null,
+    currentFlux: turnPath ? turnPath.split('.')[2]! : null,
     connection,
   };
 }

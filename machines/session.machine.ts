@@ -17,7 +17,11 @@ import { promptVersion } from './prompt.ts';
 import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
-export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error';
+export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall';
+
+/** Defaults for the bounds on a streaming reply (config: AGENT_STALL_MS, REPLY_MAX_MS). */
+export const DEFAULT_AGENT_STALL_MS = 1500;
+export const DEFAULT_REPLY_MAX_MS = 15_000;
 
 /** One exchange, kept in RAM only; it reaches the close-time jobs through `SessionClosed`. */
 export interface Turn {
@@ -54,11 +58,17 @@ export interface SessionInput {
   turnBudgetMs: number;
   sessionPauseMs: number;
   kioskGraceMs: number;
+  /** Longest silence between two chunks of a reply already being spoken. */
+  agentStallMs?: number;
+  /** Longest a whole reply may take, first chunk to last. */
+  replyMaxMs?: number;
   windowBudget?: WindowBudget;
 }
 
-export interface SessionContext extends Omit<SessionInput, 'windowBudget'> {
+export interface SessionContext extends Omit<SessionInput, 'windowBudget' | 'agentStallMs' | 'replyMaxMs'> {
   windowBudget: WindowBudget;
+  agentStallMs: number;
+  replyMaxMs: number;
   /** Tier 1: the folded older part of the window, summarized (RAM only, never persisted). */
   runningSummary: string | null;
   /** Messages being folded right now (the oldest ones of the window). */
@@ -182,6 +192,14 @@ function previousExchange(window: readonly ChatMessage[]): { question: string; r
   return user?.role === 'user' && assistant?.role === 'assistant' ? { question: user.content, reply: assistant.content } : null;
 }
 
+/** The context update and the `reply.done` of a turn ending with `params`. */
+function finishedTurn(context: SessionContext, params: FinishParams): { update: ReturnType<typeof completeTurn>; done: ReplyDone } {
+  const update = completeTurn(context, params);
+  const done = replyDoneOf(update.turns.at(-1)!);
+  if (params.cacheTicket) done.cacheTicket = params.cacheTicket;
+  return { update, done };
+}
+
 function replyDoneOf(turn: Turn): ReplyDone {
   const done: ReplyDone = { type: 'reply.done', turnId: turn.turnId, text: turn.reply, flux: turn.flux, latencyMs: turn.latencyMs };
   if (turn.interrupted) done.interrupted = true;
@@ -208,6 +226,8 @@ export const sessionMachine = setup({
   },
   delays: {
     turnBudget: ({ context }) => context.turnBudgetMs,
+    agentStall: ({ context }) => context.agentStallMs,
+    replyMax: ({ context }) => context.replyMaxMs,
     sessionPause: ({ context }) => context.sessionPauseMs,
     kioskGrace: ({ context }) => context.kioskGraceMs,
   },
@@ -255,10 +275,27 @@ export const sessionMachine = setup({
     /** Ends the current turn: records it, feeds the window, and tells the kiosk from the same record. */
     finishTurn: enqueueActions(({ context, enqueue }, params: FinishParams) => {
       if (!context.current) return;
-      const update = completeTurn(context, params);
+      const { update, done } = finishedTurn(context, params);
       enqueue.assign(update);
-      const done = replyDoneOf(update.turns.at(-1)!);
-      if (params.cacheTicket) done.cacheTicket = params.cacheTicket;
+      enqueue.emit(done);
+    }),
+    /**
+     * The SOS line. Before any chunk, the kiosk hears it alone; after some, the senior heard part of a
+     * reply, so a short closing line follows what was said and `reply.done` carries exactly what the
+     * kiosk received — captions, window and close-time jobs agree with what was spoken.
+     */
+    finishWithSos: enqueueActions(({ context, enqueue }) => {
+      const current = context.current;
+      if (!current) return;
+      let text = context.cacheFlux.sosFallback();
+      if (current.chunks > 0) {
+        const line = current.reply.trim() === '' ? text : context.cacheFlux.sosAfterPartial();
+        const closing = /\s$/.test(current.reply) ? line : ` ${line}`;
+        enqueue.emit({ type: 'reply.delta', turnId: current.turnId, text: closing });
+        text = current.reply + closing;
+      }
+      const { update, done } = finishedTurn(context, { text, flux: 'sos' });
+      enqueue.assign(update);
       enqueue.emit(done);
     }),
     /** Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received. */
@@ -283,6 +320,8 @@ export const sessionMachine = setup({
   context: ({ input }) => ({
     ...input,
     windowBudget: input.windowBudget ?? DEFAULT_WINDOW_BUDGET,
+    agentStallMs: input.agentStallMs ?? DEFAULT_AGENT_STALL_MS,
+    replyMaxMs: input.replyMaxMs ?? DEFAULT_REPLY_MAX_MS,
     runningSummary: null,
     folding: 0,
     startedAt: now(),
@@ -310,6 +349,16 @@ export const sessionMachine = setup({
             },
           },
         },
+        // The pause is counted from the senior's last turn, whatever the conversation is doing.
+        inactivity: {
+          initial: 'counting',
+          states: {
+            counting: {
+              on: { TURN: { target: 'counting', reenter: true } },
+              after: { sessionPause: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'pause' }] } },
+            },
+          },
+        },
         memory: {
           initial: 'steady',
           states: {
@@ -331,12 +380,12 @@ export const sessionMachine = setup({
           states: {
             idle: {
               on: { TURN: { target: 'turn', actions: 'beginTurn' } },
-              after: { sessionPause: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'pause' }] } },
             },
             turn: {
               initial: 'cacheFlux',
               after: {
                 turnBudget: { guard: 'noChunkSent', target: 'sos', actions: [{ type: 'setSosReason', params: 'budget' }] },
+                replyMax: { target: 'sos', actions: [{ type: 'setSosReason', params: 'stall' }] },
               },
               on: {
                 // The senior spoke again: barge-in on the running reply, then answer the new turn.
@@ -408,6 +457,14 @@ export const sessionMachine = setup({
                   },
                 },
                 agent: {
+                  initial: 'waiting',
+                  states: {
+                    // Before the first chunk the turn budget applies; after it, each gap between chunks is bounded.
+                    waiting: {},
+                    streaming: {
+                      after: { agentStall: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'stall' }] } },
+                    },
+                  },
                   invoke: {
                     src: 'agentReply',
                     input: ({ context }) => ({
@@ -420,7 +477,8 @@ export const sessionMachine = setup({
                     onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
                   },
                   on: {
-                    'AGENT.CHUNK': { actions: ['appendChunk', 'emitDelta'] },
+                    // Re-entering `streaming` restarts the stall timer; the model call (invoked on `agent`) goes on.
+                    'AGENT.CHUNK': { target: '.streaming', actions: ['appendChunk', 'emitDelta'] },
                     'AGENT.TOOL': { actions: 'markToolUse' },
                     'AGENT.DONE': [
                       { guard: 'emptyReply', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'empty_reply' }] },
@@ -449,7 +507,7 @@ export const sessionMachine = setup({
             },
             answered: { always: 'idle' },
             sos: {
-              entry: [{ type: 'finishTurn', params: ({ context }) => ({ text: context.cacheFlux.sosFallback(), flux: 'sos' as const }) }],
+              entry: 'finishWithSos',
               always: 'idle',
             },
           },

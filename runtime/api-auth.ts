@@ -8,7 +8,12 @@ declare module 'fastify' {
   }
 }
 
-/** A preHandler admitting bearer API tokens of the given roles: 401 without a valid token, 403 for another role. */
+/**
+ * A hook admitting bearer API tokens of the given roles: 401 without a valid token, 403 for another role.
+ * Install it as `onRequest`: that runs before the body is parsed and before any schema validation, so a
+ * caller without the right token learns nothing about the route's parameters (a preHandler would run
+ * after validation and answer 400 with schema details first).
+ */
 export function requireRole(directory: SeniorDirectory, ...roles: ApiRole[]) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const token = bearerToken(request);

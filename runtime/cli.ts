@@ -2,8 +2,7 @@ import { parseArgs } from 'node:util';
 import { SeniorDirectory, type ApiRole } from '../adapters/senior-directory.ts';
 import { generateToken } from '../adapters/tokens.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db.ts';
-import { migrate } from './migrate.ts';
+import { openCommandDatabase } from './db.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options]
 
@@ -12,8 +11,8 @@ const USAGE = `usage: npm run cli -- <command> [options]
   token:create   --role admin|operator|caregiver --label "Claire (fille)"   prints the token id and the token
   caregiver:link --caregiver TOKEN_ID --senior ID                            lets that caregiver read the senior
 
-Tokens are printed once and stored hashed. Embedded PGlite belongs to one process: stop the runtime first
-(or use DATABASE_URL).`;
+Tokens are printed once and stored hashed. With embedded PGlite and the runtime up on the same
+PGLITE_DATA_DIR, the command goes through the runtime's database.`;
 
 export class CliError extends Error {}
 
@@ -78,9 +77,8 @@ export async function runCommand(directory: SeniorDirectory, argv: string[]): Pr
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run cli');
   try {
-    await migrate(db.pool);
     for (const line of await runCommand(new SeniorDirectory(db.pool), process.argv.slice(2))) process.stdout.write(`${line}\n`);
   } finally {
     await db.close();

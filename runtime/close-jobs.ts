@@ -36,10 +36,12 @@ type JobKind = 'mood' | 'extraction' | 'segment';
  * turn, one fact-extraction job and one segment (tier 2), run by a bounded in-process pool off
  * the hot path. The
  * transcript reaches them in memory only — no queue table, file or log ever holds it — so a
- * crash loses at most the derivations in flight; SIGTERM drains the pool first.
+ * crash loses at most the derivations in flight; SIGTERM drains the pool first (`shutdown`).
  */
 export class CloseJobs {
   private readonly queue: PQueue;
+  /** Set once a shutdown gave up on the jobs left: their failures (database closing) are expected. */
+  private abandoned = false;
 
   constructor(private readonly deps: CloseJobsDeps) {
     this.queue = new PQueue({ concurrency: deps.concurrency });
@@ -67,17 +69,31 @@ export class CloseJobs {
     const idle = this.queue.onIdle().then(() => true as const);
     const drained = await Promise.race([idle, timeout]);
     clearTimeout(timer);
-    if (!drained) this.deps.logger.warn({ pending: this.pending }, 'close-time jobs still running at shutdown: their derivations are lost');
     return drained;
+  }
+
+  /**
+   * SIGTERM: the pool runs at `concurrency` (sub-agent calls wait on the network, not on this
+   * process) for at most `budgetMs`. Whatever has not finished then is given up — queued jobs
+   * never start — counted in `kohami_close_jobs_lost_total` and logged as a count. Returns it.
+   */
+  async shutdown(budgetMs: number, concurrency: number): Promise<number> {
+    this.queue.concurrency = Math.max(this.queue.concurrency, concurrency);
+    if (await this.drain(budgetMs)) return 0;
+    const lost = this.pending;
+    this.abandoned = true;
+    this.queue.clear();
+    this.deps.metrics.closeJobsLost.inc(lost);
+    this.deps.logger.warn({ lost, budgetMs }, 'close-time jobs unfinished when the shutdown budget ran out: their derivations are lost');
+    return lost;
   }
 
   /** Seed: MoodScoringCapture — consent gate, score, best-effort summary, one `per_turn` row. */
   private async moodScoringCapture(seniorId: string, turn: Turn, session: Exchange[]): Promise<'ok' | 'skipped'> {
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
     const exchange = toExchange(turn);
-    const score = await this.deps.classifier.classify(exchange);
-    await yieldToIo();
-    const summary = await this.deps.summarizer.summarize(exchange, session);
+    // Independent calls: together they take one sub-agent latency, not two.
+    const [score, summary] = await Promise.all([this.deps.classifier.classify(exchange), this.deps.summarizer.summarize(exchange, session)]);
     await yieldToIo();
     await this.deps.moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
     return 'ok';
@@ -117,7 +133,7 @@ export class CloseJobs {
         this.deps.metrics.closeJobs.inc({ kind, outcome });
       } catch (err) {
         this.deps.metrics.closeJobs.inc({ kind, outcome: 'error' });
-        this.deps.logger.warn({ err, seniorId, kind }, 'close-time job failed');
+        if (!this.abandoned) this.deps.logger.warn({ err, seniorId, kind }, 'close-time job failed');
       } finally {
         stop();
       }

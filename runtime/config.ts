@@ -54,6 +54,14 @@ const schema = z
     ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),
+    /** Longest gap between two chunks of a reply being spoken; then the turn ends as heard. */
+    AGENT_STALL_MS: positiveMs.default(1500),
+    /** Longest a whole reply may take; then the turn ends as heard. */
+    REPLY_MAX_MS: positiveMs.default(15_000),
+    /** On SIGTERM, how long the close-time derivations may take to finish (fits a 30 s grace period). */
+    SHUTDOWN_DRAIN_MS: positiveMs.default(25_000),
+    /** The close-time pool's concurrency while draining at shutdown. */
+    SHUTDOWN_DRAIN_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(64),
     /** Default: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */
     RECALL_BUDGET_MS: positiveMs.optional(),
     SESSION_PAUSE_MS: positiveMs.default(3_600_000),
@@ -72,6 +80,12 @@ const schema = z
   .superRefine((cfg, ctx) => {
     if (cfg.RECALL_BUDGET_MS !== undefined && cfg.TURN_BUDGET_MS > 0 && cfg.RECALL_BUDGET_MS >= cfg.TURN_BUDGET_MS) {
       ctx.addIssue({ code: 'custom', path: ['RECALL_BUDGET_MS'], message: `must be below TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
+    }
+    if (cfg.REPLY_MAX_MS <= cfg.TURN_BUDGET_MS) {
+      ctx.addIssue({ code: 'custom', path: ['REPLY_MAX_MS'], message: `must be above TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
+    }
+    if (cfg.AGENT_STALL_MS >= cfg.REPLY_MAX_MS) {
+      ctx.addIssue({ code: 'custom', path: ['AGENT_STALL_MS'], message: `must be below REPLY_MAX_MS (${cfg.REPLY_MAX_MS})` });
     }
     if (Boolean(cfg.ZEP_API_URL) !== Boolean(cfg.ZEP_API_KEY)) {
       ctx.addIssue({ code: 'custom', path: [cfg.ZEP_API_URL ? 'ZEP_API_KEY' : 'ZEP_API_URL'], message: 'ZEP_API_URL and ZEP_API_KEY go together' });

@@ -6,19 +6,17 @@ import { PgVectorMemoryAdapter } from '../adapters/pgvector-memory.adapter.ts';
 import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-consolidator.ts';
 import { parisDay } from '../machines/dream.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db.ts';
+import { openCommandDatabase } from './db.ts';
 import { Dream } from './dream.ts';
 import { createLogger } from './logger.ts';
-import { migrate } from './migrate.ts';
 
 /** `npm run dream -- --senior ID [--day YYYY-MM-DD]`: one consolidation now, and what it did. */
 try {
   const { values } = parseArgs({ options: { senior: { type: 'string' }, day: { type: 'string' } } });
   if (!values.senior || !/^[0-9a-f-]{36}$/i.test(values.senior)) throw new ConfigError('usage: npm run dream -- --senior SENIOR_ID [--day YYYY-MM-DD]');
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run dream');
   try {
-    await migrate(db.pool);
     const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const logger = createLogger('warn');
     const dream = new Dream({

@@ -52,9 +52,15 @@ export interface HttpAppDeps {
 export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, forceCloseConnections: true });
   // Sessions end (and the kiosks hear why) before the sockets go.
-  app.addHook('preClose', async () => deps.registry.closeAll('shutdown'));
+  app.addHook('preClose', async () => deps.registry.shutdown());
   installHttpErrors(app);
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  // While shutting down, a kiosk is sent elsewhere before its upgrade: 503, try again shortly. Added
+  // after the websocket plugin, whose own onRequest hook marks the upgrade so its socket is released.
+  app.addHook('onRequest', async (request, reply) => {
+    if (deps.registry.accepting || !request.url.startsWith('/v1/kiosk')) return;
+    return reply.code(503).header('retry-after', '1').send({ error: 'shutting_down', message: 'this runtime is shutting down; reconnect' });
+  });
   // Registered before any route, so that every route is documented.
   await app.register(swagger, {
     openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
@@ -62,7 +68,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(healthRoutes, { pool: deps.pool });
+  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting });
   await app.register(seniorRoutes, {
     directory: deps.directory,
     consents: deps.consents,

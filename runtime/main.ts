@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { devTokensFile, readDevTokens, saveDevTokens } from './dev-seed.ts';
-import { SHUTDOWN_TIMEOUT_MS, startRuntime, type RuntimeOverrides } from './runtime.ts';
+import { SHUTDOWN_MARGIN_MS, startRuntime, type RuntimeOverrides } from './runtime.ts';
 
 /** `npm start`: the runtime on its configuration, with a banner saying where to connect. */
 export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string[] = []): Promise<void> {
@@ -45,7 +45,7 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
     const timer = setTimeout(() => {
       runtime.logger.error('shutdown timed out');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
+    }, config.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS);
     timer.unref();
     runtime.close().then(
       () => process.exit(0),

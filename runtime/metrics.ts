@@ -37,6 +37,11 @@ export function createMetrics() {
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });
+  const closeJobsLost = new Counter({
+    name: 'kohami_close_jobs_lost_total',
+    help: 'Close-time derivation jobs given up at shutdown because the drain budget (SHUTDOWN_DRAIN_MS) ran out',
+    registers: [registry],
+  });
   const closeJobDuration = new Histogram({
     name: 'kohami_close_job_duration_seconds',
     help: 'Duration of close-time derivation jobs',
@@ -57,7 +62,7 @@ export function createMetrics() {
     registers: [registry],
   });
   const semanticCacheEntries = sampled('kohami_semantic_cache_entries', 'Replies held by the semantic cache (RAM only)', () => sources.semanticCacheEntries());
-  return { registry, sources, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobDuration };
+  return { registry, sources, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -2,18 +2,203 @@
 // PGlite executes queries synchronously in WASM; here that time is spent off the event loop
 // that answers kiosks (one insert under the HNSW index takes ~13 ms).
 // Plain JavaScript: a worker thread on Node 20 cannot load TypeScript through tsx's hooks.
+//
+// PGlite is ONE Postgres session, shared by every connection (the runtime's pool, and the
+// commands run while the runtime is up). @electric-sql/pglite-socket queues single wire
+// messages: when an extended-protocol exchange arrives in several TCP reads (a large bind),
+// another connection's Parse/Bind/Sync runs in the middle of it, and a Bind meant for one
+// statement binds the other's. So this server hands the session to one connection at a time,
+// from one of its messages until PGlite answers ReadyForQuery "idle": a whole simple query,
+// a whole extended exchange up to Sync, a whole transaction. Nothing else runs meanwhile.
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import net from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 
+/** A connection that keeps the session (open transaction or exchange) and sends nothing this long is cut and rolled back. */
+const IDLE_OWNER_MS = workerData.idleOwnerMs ?? 10_000;
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const PROTOCOL_3 = 196608;
+const READY_FOR_QUERY = 0x5a; // 'Z'
+const TERMINATE = 0x58; // 'X'
+const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
+const ROLLBACK = simpleQuery('ROLLBACK');
+
 const db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector } });
-const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
-await server.start();
-parentPort.postMessage({ type: 'ready', address: server.getServerConn() });
+
+let owner = null;
+const waiting = [];
+const connections = new Set();
+
+function acquire(conn) {
+  if (owner === null) owner = conn;
+  if (owner === conn) return undefined;
+  return new Promise((resolve) => waiting.push({ conn, resolve }));
+}
+
+function release(conn) {
+  if (owner !== conn) return;
+  const next = waiting.shift();
+  owner = next ? next.conn : null;
+  next?.resolve();
+}
+
+/** Runs one client message; returns the status of the last ReadyForQuery in PGlite's answer, or null. */
+async function exec(message, write) {
+  const ready = readyWatcher();
+  try {
+    await db.runExclusive(() =>
+      db.execProtocolRawStream(message, {
+        onRawData: (chunk) => {
+          ready.feed(chunk);
+          write(chunk);
+        },
+      }),
+    );
+  } catch (err) {
+    // PGlite answers SQL errors on the wire; a throw here means the engine itself broke.
+    // Let the thread die with it: the runtime is told, and no query waits forever.
+    setImmediate(() => {
+      throw err;
+    });
+    await new Promise(() => {});
+  }
+  return ready.status;
+}
+
+/** Follows the backend's message frames across output chunks and keeps the last ReadyForQuery status. */
+function readyWatcher() {
+  const header = Buffer.alloc(5);
+  let have = 0;
+  let left = 0;
+  const watcher = {
+    status: null,
+    feed(chunk) {
+      let i = 0;
+      while (i < chunk.length) {
+        if (have < 5) {
+          const n = Math.min(5 - have, chunk.length - i);
+          header.set(chunk.subarray(i, i + n), have);
+          have += n;
+          i += n;
+          if (have === 5) {
+            left = header.readInt32BE(1) - 4;
+            if (left === 0) have = 0;
+          }
+          continue;
+        }
+        if (header[0] === READY_FOR_QUERY) watcher.status = String.fromCharCode(chunk[i]);
+        const n = Math.min(left, chunk.length - i);
+        left -= n;
+        i += n;
+        if (left === 0) have = 0;
+      }
+    },
+  };
+  return watcher;
+}
+
+function simpleQuery(sql) {
+  const text = Buffer.from(`${sql}\0`);
+  const message = Buffer.alloc(5 + text.length);
+  message[0] = 0x51; // 'Q'
+  message.writeInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return message;
+}
+
+/**
+ * Ends what a departed client left open, as a real backend's exit would: ROLLBACK aborts an
+ * explicit or implicit transaction (it is skipped if an error left the exchange waiting for
+ * Sync), Sync ends any exchange, a last ROLLBACK ends a transaction block the first missed.
+ */
+async function resetSession() {
+  const discard = () => {};
+  await exec(ROLLBACK, discard);
+  if ((await exec(SYNC, discard)) !== 'I') await exec(ROLLBACK, discard);
+}
+
+async function run(conn, message) {
+  if (conn.closed) return;
+  clearTimeout(conn.idle);
+  await acquire(conn);
+  // A connection closed while it waited keeps the session only until its reset, queued after this.
+  if (conn.closed) return;
+  const status = await exec(message, (chunk) => {
+    if (!conn.socket.destroyed) conn.socket.write(chunk);
+  });
+  if (status === 'I') release(conn);
+  else if (owner === conn) conn.idle = setTimeout(() => close(conn), IDLE_OWNER_MS);
+}
+
+async function abandon(conn) {
+  if (owner !== conn) return;
+  await resetSession();
+  release(conn);
+}
+
+function close(conn) {
+  if (conn.closed) return;
+  conn.closed = true;
+  clearTimeout(conn.idle);
+  conn.socket.destroy();
+  connections.delete(conn);
+  conn.chain = conn.chain.then(() => abandon(conn));
+}
+
+/** The next whole message in the connection's buffer, or null. */
+function take(conn) {
+  const buffer = conn.buffer;
+  const typed = conn.started ? 1 : 0;
+  if (buffer.length < typed + 4) return null;
+  const length = typed + buffer.readInt32BE(typed);
+  if (length < typed + 4) throw new Error('malformed message length');
+  if (buffer.length < length) return null;
+  conn.buffer = buffer.subarray(length);
+  return buffer.subarray(0, length);
+}
+
+function receive(conn, data) {
+  conn.buffer = conn.buffer.length ? Buffer.concat([conn.buffer, data]) : data;
+  for (let message = take(conn); message && !conn.closed; message = take(conn)) {
+    if (conn.started) {
+      if (message[0] === TERMINATE) close(conn);
+      else conn.chain = conn.chain.then(() => run(conn, message));
+      continue;
+    }
+    const code = message.length >= 8 ? message.readInt32BE(4) : 0;
+    if (code === SSL_REQUEST || code === GSSENC_REQUEST) conn.socket.write('N');
+    else if (code === PROTOCOL_3) {
+      conn.started = true;
+      conn.chain = conn.chain.then(() => run(conn, message));
+    } else close(conn); // a cancel request (nothing to cancel in PGlite) or an unknown protocol
+  }
+}
+
+const server = net.createServer((socket) => {
+  const conn = { socket, buffer: Buffer.alloc(0), started: false, closed: false, chain: Promise.resolve(), idle: undefined };
+  connections.add(conn);
+  socket.setNoDelay(true);
+  socket.on('data', (data) => {
+    try {
+      receive(conn, data);
+    } catch {
+      close(conn);
+    }
+  });
+  socket.on('error', () => close(conn));
+  socket.on('close', () => close(conn));
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+parentPort.postMessage({ type: 'ready', address: `127.0.0.1:${server.address().port}` });
+
 parentPort.on('message', async (msg) => {
   if (msg.type !== 'close') return;
-  await server.stop();
+  server.close();
+  const open = [...connections];
+  for (const conn of open) close(conn);
+  await Promise.all(open.map((conn) => conn.chain));
   await db.close();
   parentPort.postMessage({ type: 'closed' });
 });

@@ -1,18 +1,16 @@
 import { createModels } from '../adapters/models/model-provider.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './db.ts';
-import { migrate } from './migrate.ts';
+import { openCommandDatabase } from './db.ts';
 import { reembedFacts } from './reembed.ts';
 
 /**
  * `npm run memory:reembed`: re-embed facts with the configured embedder (Mistral with a
- * key, the local one without). Embedded PGlite is one process's: stop the runtime first.
+ * key, the local one without); through the runtime's database when it is up.
  */
 try {
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR });
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run memory:reembed');
   try {
-    await migrate(db.pool);
     const { embedder } = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const report = await reembedFacts(db.pool, embedder);
     const from = Object.entries(report.from).map(([model, n]) => `${n} from ${model}`).join(', ') || 'none needed';

@@ -79,14 +79,12 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** How long a graceful shutdown may take before the process gives up waiting. */
-export const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** What a graceful shutdown may take beyond draining the close-time jobs (HTTP, pg-boss, database). */
+export const SHUTDOWN_MARGIN_MS = 4_000;
 /** Cached entries compared per lookup, most recent first. */
 const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
 /** Summarized sessions injected at the start of the next one (tier 2). */
 const RECENT_SEGMENTS = 3;
-/** Of which draining the close-time jobs may take (the database closes after). */
-const DRAIN_TIMEOUT_MS = 7_000;
 
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
@@ -165,7 +163,13 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       const { compass, interlocutor } = await profiles.profile(id);
       return { ...profile, persona, compass, interlocutor, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
     },
-    timing: { turnBudgetMs: config.TURN_BUDGET_MS, sessionPauseMs: config.SESSION_PAUSE_MS, kioskGraceMs: config.KIOSK_GRACE_MS },
+    timing: {
+      turnBudgetMs: config.TURN_BUDGET_MS,
+      sessionPauseMs: config.SESSION_PAUSE_MS,
+      kioskGraceMs: config.KIOSK_GRACE_MS,
+      agentStallMs: config.AGENT_STALL_MS,
+      replyMaxMs: config.REPLY_MAX_MS,
+    },
     windowBudget: { maxMessages: config.WINDOW_MAX_MESSAGES, maxTokens: config.WINDOW_MAX_TOKENS },
     logger,
   });
@@ -237,13 +241,17 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
 
+  // Shutdown order: refuse new sessions (and /ready turns 503) at once, close the live ones so
+  // their derivations are queued, drain those while HTTP still answers probes and scrapes, then
+  // close the sockets, pg-boss and the database.
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       clearInterval(presenceTimer);
-      await app.close();
+      registry.shutdown();
       await presence.releaseProcess(processId).catch(() => {});
-      await closeJobs.drain(DRAIN_TIMEOUT_MS);
+      await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);
+      await app.close();
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
       await db.close();
     })());

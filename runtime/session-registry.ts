@@ -26,7 +26,7 @@ export interface RegistryOptions {
   machine: typeof sessionMachine;
   variations: CacheVariations;
   loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
-  timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number };
+  timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number; agentStallMs: number; replyMaxMs: number };
   windowBudget: WindowBudget;
   logger: Logger;
   /** Presence across runtime processes sharing the database. */
@@ -38,13 +38,30 @@ export interface RegistryOptions {
 
 export class SeniorNotFoundError extends Error {}
 
+/** The process is shutting down (SIGTERM): no new session starts here; the kiosk should reconnect elsewhere. */
+export class ShuttingDownError extends Error {
+  override name = 'ShuttingDownError';
+}
+
 /** One live session actor per senior in this process. */
 export class SessionRegistry {
   private readonly bySenior = new Map<string, LiveSession>();
   private readonly closedListeners = new Set<(event: SessionClosed) => void>();
   private readonly turnListeners = new Set<(done: ReplyDone, session: LiveSession) => void>();
+  private shuttingDown = false;
 
   constructor(private readonly options: RegistryOptions) {}
+
+  /** False once the process is shutting down: no session starts or resumes here any more. */
+  get accepting(): boolean {
+    return !this.shuttingDown;
+  }
+
+  /** SIGTERM: refuse every new start, then close every live session as `shutdown`. */
+  shutdown(): void {
+    this.shuttingDown = true;
+    this.closeAll('shutdown');
+  }
 
   get size(): number {
     return this.bySenior.size;
@@ -84,6 +101,7 @@ export class SessionRegistry {
    * link hears `session.closed {reason: "replaced"}`.
    */
   async start(seniorId: string, link: KioskLink, resume: boolean): Promise<{ session: LiveSession; resumed: boolean }> {
+    if (this.shuttingDown) throw new ShuttingDownError('this runtime is shutting down');
     const existing = this.bySenior.get(seniorId);
     if (existing && resume) {
       if (existing.link && existing.link !== link) existing.link.send({ type: 'session.closed', reason: 'replaced' });
@@ -99,6 +117,11 @@ export class SessionRegistry {
     const sessionId = randomUUID();
     // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
     await this.options.presence.claim(seniorId, sessionId, this.options.processId);
+    // A shutdown may have begun during the awaits: the new session would be born orphaned.
+    if (this.shuttingDown) {
+      await this.options.presence.release(sessionId).catch(() => {});
+      throw new ShuttingDownError('this runtime is shutting down');
+    }
     // Another start for the same senior may have landed during the awaits: it loses.
     this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
     const session = this.spawn(sessionId, seniorId, profile, link);
@@ -151,8 +174,8 @@ export class SessionRegistry {
     const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };
     actor.on('reply.delta', (e) => session.link?.send({ type: 'reply.delta', turnId: e.turnId, text: e.text }));
     actor.on('reply.done', (done) => {
-      const { type, turnId, text, flux, latencyMs, interrupted } = done;
-      session.link?.send({ type, turnId, text, flux, latencyMs, ...(interrupted ? { interrupted } : {}) });
+      const { type, turnId, text, flux, latencyMs, interrupted, sosReason } = done;
+      session.link?.send({ type, turnId, text, flux, latencyMs, ...(interrupted ? { interrupted } : {}), ...(sosReason ? { reason: sosReason } : {}) });
       for (const listener of this.turnListeners) listener(done, session);
     });
     actor.on('SessionClosed', (event) => {

@@ -2,6 +2,9 @@ import type { EmbeddingModelV3 } from '@ai-sdk/provider';
 import { embedMany } from 'ai';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
 
+/** Per call, retry included; far above a healthy mistral-embed call (tens of ms), below any wait worth having. */
+export const EMBED_TIMEOUT_MS = 10_000;
+
 export class MistralEmbedClientDimsMismatchError extends Error {
   constructor(modelId: string, got: number) {
     super(`embedding model ${modelId} returned ${got} dimensions, expected ${EMBEDDING_DIMENSIONS}: refusing vectors that would not fit the index`);
@@ -18,11 +21,15 @@ export class AiSdkEmbedder implements MemoryEmbedderPort {
   constructor(
     private readonly model: EmbeddingModelV3,
     readonly modelId: string,
+    /** No embedding request stays open longer, whoever asked for it (a hung provider would pile up sockets). */
+    private readonly timeoutMs = EMBED_TIMEOUT_MS,
   ) {}
 
-  async embed(texts: string[]): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     if (texts.length === 0) return [];
-    const { embeddings } = await embedMany({ model: this.model, values: texts, maxRetries: 1 });
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const { embeddings } = await embedMany({ model: this.model, values: texts, maxRetries: 1, abortSignal });
     for (const vector of embeddings) {
       if (vector.length !== EMBEDDING_DIMENSIONS) throw new MistralEmbedClientDimsMismatchError(this.modelId, vector.length);
     }

@@ -1,6 +1,6 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
-import { echoesTranscriptVerbatim } from '../../machines/derivation.ts';
+import { echoesTranscriptVerbatim, type Exchange, type VerbatimSources } from '../../machines/derivation.ts';
 import { APICallError, generateObject, type FlexibleSchema } from 'ai';
 
 export class AttemptTimeoutError extends Error {
@@ -50,26 +50,41 @@ export async function generateWithDefences<T>(
   return object as T;
 }
 
-/** How one exchange is shown to the mood classifier and the summarizer. */
-export const exchangePrompt = ({ transcript, replyText }: { transcript: string; replyText: string }) =>
-  `La personne a dit : « ${transcript} »\nLe compagnon a répondu : « ${replyText} »`;
+/**
+ * How exchanges are shown to the sub-agents: as a plain dialogue, without quotation marks, so
+ * the prompt itself never models the quoting the verbatim guard refuses.
+ */
+export const exchangesPrompt = (exchanges: readonly Exchange[]) => exchanges.map((e) => `Personne : ${e.transcript}\nCompagnon : ${e.replyText}`).join('\n');
+
+/**
+ * What every sub-agent that writes text is told (`source` names what it read): the verbatim
+ * guard refuses an output that quotes, reports speech, or copies VERBATIM_RUN_WORDS words.
+ */
+export const reformulationRules = (source: string) =>
+  [
+    'Reformule toujours avec tes propres mots, à la troisième personne.',
+    `N'emploie aucun guillemet et ne cite personne (jamais « a dit : », « répond : » ni « je cite ») ; ne reprends jamais plus de quatre mots consécutifs ${source}, ni une phrase entière de la personne, même courte.`,
+    'Les prénoms, les lieux et les dates peuvent être repris tels quels.',
+    'Par exemple, si la personne dit ma fille Claire habite à Lyon, écris plutôt : Sa fille Claire vit à Lyon.',
+  ].join(' ');
 
 /**
  * A best-effort summary: null on any failure (timeout, transport, schema), on an empty output,
- * and on an output that re-includes any of `verbatim` (the conversation it was derived from).
+ * and on an output the verbatim guard refuses against `verbatim` (the conversation it was derived from).
  */
 export async function bestEffortSummary(
   model: LanguageModelV3,
   request: { schema: FlexibleSchema<{ summary: string | null }>; system: string; prompt: string },
-  verbatim: readonly string[],
+  verbatim: VerbatimSources,
   logger: Pick<Logger, 'warn'>,
   attemptTimeoutMs: number,
 ): Promise<string | null> {
   try {
     const summary = (await generateWithDefences(model, request, attemptTimeoutMs)).summary?.trim();
     if (!summary) return null;
-    if (echoesTranscriptVerbatim(summary, verbatim)) {
-      logger.warn('summary dropped: it repeated the conversation word for word');
+    const rule = echoesTranscriptVerbatim(summary, verbatim);
+    if (rule) {
+      logger.warn({ rule }, 'summary dropped: it repeated the conversation verbatim');
       return null;
     }
     return summary;

@@ -1,7 +1,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
+import { verbatimGuard } from '../../machines/derivation.ts';
 import { FACT_CATEGORIES } from '../../machines/memory.port.ts';
-import { generateWithDefences } from './llm-defences.ts';
+import { generateWithDefences, reformulationRules } from './llm-defences.ts';
 
 const short = z.string().trim().min(1).max(300);
 export const ConsolidationSchema = z.object({
@@ -27,17 +28,23 @@ const SYSTEM = [
   'Propose : les motifs récurrents (faits durables en une phrase à la troisième personne, avec leur catégorie), des hypothèses prudentes,',
   'les points de continuité, la préparation de la prochaine séance (par quoi reprendre, questions à poser, quoi éviter), la boussole',
   "(incertitudes, ton, sujets à creuser) et le profil de l'interlocuteur (rôle, centres d'intérêt, sujets récurrents, habitudes).",
-  "Aucun diagnostic médical. Ne recopie aucune phrase des notes : synthétise. Un motif n'est proposé que s'il revient vraiment.",
+  "Aucun diagnostic médical. Un motif n'est proposé que s'il revient vraiment.",
+  reformulationRules('des notes, des séances ou des faits'),
 ].join(' ');
 
-/** The nightly consolidation's proposal, on Mistral Small (`generateObject`). */
+/**
+ * The nightly consolidation's proposal, on Mistral Small (`generateObject`). Its inputs are
+ * derived texts, but older ones (or a model's slip) may still carry the senior's words: every
+ * proposed text the verbatim guard refuses against the notes, segments and facts it read is
+ * dropped alone (a list item removed, a single value set to null), the rest kept.
+ */
 export class MistralSmallConsolidator {
   constructor(
     private readonly model: LanguageModelV3,
     private readonly attemptTimeoutMs = 20_000,
   ) {}
 
-  propose(inputs: ConsolidationInputs): Promise<Consolidation> {
+  async propose(inputs: ConsolidationInputs): Promise<Consolidation> {
     const prompt = [
       `Notes des 7 derniers jours :\n${inputs.notes.map((n) => `- ${n}`).join('\n') || '(aucune)'}`,
       `Séances récentes :\n${inputs.segments.map((s) => `- ${s}`).join('\n') || '(aucune)'}`,
@@ -45,6 +52,28 @@ export class MistralSmallConsolidator {
       `Profil actuel : ${JSON.stringify(inputs.interlocutor)}`,
       `Boussole actuelle : ${JSON.stringify(inputs.compass)}`,
     ].join('\n\n');
-    return generateWithDefences(this.model, { schema: ConsolidationSchema, system: SYSTEM, prompt }, this.attemptTimeoutMs);
+    const proposal = await generateWithDefences(this.model, { schema: ConsolidationSchema, system: SYSTEM, prompt }, this.attemptTimeoutMs);
+    return withoutVerbatim(proposal, inputs);
   }
+}
+
+function withoutVerbatim(proposal: Consolidation, inputs: ConsolidationInputs): Consolidation {
+  const verbatim = verbatimGuard({ utterances: [], texts: [...inputs.notes, ...inputs.segments, ...inputs.facts] });
+  const keep = (text: string) => verbatim(text) === null;
+  const list = (texts: string[]) => texts.filter(keep);
+  const single = (text: string | null) => (text !== null && keep(text) ? text : null);
+  const { patterns, hypotheses, continuity, nextSession, compass, interlocutor } = proposal;
+  return {
+    patterns: patterns.filter((p) => keep(p.pattern)),
+    hypotheses: list(hypotheses),
+    continuity: list(continuity),
+    nextSession: { resumeWith: single(nextSession.resumeWith), questionsToAsk: list(nextSession.questionsToAsk), avoid: list(nextSession.avoid) },
+    compass: { uncertainties: list(compass.uncertainties), tone: single(compass.tone), topicsToExplore: list(compass.topicsToExplore) },
+    interlocutor: {
+      role: single(interlocutor.role),
+      interests: list(interlocutor.interests),
+      recurringTopics: list(interlocutor.recurringTopics),
+      patterns: list(interlocutor.patterns),
+    },
+  };
 }

@@ -2,9 +2,9 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema } from 'ai';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { isCopiedFact, MIN_FACT_CONFIDENCE, type Exchange, type ExtractedFact, type MemoryExtractorPort } from '../../machines/derivation.ts';
+import { MIN_FACT_CONFIDENCE, verbatimGuard, verbatimSourcesOf, type Exchange, type ExtractedFact, type MemoryExtractorPort } from '../../machines/derivation.ts';
 import { FACT_CATEGORIES } from '../../machines/memory.port.ts';
-import { generateWithDefences } from './llm-defences.ts';
+import { exchangesPrompt, generateWithDefences, reformulationRules } from './llm-defences.ts';
 
 /** Strict, per fact: an invented category fails this fact's parse, not the batch. */
 export const ExtractedFactSchema = z.object({
@@ -26,10 +26,14 @@ const SYSTEM = [
   "Tu extrais d'une conversation entre une personne âgée et son compagnon les faits durables sur cette personne",
   '(famille, proches, goûts, habitudes, lieux, santé déclarée, vue, données corporelles).',
   `Chaque fait : une phrase courte à la troisième personne, une catégorie parmi ${FACT_CATEGORIES.join(', ')}, et une confiance entre 0 et 1.`,
-  "Synthétise : ne recopie jamais une phrase de la conversation. Aucun fait passager (la météo du jour, l'heure qu'il est).",
+  "Aucun fait passager (la météo du jour, l'heure qu'il est).",
+  reformulationRules('de la conversation'),
 ].join(' ');
 
-/** Post-session fact extraction on Mistral Small (seed: MistralSmallMemoryExtractor). */
+/**
+ * Post-session fact extraction on Mistral Small (seed: MistralSmallMemoryExtractor). Each fact is
+ * checked alone: a malformed, unsure or verbatim one is dropped, the others kept.
+ */
 export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
   constructor(
     private readonly model: LanguageModelV3,
@@ -39,15 +43,15 @@ export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
 
   async extract(exchanges: Exchange[]): Promise<ExtractedFact[]> {
     if (exchanges.length === 0) return [];
-    const transcript = exchanges.map((e) => `Personne : ${e.transcript}\nCompagnon : ${e.replyText}`).join('\n');
     let entries: unknown[];
     try {
-      const object = await generateWithDefences(this.model, { schema: EXTRACTION, system: SYSTEM, prompt: transcript }, this.attemptTimeoutMs);
+      const object = await generateWithDefences(this.model, { schema: EXTRACTION, system: SYSTEM, prompt: exchangesPrompt(exchanges) }, this.attemptTimeoutMs);
       entries = object.facts;
     } catch (err) {
       this.logger.warn({ err }, 'fact extraction failed: no facts from this session');
       return [];
     }
+    const verbatim = verbatimGuard(verbatimSourcesOf(exchanges));
     const facts: ExtractedFact[] = [];
     for (const [index, entry] of entries.entries()) {
       const parsed = ExtractedFactSchema.safeParse(entry);
@@ -56,8 +60,9 @@ export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
         continue;
       }
       if (parsed.data.confidence < MIN_FACT_CONFIDENCE) continue;
-      if (isCopiedFact(parsed.data.content, transcript)) {
-        this.logger.warn({ index }, 'extracted fact dropped: copied word for word from the session');
+      const rule = verbatim(parsed.data.content);
+      if (rule) {
+        this.logger.warn({ index, rule }, 'extracted fact dropped: it repeated the conversation verbatim');
         continue;
       }
       facts.push(parsed.data);

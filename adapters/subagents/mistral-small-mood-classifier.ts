@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { Exchange, MoodClassifierPort } from '../../machines/derivation.ts';
-import { exchangePrompt, generateWithDefences } from './llm-defences.ts';
+import { exchangesPrompt, generateWithDefences } from './llm-defences.ts';
 
 const MoodSchema = z.object({ score: z.number().int().min(0).max(100) });
 
@@ -18,8 +18,8 @@ export class MistralSmallMoodClassifier implements MoodClassifierPort {
     private readonly attemptTimeoutMs = 4000,
   ) {}
 
-  async classify({ transcript, replyText }: Exchange): Promise<number> {
-    const { score } = await generateWithDefences(this.model, { schema: MoodSchema, system: SYSTEM, prompt: exchangePrompt({ transcript, replyText }) }, this.attemptTimeoutMs);
+  async classify(exchange: Exchange): Promise<number> {
+    const { score } = await generateWithDefences(this.model, { schema: MoodSchema, system: SYSTEM, prompt: exchangesPrompt([exchange]) }, this.attemptTimeoutMs);
     return score;
   }
 }

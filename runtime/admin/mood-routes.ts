@@ -13,16 +13,26 @@ export interface MoodRoutesOptions {
 
 export const encodeCursor = (c: MoodCursor) => Buffer.from(JSON.stringify([c.recordedAt, c.id])).toString('base64url');
 
+/** Postgres and ISO 8601 both spell years 0001 to 9999 without a sign or an era; beyond, a date is refused by name. */
+const storableYear = (d: Date) => d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999;
+
+/** A cursor this API returns is about 90 characters: anything much longer is not one. */
+const MAX_CURSOR_CHARS = 256;
+const notOurCursor = 'cursor is not one this API returned (pass nextCursor as is)';
+
 const CursorParam = z
   .string()
+  .max(MAX_CURSOR_CHARS, notOurCursor)
   .transform((raw, ctx) => {
     try {
       const [recordedAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-      if (z.iso.datetime().safeParse(recordedAt).success && z.uuid().safeParse(id).success) return { recordedAt, id } as MoodCursor;
+      if (z.iso.datetime().safeParse(recordedAt).success && storableYear(new Date(recordedAt as string)) && z.uuid().safeParse(id).success) {
+        return { recordedAt, id } as MoodCursor;
+      }
     } catch {
       // falls through to the issue below
     }
-    ctx.addIssue({ code: 'custom', message: 'cursor is not one this API returned (pass nextCursor as is)' });
+    ctx.addIssue({ code: 'custom', message: notOurCursor });
     return z.NEVER;
   })
   .optional();
@@ -32,6 +42,7 @@ const instant = (name: string) =>
     .datetime({ offset: true, message: `${name} must be an ISO 8601 date-time, e.g. 2026-11-30T08:00:00+01:00` })
     .or(z.iso.date({ message: `${name} must be an ISO 8601 date or date-time` }))
     .transform((v) => new Date(v))
+    .refine(storableYear, `${name} must fall between the years 0001 and 9999 (UTC)`)
     .optional();
 
 const SeniorParams = z.object({ id: z.uuid({ message: 'senior id must be a UUID' }) });
@@ -52,15 +63,17 @@ const ErrorBody = z.object({ error: z.string(), message: z.string() });
  */
 export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('preHandler', requireRole(directory, 'admin', 'caregiver'));
-  r.addHook('preHandler', async (req, reply) => {
+  r.addHook('onRequest', requireRole(directory, 'admin', 'caregiver'));
+  // Which senior a caregiver may read is authorization too: decided before the query is validated.
+  r.addHook('preValidation', async (req, reply) => {
     const { id } = req.params as { id?: string };
     const principal = req.apiPrincipal!;
-    if (!id || !z.uuid().safeParse(id).success) return;
-    if (principal.role === 'caregiver' && !(await directory.isLinked(principal.id, id))) {
-      return reply.code(403).send({ error: 'forbidden', message: 'this caregiver is not linked to that senior' });
-    }
-    if (principal.role === 'admin' && !(await directory.exists(id))) return reply.code(404).send({ error: 'not_found', message: 'no such senior' });
+    if (principal.role !== 'caregiver' || !id || !z.uuid().safeParse(id).success) return;
+    if (!(await directory.isLinked(principal.id, id))) return reply.code(403).send({ error: 'forbidden', message: 'this caregiver is not linked to that senior' });
+  });
+  r.addHook('preHandler', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    if (req.apiPrincipal!.role === 'admin' && !(await directory.exists(id))) return reply.code(404).send({ error: 'not_found', message: 'no such senior' });
   });
 
   r.get(

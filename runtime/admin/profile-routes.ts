@@ -24,7 +24,7 @@ const notFound = { error: 'not_found', message: 'no such senior' };
 /** The narrative and interlocutor memories, readable and correctable by admins. */
 export const profileRoutes: FastifyPluginAsync<ProfileRoutesOptions> = async (app, { directory, profiles, onPersonaChange }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('preHandler', requireRole(directory, 'admin'));
+  r.addHook('onRequest', requireRole(directory, 'admin'));
 
   const view = async (seniorId: string | null) => {
     const own = seniorId ? await profiles.persona(seniorId) : null;

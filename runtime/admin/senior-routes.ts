@@ -30,7 +30,7 @@ const notFound = { error: 'not_found', message: 'no such senior' };
 /** Admin routes on one senior: consents (INV-C01), facts, and erasure (RGPD). Role `admin` only. */
 export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app, opts) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('preHandler', requireRole(opts.directory, 'admin'));
+  r.addHook('onRequest', requireRole(opts.directory, 'admin'));
 
   r.get(
     '/v1/admin/seniors/:id/consents',

@@ -57,7 +57,7 @@ const SessionDetail = z.looseObject({ sessionId: z.string(), seniorId: z.string(
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts) => {
   const { registry, presence, processId } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('preHandler', requireRole(opts.directory, 'operator', 'admin'));
+  r.addHook('onRequest', requireRole(opts.directory, 'operator', 'admin'));
 
   r.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(opts.metrics.contentType).send(await opts.metrics.metrics()));
 

@@ -49,7 +49,7 @@ async function converse(rt: TestRuntime): Promise<void> {
   expect(await rt.closeJobs.drain(10_000)).toBe(true);
 }
 
-// A careless summarizer that copies the exchange: the echo guard must keep it out of the table.
+// A careless summarizer that copies the exchange: the verbatim guard must keep it out of the table.
 const sloppy = () => subagentModel({ summary: `La personne a dit : ${SPOKEN}`, facts: [{ content: 'Elle a confié un mot secret.', category: 'profil', confidence: 0.9 }] });
 
 describe('never verbatim (AC-06-A-62), end to end', () => {

@@ -1,5 +1,15 @@
+import { once } from 'node:events';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SeniorDirectory } from '../../adapters/senior-directory.ts';
 import { CliError, runCommand } from '../../runtime/cli.ts';
+import { LOCK_FILE } from '../../runtime/data-dir-lock.ts';
+import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db.ts';
+import { MIGRATIONS_DIR, migrate } from '../../runtime/migrate.ts';
 import { migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;
@@ -38,5 +48,173 @@ describe('npm run cli', () => {
     const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Paul']), 'senior: ');
     const id = value(await runCommand(db.directory, ['token:create', '--role', 'operator', '--label', 'ops']), 'operator token id: ');
     await expect(runCommand(db.directory, ['caregiver:link', '--caregiver', id, '--senior', senior])).rejects.toThrow('not a caregiver token');
+  });
+});
+
+/** A wire client of the embedded database, as a command run beside the runtime is. */
+async function wireClient(address: string): Promise<pg.Client> {
+  const [host, port] = address.split(':');
+  const client = new pg.Client({ host, port: Number(port), user: 'postgres', password: 'postgres', database: 'postgres' });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+/** The raw Postgres wire protocol, to leave an exchange unfinished as a killed client does. */
+const wire = {
+  message(type: string, body: Buffer): Buffer {
+    const header = Buffer.alloc(5);
+    header.write(type, 0);
+    header.writeInt32BE(body.length + 4, 1);
+    return Buffer.concat([header, body]);
+  },
+  startup(): Buffer {
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(8 + params.length, 0);
+    head.writeInt32BE(196608, 4);
+    return Buffer.concat([head, params]);
+  },
+  /** Parse, Bind and Execute of `sql` on the unnamed statement and portal, without the Sync that would end it. */
+  unsynced(sql: string): Buffer {
+    return Buffer.concat([
+      wire.message('P', Buffer.concat([Buffer.from(`\0${sql}\0`), Buffer.alloc(2)])),
+      wire.message('B', Buffer.alloc(8)),
+      wire.message('E', Buffer.alloc(5)),
+    ]);
+  },
+  /** Connects, starts up, sends `bytes`, and resolves once the backend's answer contains `until`. */
+  async leave(address: string, bytes: Buffer, until: string): Promise<Socket> {
+    const [host, port] = address.split(':');
+    const socket = connect(Number(port), host!);
+    let seen = '';
+    const saw = (text: string) => new Promise<void>((resolve) => socket.on('data', (d) => ((seen += d.toString('latin1')), seen.includes(text) && resolve())));
+    await once(socket, 'connect');
+    const ready = saw('Z\0\0\0\x05I');
+    socket.write(wire.startup());
+    await ready;
+    seen = '';
+    const answered = saw(until);
+    socket.write(bytes);
+    await answered;
+    return socket;
+  },
+};
+
+describe('the embedded database while the runtime runs', () => {
+  let dir: string;
+  let runtime: Database;
+  let address: string;
+  const rows = async () => (await runtime.pool.query<{ x: number }>('SELECT x FROM wire_probe ORDER BY x')).rows.map((r) => r.x);
+
+  beforeAll(async () => {
+    dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-cli-')), 'pglite');
+    runtime = await openDatabase({ pgliteDataDir: dir, idleOwnerMs: 400 });
+    address = JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')).address;
+  }, 60_000);
+  afterAll(() => runtime?.close());
+
+  it('a command started before the runtime has migrated waits for it, then goes through its database', async () => {
+    let opened = false;
+    const command = openCommandDatabase({ pgliteDataDir: dir }, 'npm run cli').then((db) => ((opened = true), db));
+    // Two of its polls: a command that did not wait for the schema would have opened by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(opened).toBe(false);
+    // The runtime applies every migration itself: the command migrated nothing through it.
+    const migrations = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql'));
+    expect(await migrate(runtime.pool)).toHaveLength(migrations.length);
+    const db = await command;
+    expect(db.via).toMatchObject({ pid: process.pid, holder: 'kohami-runtime', address });
+    expect(db.location).toBe(`${dir}, through kohami-runtime pid ${process.pid}`);
+    await db.close();
+    await runtime.pool.query('CREATE TABLE wire_probe (x int)');
+  });
+
+  it('two connections never interleave inside an extended-protocol exchange, even split across reads', async () => {
+    const other = await wireClient(address);
+    const big = 'y'.repeat(300_000);
+    const wrong: unknown[] = [];
+    await Promise.all([
+      (async () => {
+        for (let i = 0; i < 30; i += 1) {
+          const r = await other.query<{ n: number; i: number }>('SELECT length($1::text) AS n, $2::int AS i', [big, i]);
+          if (r.rows[0]!.n !== big.length || r.rows[0]!.i !== i) wrong.push(r.rows[0]);
+        }
+      })(),
+      (async () => {
+        for (let i = 0; i < 600; i += 1) {
+          const r = await runtime.pool.query<{ v: string }>('SELECT $1::text AS v', [`r${i}`]);
+          if (r.rows[0]!.v !== `r${i}`) wrong.push(r.rows[0]);
+        }
+      })(),
+    ]);
+    expect(wrong).toEqual([]);
+    await other.end();
+  });
+
+  it('one connection’s transaction neither swallows nor delays forever the other’s statements', async () => {
+    const other = await wireClient(address);
+    await other.query('BEGIN');
+    await other.query('INSERT INTO wire_probe VALUES (1)');
+    let inserted = false;
+    const insert = runtime.pool.query('INSERT INTO wire_probe VALUES (2)').then(() => (inserted = true));
+    await other.query('SELECT 1');
+    expect(inserted).toBe(false);
+    await other.query('ROLLBACK');
+    await insert;
+    expect(await rows()).toEqual([2]);
+    await other.end();
+  });
+
+  it('a client killed inside a transaction or an unfinished exchange leaves nothing written and the session usable', async () => {
+    const killed = await wireClient(address);
+    await killed.query('BEGIN');
+    await killed.query('INSERT INTO wire_probe VALUES (3)');
+    (killed as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+    expect(await rows()).toEqual([2]);
+
+    (await wire.leave(address, wire.unsynced('INSERT INTO wire_probe VALUES (4)'), 'INSERT 0 1')).destroy();
+    expect(await rows()).toEqual([2]);
+
+    (await wire.leave(address, wire.unsynced('INSERT INTO no_such_table VALUES (5)'), 'no_such_table')).destroy();
+    expect(await runtime.pool.query('SELECT $1::int AS v', [7])).toMatchObject({ rows: [{ v: 7 }] });
+  });
+
+  it('a connection idle in an open transaction is cut after idleOwnerMs: the runtime is not frozen by it, nothing crashes', async () => {
+    const command = await openCommandDatabase({ pgliteDataDir: dir }, 'npm run cli');
+    const idle = await command.pool.connect();
+    await idle.query('BEGIN');
+    await idle.query('INSERT INTO wire_probe VALUES (6)');
+    await runtime.pool.query('INSERT INTO wire_probe VALUES (8)');
+    expect(await rows()).toEqual([2, 8]);
+    await expect(idle.query('COMMIT')).rejects.toThrow();
+    idle.release(true);
+    await command.close();
+  });
+
+  it('senior:create and token:create through the runtime’s database outlive the runtime', async () => {
+    const command = await openCommandDatabase({ pgliteDataDir: dir }, 'npm run cli');
+    const directory = new SeniorDirectory(command.pool);
+    const senior = value(await runCommand(directory, ['senior:create', '--name', 'Jeanne Martin']), 'senior: ');
+    const token = value(await runCommand(directory, ['token:create', '--role', 'admin', '--label', 'ops']), 'admin token: ');
+    await command.close();
+
+    await runtime.close();
+    await expect(readFile(path.join(dir, LOCK_FILE))).rejects.toMatchObject({ code: 'ENOENT' });
+    runtime = await openDatabase({ pgliteDataDir: dir });
+    const reopened = new SeniorDirectory(runtime.pool);
+    expect(await reopened.exists(senior)).toBe(true);
+    expect(await reopened.roleForApiToken(token)).toMatchObject({ role: 'admin' });
+  });
+
+  it('with no runtime up, a command owns the directory for its run: a runtime or another command started meanwhile is refused', async () => {
+    await runtime.close();
+    const command = await openCommandDatabase({ pgliteDataDir: dir }, 'npm run cli');
+    expect(command.via).toBeUndefined();
+    const held = `PGLITE_DATA_DIR ${dir} is in use by npm run cli (pid ${process.pid} on host ${hostname()}, since `;
+    await expect(openDatabase({ pgliteDataDir: dir })).rejects.toThrow(held);
+    await expect(openCommandDatabase({ pgliteDataDir: dir }, 'npm run dream')).rejects.toThrow(/is in use by npm run cli .*: run this again once it has finished$/);
+    await command.close();
+    runtime = await openDatabase({ pgliteDataDir: dir });
   });
 });

@@ -1,7 +1,18 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeMistralMode = { kind: 'stream'; chunks: string[] } | { kind: 'status'; status: number } | { kind: 'hang' };
+/**
+ * How the chat endpoint answers: `stall` sends its chunks then keeps the stream open without a
+ * word; `break` sends its chunks then drops the connection; `malformed` sends an SSE event that is
+ * not JSON.
+ */
+export type FakeMistralMode =
+  | { kind: 'stream'; chunks: string[] }
+  | { kind: 'status'; status: number }
+  | { kind: 'hang' }
+  | { kind: 'stall'; chunks: string[] }
+  | { kind: 'break'; chunks: string[] }
+  | { kind: 'malformed' };
 
 /**
  * A local stand-in for Mistral's `/v1/chat/completions`, speaking its SSE stream
@@ -11,7 +22,10 @@ export class FakeMistral {
   mode: FakeMistralMode = { kind: 'stream', chunks: ['Bonjour.'] };
   /** Width of the vectors `/v1/embeddings` returns (1024 is mistral-embed's). */
   embeddingDims = 1024;
-  embeddingStatus = 200;
+  /** An HTTP status for `/v1/embeddings`, or 'hang' for a request never answered. */
+  embeddingStatus: number | 'hang' = 200;
+  /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
+  readonly open = { chat: 0, embeddings: 0 };
   readonly requests: Array<{ path: string; body: Record<string, unknown>; authorization?: string }> = [];
   private server!: Server;
   baseUrl = '';
@@ -20,7 +34,10 @@ export class FakeMistral {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
         this.requests.push({ path: req.url ?? '', body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
-        if (req.url?.endsWith('/embeddings')) return this.embeddings(body, res);
+        const endpoint = req.url?.endsWith('/embeddings') ? 'embeddings' : 'chat';
+        this.open[endpoint] += 1;
+        res.once('close', () => (this.open[endpoint] -= 1));
+        if (endpoint === 'embeddings') return this.embeddings(body, res);
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (mode.kind === 'status') {
@@ -28,10 +45,14 @@ export class FakeMistral {
           return res.end(JSON.stringify({ object: 'error', message: 'service unavailable', type: 'service_unavailable' }));
         }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
+        if (mode.kind === 'malformed') return void res.end('data: {"choices": [{"delta": {"content": "Bon\n\ndata: [DONE]\n\n');
         const base = { id: 'cmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model) };
         for (const content of mode.chunks) {
           res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: null }] })}\n\n`);
         }
+        if (mode.kind === 'stall') return;
+        // Dropped once the chunks have left, so the client has read them before the connection dies.
+        if (mode.kind === 'break') return void res.write(':\n\n', () => setTimeout(() => res.socket?.destroy(), 20));
         res.write(
           `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`,
         );
@@ -49,6 +70,7 @@ export class FakeMistral {
 
   /** One deterministic unit vector per input: the same text, the same vector. */
   private embeddings(body: Record<string, unknown>, res: import('node:http').ServerResponse): void {
+    if (this.embeddingStatus === 'hang') return;
     if (this.embeddingStatus !== 200) {
       res.writeHead(this.embeddingStatus, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ object: 'error', message: 'unavailable' }));

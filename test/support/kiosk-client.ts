@@ -29,7 +29,11 @@ export class KioskClient {
     const socket = new WebSocket(url, { ...options, ...(headers ? { headers } : {}) });
     return new Promise((resolve, reject) => {
       socket.once('open', () => resolve(new KioskClient(socket)));
-      socket.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { statusCode: res.statusCode })));
+      socket.once('unexpected-response', (req, res) => {
+        // With this listener set, ws leaves the refused request to us: release its socket.
+        req.destroy();
+        reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { statusCode: res.statusCode }));
+      });
       socket.once('error', reject);
     });
   }

@@ -150,12 +150,74 @@ export function switchableModel(initial: MockLanguageModelV3) {
       return current.doStream(options);
     },
   });
-  return Object.assign(model, {
-    use: (next: MockLanguageModelV3) => {
-      current = next;
-    },
-    get calls() {
-      return state.calls;
+  // A getter, not a copied value: Object.assign would read `calls` once.
+  return Object.defineProperties(Object.assign(model, { use: (next: MockLanguageModelV3) => (current = next) }), {
+    calls: { get: () => state.calls },
+  }) as typeof model & { use: (next: MockLanguageModelV3) => MockLanguageModelV3; readonly calls: number };
+}
+
+/** The three ways `quotingModel` copies what it reads. */
+export const QUOTING_WAYS = ['whole', 'partial', 'clause'] as const;
+export type QuotingWay = (typeof QUOTING_WAYS)[number];
+
+/** The lines a sub-agent prompt shows — « Personne : … », « Compagnon : … », the dream's « - … » notes — prefixes removed. */
+function promptLines(options: LanguageModelV3CallOptions): string[] {
+  const text = options.prompt
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => m.content)
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join('\n');
+  return text
+    .split('\n')
+    .map((line) => /^(?:Personne|Compagnon) : (.+)$|^- (.+)$/u.exec(line))
+    .flatMap((m) => (m ? [(m[1] ?? m[2])!.trim()] : []));
+}
+
+/**
+ * An adversarial sub-agent model that quotes its input: it reads the prompt it is given and
+ * copies each line of it, in one of three ways — `whole` (every line in quotes, after « a dit : »),
+ * `partial` (a quoted clause: the first three words of each line) or `clause` (a paraphrase with
+ * six consecutive words of each line, no quotation mark). Summaries (per-turn, segment, window)
+ * take the ways in turn, counted per system prompt so each kind gets all three; an extraction
+ * returns one fact per way and line (each short enough for the schema) plus `clean.fact`; a consolidation spreads the ways over its fields
+ * beside the `clean` ones. Every copied fragment is recorded in `state.copied`.
+ */
+export function quotingModel(clean: { score: number; fact: string; pattern: string; question: string; interest: string }) {
+  const state = { copied: new Set<string>(), calls: new Map<string, number>() };
+  const copy = (way: QuotingWay, lines: string[]) => {
+    const pieces = lines.map((line) => {
+      const words = line.split(/\s+/u);
+      return way === 'whole' ? line : way === 'partial' ? words.slice(0, 3).join(' ') : words.slice(1, 7).join(' ');
+    });
+    for (const piece of pieces) state.copied.add(piece);
+    if (way === 'whole') return `La personne a dit : ${pieces.map((p) => `« ${p} »`).join(' puis ')}`;
+    if (way === 'partial') return `Le senior a parlé de sa journée ; il a évoqué ${pieces.map((p) => `« ${p} »`).join(' et ')}, sur un ton serein.`;
+    return `Le senior a raconté que ${pieces.join(', puis que ')}, et il semblait serein.`;
+  };
+  const model = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';
+      const system = options.prompt.find((m) => m.role === 'system')?.content ?? '';
+      const call = state.calls.get(system) ?? 0;
+      state.calls.set(system, call + 1);
+      const lines = promptLines(options);
+      const [whole, partial, clause] = QUOTING_WAYS.map((way) => copy(way, lines));
+      const json = schema.includes('"score"')
+        ? { score: clean.score }
+        : schema.includes('"patterns"')
+          ? {
+              patterns: [whole, clause, clean.pattern].map((pattern) => ({ pattern, category: 'profil' })),
+              hypotheses: [partial],
+              continuity: [clause],
+              nextSession: { resumeWith: whole, questionsToAsk: [partial, clean.question], avoid: [clause] },
+              compass: { uncertainties: [whole], tone: partial, topicsToExplore: [clause] },
+              interlocutor: { role: clause, interests: [clean.interest, partial], recurringTopics: [whole], patterns: [clause] },
+            }
+          : schema.includes('"summary"')
+            ? { summary: copy(QUOTING_WAYS[call % QUOTING_WAYS.length]!, lines) }
+            : { facts: [...QUOTING_WAYS.flatMap((way) => lines.map((line) => copy(way, [line]))), clean.fact].map((content) => ({ content, category: 'profil', confidence: 0.9 })) };
+      return { content: [{ type: 'text', text: JSON.stringify(json) }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
     },
   });
+  return Object.assign(model, { state });
 }

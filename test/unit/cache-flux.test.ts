@@ -54,7 +54,7 @@ describe('CacheFluxAdapter', () => {
 
   it('loads its variations from a seed file at boot and rejects a malformed one', () => {
     const file = path.join(tmpdir(), `variations-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify({ greeting: [{ opening: 'Salut', rest: 'content de vous voir.' }], sos_fallback: 'Je vous écoute.' }));
+    writeFileSync(file, JSON.stringify({ greeting: [{ opening: 'Salut', rest: 'content de vous voir.' }], sos_fallback: 'Je vous écoute.', sos_after_partial: 'Pardon. Je vous écoute.' }));
     expect(new CacheFluxAdapter(loadCacheVariations(file)).resolve('coucou', marie)).toBe('Salut Marie, content de vous voir.');
     writeFileSync(file, JSON.stringify({ greeting: [] }));
     expect(() => loadCacheVariations(file)).toThrow();

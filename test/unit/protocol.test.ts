@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseClientFrame } from '../../runtime/kiosk/protocol.ts';
+import { droppedTurnId, parseClientFrame } from '../../runtime/kiosk/protocol.ts';
 
 describe('kiosk protocol parsing', () => {
   it('accepts every client frame of the protocol', () => {
@@ -37,5 +37,31 @@ describe('kiosk protocol parsing', () => {
   it('names the missing field', () => {
     const result = parseClientFrame('{"type":"turn","turnId":"t1"}');
     expect(!result.ok && result.message).toContain('transcript');
+  });
+
+  it('a refused turn or interrupt names its turnId when it has a usable one', () => {
+    expect(parseClientFrame('{"type":"turn","turnId":"t9","transcript":"  "}')).toMatchObject({ ok: false, code: 'invalid_frame', turnId: 't9' });
+    expect(parseClientFrame('{"type":"turn","turnId":"t9","transcript":7}')).toMatchObject({ ok: false, turnId: 't9' });
+    for (const raw of ['{"type":"turn","turnId":7,"transcript":"x"}', `{"type":"turn","turnId":"${'x'.repeat(129)}","transcript":"x"}`, '{"type":"turn","turnId":"","transcript":"x"}', '{"type":"session.start","turnId":"t9","resume":1}']) {
+      const result = parseClientFrame(raw);
+      expect(result.ok).toBe(false);
+      expect(result).not.toHaveProperty('turnId');
+    }
+  });
+});
+
+describe('the turnId of a frame dropped unread', () => {
+  it.each([
+    ['{"type":"turn","turnId":"t1","transcript":"bonjour"}', 't1'],
+    ['{"type":"turn","turnId":"t1","transcript":""}', 't1'],
+    ['{"type":"turn","turnId":"t1"}', 't1'],
+    ['{"type":"interrupt","turnId":"t1"}', undefined],
+    ['{"type":"ping","turnId":"t1"}', undefined],
+    ['{"type":"turn","turnId":12}', undefined],
+    ['{"type":"turn"', undefined],
+    ['null', undefined],
+    ['"turn"', undefined],
+  ])('%s → %s', (raw, turnId) => {
+    expect(droppedTurnId(raw)).toBe(turnId);
   });
 });

@@ -1,56 +1,7 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { AgentFluxAdapter } from '../../adapters/agent-flux.adapter.ts';
-import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
-import type { RecallOutcome } from '../../machines/ports.ts';
-import { agentReplyLogic, sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
+import { DEFAULT_AGENT_STALL_MS } from '../../machines/session.machine.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
-
-const BUDGET = 2500;
-const PAUSE = 3_600_000;
-const GRACE = 30_000;
-const variations = loadCacheVariations();
-
-function startSession(model: LanguageModelV3, recall?: () => Promise<RecallOutcome>) {
-  const clock = new SimulatedClock();
-  const machine = sessionMachine.provide({
-    actors: {
-      agentReply: agentReplyLogic(new AgentFluxAdapter(model)),
-      ...(recall ? { recall: fromPromise(recall) } : {}),
-    },
-  });
-  const actor = createActor(machine, {
-    clock,
-    input: {
-      sessionId: 's1',
-      seniorId: 'senior-1',
-      profile: { preferredName: 'Marie', isFreshSenior: false },
-      cacheFlux: new CacheFluxAdapter(variations),
-      turnBudgetMs: BUDGET,
-      sessionPauseMs: PAUSE,
-      kioskGraceMs: GRACE,
-    },
-  });
-  const emitted: SessionEmitted[] = [];
-  for (const type of ['reply.delta', 'reply.done', 'SessionClosed'] as const) actor.on(type, (e) => emitted.push(e));
-  actor.start();
-  const done = (turnId: string) => emitted.find((e) => e.type === 'reply.done' && e.turnId === turnId);
-  return { actor, clock, emitted, done };
-}
-
-/**
- * Lets the model's promises and streams run until `check` holds. It yields to the event
- * loop only: no timer is advanced, so the machine's clock stays where the test put it.
- */
-async function until(check: () => unknown) {
-  for (let i = 0; i < 10_000; i++) {
-    if (check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition never held');
-}
-const settle = () => until(() => true).then(() => new Promise((r) => setImmediate(r)));
+import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';
 
 const conv = (actor: ReturnType<typeof startSession>['actor']) => (actor.getSnapshot().value as { live: { conversation: unknown } }).live.conversation;
 
@@ -100,15 +51,17 @@ describe('session machine', () => {
     expect(actor.getSnapshot().context.turns[0]).toMatchObject({ flux: 'sos', sosReason: 'budget' });
   });
 
-  it('does not cut a reply that started streaming within the budget', async () => {
+  it('does not cut a reply that started streaming within the budget and keeps its chunks coming', async () => {
     const model = controllableModel(['Alors, ', 'voilà ', "l'histoire."]);
     const { actor, clock, done } = startSession(model);
     actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
     await until(() => actor.getSnapshot().context.current?.chunks === 1);
-    clock.increment(BUDGET * 2);
-    expect(done('t1')).toBeUndefined();
+    // Each gap stays under the stall bound while the whole reply outlasts the turn budget.
+    clock.increment(DEFAULT_AGENT_STALL_MS - 1);
     model.release();
     await until(() => actor.getSnapshot().context.current?.chunks === 2);
+    clock.increment(DEFAULT_AGENT_STALL_MS - 1);
+    expect(done('t1')).toBeUndefined();
     model.release();
     await until(() => done('t1'));
     expect(done('t1')).toMatchObject({ flux: 'agent', text: "Alors, voilà l'histoire." });

@@ -1,0 +1,67 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../runtime/db.ts';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { streamingModel, subagentModel } from '../support/models.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+
+const tempDataDir = async () => path.join(await mkdtemp(path.join(tmpdir(), 'kohami-shutdown-')), 'pglite');
+
+/** `sessions` kiosks, each with `turns` answered turns, left live for the shutdown to close. */
+async function liveSessions(rt: TestRuntime, sessions: number, turns: number): Promise<KioskClient[]> {
+  const seniors = [rt.seed!.seniorId];
+  for (let i = 1; i < sessions; i++) seniors.push(await rt.directory.createSenior({ displayName: `Senior ${i}`, onboardingDone: true }));
+  return Promise.all(
+    seniors.map(async (seniorId, i) => {
+      if (i > 0) await rt.consents.grant(seniorId, 'conversation');
+      const token = `kiosk_shutdown_${i}_${'x'.repeat(16)}`;
+      if (i > 0) await rt.directory.addDevice(seniorId, token, 'kiosk');
+      const kiosk = await KioskClient.connect(rt.wsUrl, i === 0 ? rt.seed!.kioskToken : token);
+      await kiosk.start();
+      for (let t = 0; t < turns; t++) await kiosk.turn(`t${t}`, `il pleut depuis ce matin, numéro ${t}`);
+      return kiosk;
+    }),
+  );
+}
+
+describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped close-time jobs)', () => {
+  it('SIGTERM: /ready turns 503 at once, new kiosks are refused, the queue drains at a raised concurrency before the database closes', async () => {
+    const dir = await tempDataDir();
+    const subagent = subagentModel({ score: 40 });
+    subagent.state.delayMs = 150;
+    // Concurrency 1 in normal times: the drain must raise it to finish in time.
+    const rt = await startTestRuntime({ agentModel: streamingModel(['Oui.']), subagentModel: subagent }, { PGLITE_DATA_DIR: dir, CLOSE_JOBS_CONCURRENCY: '1', SHUTDOWN_DRAIN_CONCURRENCY: '16' });
+    const kiosks = await liveSessions(rt, 6, 3);
+    const closing = rt.close();
+    expect((await fetch(`${rt.url}/ready`)).status).toBe(503);
+    await expect(KioskClient.connect(rt.wsUrl, rt.seed!.kioskToken)).rejects.toMatchObject({ statusCode: 503 });
+    expect(await Promise.all(kiosks.map((k) => k.next('session.closed')))).toEqual(kiosks.map(() => expect.objectContaining({ reason: 'shutdown' })));
+    await closing;
+    // 6 sessions × 3 turns = 18 mood jobs + 6 extractions + 6 segments at 150 ms (mood: 2 calls in parallel).
+    expect(subagent.state.maxInFlight).toBeGreaterThan(1);
+    const reopened = await openDatabase({ pgliteDataDir: dir });
+    try {
+      expect((await reopened.pool.query('SELECT count(*)::int AS n FROM mood_scores')).rows[0].n).toBe(18);
+      expect((await reopened.pool.query('SELECT count(*)::int AS n FROM segments')).rows[0].n).toBe(6);
+    } finally {
+      await reopened.close();
+    }
+    expect(rt.logs.text).not.toContain('derivations are lost');
+  }, 60_000);
+
+  it('what cannot finish within SHUTDOWN_DRAIN_MS is counted in a metric and logged as a count, never as text', async () => {
+    const subagent = subagentModel({ score: 40 });
+    subagent.state.delayMs = 2000;
+    const rt = await startTestRuntime({ agentModel: streamingModel(['Oui.']), subagentModel: subagent }, { SHUTDOWN_DRAIN_MS: '100', SHUTDOWN_DRAIN_CONCURRENCY: '2' });
+    await liveSessions(rt, 2, 2);
+    await rt.close();
+    const lost = (await rt.metrics.closeJobsLost.get()).values[0]!.value;
+    // 2 sessions: 4 mood jobs, 2 extractions, 2 segments — none can finish in 100 ms.
+    expect(lost).toBe(8);
+    const line = rt.logs.lines.find((l) => l.includes('derivations are lost'))!;
+    expect(JSON.parse(line)).toMatchObject({ lost: 8, budgetMs: 100 });
+    expect(line).not.toContain('pleut');
+  });
+});

@@ -1,0 +1,59 @@
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { createActor, fromPromise, SimulatedClock } from 'xstate';
+import { AgentFluxAdapter } from '../../adapters/agent-flux.adapter.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import type { RecallOutcome } from '../../machines/ports.ts';
+import { agentReplyLogic, sessionMachine, type SessionEmitted, type SessionInput } from '../../machines/session.machine.ts';
+
+export const BUDGET = 2500;
+export const PAUSE = 3_600_000;
+export const GRACE = 30_000;
+const variations = loadCacheVariations();
+
+/** One session actor on a simulated clock, its agent the real AgentFluxAdapter over `model`; every emitted event recorded. */
+export function startSession(model: LanguageModelV3, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}) {
+  const clock = new SimulatedClock();
+  const machine = sessionMachine.provide({
+    actors: {
+      agentReply: agentReplyLogic(new AgentFluxAdapter(model)),
+      ...(recall ? { recall: fromPromise(recall) } : {}),
+    },
+  });
+  const actor = createActor(machine, {
+    clock,
+    input: {
+      sessionId: 's1',
+      seniorId: 'senior-1',
+      profile: { preferredName: 'Marie', isFreshSenior: false },
+      cacheFlux: new CacheFluxAdapter(variations),
+      turnBudgetMs: BUDGET,
+      sessionPauseMs: PAUSE,
+      kioskGraceMs: GRACE,
+      ...input,
+    },
+  });
+  const emitted: SessionEmitted[] = [];
+  for (const type of ['reply.delta', 'reply.done', 'SessionClosed'] as const) actor.on(type, (e) => emitted.push(e));
+  actor.start();
+  const done = (turnId: string) => emitted.find((e) => e.type === 'reply.done' && e.turnId === turnId);
+  /** The text of every `reply.delta` of a turn, in order: what the kiosk played. */
+  const heard = (turnId: string) =>
+    emitted
+      .filter((e) => e.type === 'reply.delta' && e.turnId === turnId)
+      .map((e) => (e as { text: string }).text)
+      .join('');
+  return { actor, clock, emitted, done, heard };
+}
+
+/**
+ * Lets the model's promises and streams run until `check` holds. It yields to the event
+ * loop only: no timer is advanced, so the machine's clock stays where the test put it.
+ */
+export async function until(check: () => unknown) {
+  for (let i = 0; i < 10_000; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition never held');
+}
+export const settle = () => until(() => true).then(() => new Promise((r) => setImmediate(r)));
