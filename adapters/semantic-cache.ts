@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../machines/memory.port.ts';
 import type { CacheLookup, SemanticCachePort } from '../machines/ports.ts';
-import { detailsAgree, isFollowUp, normalizeQuestion, questionDetails, type QuestionDetails } from '../machines/question-details.ts';
+import { guardsAgree, questionGuard, type QuestionGuard } from '../machines/near-miss-guard.ts';
+import { isFollowUp, normalizeQuestion } from '../machines/question-details.ts';
 import { withDeadline } from './deadline.ts';
 import { DotMatrix } from './simd/dot-matrix.ts';
 
@@ -27,7 +28,8 @@ export interface SemanticCacheOptions {
 interface Entry {
   shard: Shard;
   row: number;
-  details: QuestionDetails;
+  /** The question's details and content words, computed once when it was asked, so a lookup only compares. */
+  guard: QuestionGuard;
   contextKey: string;
   reply: string;
   createdAt: number;
@@ -38,7 +40,7 @@ interface Ticket {
   scope: string;
   seniorId: string;
   vector: Float32Array;
-  details: QuestionDetails;
+  guard: QuestionGuard;
   contextKey: string;
 }
 
@@ -82,7 +84,8 @@ export function normalize(vector: readonly number[]): Float32Array | null {
  * The semantic cache in front of the agent (seed « Régler le cache sémantique »). RAM only:
  * replies are conversation text, so they never reach the database, a file or a log.
  * Nothing is shared between seniors, models or prompt versions; a follow-up question is keyed
- * by the exchange it follows; a candidate above the threshold must also agree on its details.
+ * by the exchange it follows; a candidate above the threshold must also pass the near-miss guard
+ * (the same details and the same content words).
  */
 export class SemanticCache implements SemanticCachePort {
   private readonly shards = new Map<string, Shard>();
@@ -120,7 +123,7 @@ export class SemanticCache implements SemanticCachePort {
       scope: this.scope(input.seniorId, input.promptVersion),
       seniorId: input.seniorId,
       vector,
-      details: questionDetails(input.question),
+      guard: questionGuard(input.question),
       contextKey: followUp ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '',
     };
     const found = this.best(ticket);
@@ -148,7 +151,7 @@ export class SemanticCache implements SemanticCachePort {
     }
     if (this.lru.size >= this.options.maxEntries) this.evict(this.lru.keys().next().value!);
     shard.matrix.setRow(row, t.vector);
-    const entry: Entry = { shard, row, details: t.details, contextKey: t.contextKey, reply, createdAt: this.now() };
+    const entry: Entry = { shard, row, guard: t.guard, contextKey: t.contextKey, reply, createdAt: this.now() };
     shard.entries[row] = entry;
     shard.recency.unshift(row);
     this.lru.set(entry, true);
@@ -199,7 +202,7 @@ export class SemanticCache implements SemanticCachePort {
     }
     above.sort((a, b) => b[0] - a[0]);
     for (const [, entry] of above) {
-      if (detailsAgree(entry.details, ticket.details)) {
+      if (guardsAgree(entry.guard, ticket.guard)) {
         hit = entry;
         break;
       }

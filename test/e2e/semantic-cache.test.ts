@@ -24,8 +24,8 @@ afterAll(async () => {
 });
 
 describe('semantic cache, end to end', () => {
-  it('is on with the strict profile of the local embedder’s calibration', () => {
-    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d+/);
+  it('is on with the strict profile of the local embedder’s calibration, said with its held-out figures', () => {
+    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d{4}, held-out precision (0\.98\d|0\.99\d|1\.000), hit rate 0\.\d{3} on \d+ held-out pairs$/);
   });
 
   it('does not cache a follow-up with no exchange before it (bypass)', async () => {
@@ -33,6 +33,16 @@ describe('semantic cache, end to end', () => {
     const bypass = await lookups('bypass');
     expect(await turn('Et elle, elle va bien ?')).toMatchObject({ flux: 'agent' });
     expect(await lookups('bypass')).toBe(bypass + 1);
+  });
+
+  it('the issue’s session: « il fait chaud » is not answered with the reply « il fait froid » got', async () => {
+    agent.use(streamingModel(['Merci de me le dire. Voulez-vous un plaid ?']));
+    expect(await turn('Il fait froid dans ma chambre.')).toMatchObject({ flux: 'agent' });
+    const refused = await lookups('refused');
+    agent.use(streamingModel(['Voulez-vous que j’ouvre un peu la fenêtre ?']));
+    expect(await turn('Il fait chaud dans ma chambre.')).toMatchObject({ flux: 'agent', text: 'Voulez-vous que j’ouvre un peu la fenêtre ?' });
+    expect(await lookups('refused')).toBe(refused + 1);
+    expect(await turn('Dans ma chambre, il fait froid.')).toMatchObject({ flux: 'semantic_cache', text: 'Merci de me le dire. Voulez-vous un plaid ?' });
   });
 
   it('answers a repeated question from the cache, with no model call', async () => {
@@ -45,7 +55,7 @@ describe('semantic cache, end to end', () => {
     expect(await lookups('hit')).toBe(hits + 1);
   });
 
-  it('a near-miss below the threshold is a plain miss; one above it is refused by the guard', async () => {
+  it('near-misses in a detail are refused by the guard', async () => {
     agent.use(streamingModel(['Samedi, il pleuvra.']));
     expect(await turn('Quel temps fera-t-il samedi ?')).toMatchObject({ flux: 'agent', text: 'Samedi, il pleuvra.' });
     agent.use(streamingModel(['Oui, demain matin.']));

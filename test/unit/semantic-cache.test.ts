@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { calibrate, readCalibrations, thresholdFor, writeCalibration } from '../../adapters/semantic-cache-calibration.ts';
+import { calibrate, isHeldOut, readCalibrations, splitPairs, thresholdFor, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache-calibration.ts';
 import { SemanticCache, type SemanticCacheOptions } from '../../adapters/semantic-cache.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { guardsAgree, questionGuard } from '../../machines/near-miss-guard.ts';
 import { detailsAgree, isFollowUp, questionDetails } from '../../machines/question-details.ts';
 import { readPairs } from '../../runtime/cache-calibrate-cli.ts';
 import { topicEmbedder } from '../support/embeddings.ts';
@@ -46,11 +47,21 @@ describe('near-miss guard', () => {
     ['Est-ce que ma fille passe ?', 'Est-ce que mon fils passe ?', 'person'],
     ["J'ai pris mes médicaments ?", "Je n'ai pas pris mes médicaments ?", 'negation'],
     ['Le rendez-vous est à 10h ?', 'Le rendez-vous est à 11h ?', 'time'],
-    ['Tu connais Claire ?', 'Tu connais Sophie ?', 'name'],
     ['La pharmacie est ouverte ?', 'La boulangerie est ouverte ?', 'place'],
     ["J'ai 3 petits-enfants ?", "J'ai 4 petits-enfants ?", 'number'],
     ['Le marché, c’est en mars ?', 'Le marché, c’est en avril ?', 'month'],
   ])('%s ≠ %s (%s)', (a, b) => expect(detailsAgree(questionDetails(a), questionDetails(b))).toBe(false));
+
+  it('names are content words: the whole guard refuses « Claire » for « Sophie »', () => {
+    expect(guardsAgree(questionGuard('Tu connais Claire ?'), questionGuard('Tu connais Sophie ?'))).toBe(false);
+    expect(guardsAgree(questionGuard('Tu connais Claire ?'), questionGuard('Claire, tu la connais ?'))).toBe(true);
+  });
+
+  it('« un », « une » are articles and « après-midi » is no « midi »', () => {
+    expect(detailsAgree(questionDetails('Tu as une recette de crêpes ?'), questionDetails('Tu as la recette des crêpes ?'))).toBe(true);
+    expect(questionDetails('Je passe à la pharmacie cet après-midi.').times).toEqual([]);
+    expect(questionDetails('On mange à midi ?').times).toEqual(['12:00']);
+  });
 
   it('lets paraphrases with the same details through', () => {
     expect(detailsAgree(questionDetails('Quel temps fera-t-il demain ?'), questionDetails('Demain, il fera quel temps ?'))).toBe(true);
@@ -67,11 +78,12 @@ describe('near-miss guard', () => {
 
 describe('SemanticCache', () => {
   it('hits at or above the threshold with the stored reply; misses below it', async () => {
-    const embedder = topicEmbedder({ 'q': { 0: 1 }, 'same meaning': { 0: 0.8, 1: 0.6 }, 'other meaning': { 0: 0.7, 1: 0.714 } });
+    // Three wordings the guard agrees on; only the similarity decides between them.
+    const embedder = topicEmbedder({ 'Tu connais une blague ?': { 0: 1 }, 'Raconte-moi une blague.': { 0: 0.8, 1: 0.6 }, 'Dis-moi une blague.': { 0: 0.7, 1: 0.714 } });
     const c = cache({ embedder, threshold: 0.8 });
-    await seed(c, marie, 'q', 'la réponse');
-    expect(await ask(c, marie, 'same meaning')).toEqual({ kind: 'hit', reply: 'la réponse' });
-    expect((await ask(c, marie, 'other meaning')).kind).toBe('miss');
+    await seed(c, marie, 'Tu connais une blague ?', 'la réponse');
+    expect(await ask(c, marie, 'Raconte-moi une blague.')).toEqual({ kind: 'hit', reply: 'la réponse' });
+    expect((await ask(c, marie, 'Dis-moi une blague.')).kind).toBe('miss');
   });
 
   it('never shares an entry between seniors, embedding models, agent models or prompt versions', async () => {
@@ -153,49 +165,88 @@ describe('SemanticCache', () => {
 });
 
 describe('calibration', () => {
-  const pairs = [
-    { a: 'q1', b: 'p1', same: true },
-    { a: 'q2', b: 'p2', same: true },
-    { a: 'q3', b: 'p3', same: true },
-    { a: 'q4', b: 'u4', same: false },
-    { a: 'Il fera beau demain ?', b: 'Il fera beau samedi ?', same: false },
-  ];
+  /** Pairs named so that the split puts them where the test needs them. */
+  function pairsIn(part: 'train' | 'heldOut', count: number, same: boolean, tag: string, wording: 'paraphrase' | 'other' = same ? 'paraphrase' : 'other'): LabelledPair[] {
+    const out: LabelledPair[] = [];
+    for (let i = 0; out.length < count; i++) {
+      const pair = { a: `Tu connais la chanson ${tag} ${i} ?`, b: wording === 'paraphrase' ? `La chanson ${tag} ${i}, tu la connais ?` : `Tu connais la danse ${tag} ${i} ?`, same };
+      if (isHeldOut(pair) === (part === 'heldOut')) out.push(pair);
+    }
+    return out;
+  }
 
-  it('picks, per profile, the lowest threshold reaching its precision, measuring threshold and guard together', () => {
-    const same = [0.95, 0.94, 0.93, 0.92, 0.91, 0.9, 0.89, 0.88, 0.7];
-    const labelled = [
-      ...same.map((_, i) => ({ a: `question ${i}`, b: `paraphrase ${i}`, same: true })),
-      { a: 'une question', b: 'une autre question', same: false },
-      // A near-miss above every threshold: the guard stops it, so it never costs precision.
-      { a: 'Il fera beau demain ?', b: 'Il fera beau samedi ?', same: false },
-    ];
-    const result = calibrate(labelled, [...same, 0.8, 0.99]);
-    expect(result.strict).toEqual({ threshold: 0.88, precision: 1, hitRate: 8 / 9 });
-    expect(result.permissive).toEqual({ threshold: 0.88, precision: 1, hitRate: 8 / 9 });
-    expect(result.aggressive).toEqual({ threshold: 0.7, precision: 0.9, hitRate: 1 });
+  it('splits deterministically, by the pair and not its order, case or punctuation: about 30 % held out, disjoint', () => {
+    const pairs = Array.from({ length: 2000 }, (_, i) => ({ a: `Question ${i} ?`, b: `Autre question ${i}`, same: i % 2 === 0 }));
+    const { train, heldOut } = splitPairs(pairs);
+    expect(train.length + heldOut.length).toBe(2000);
+    expect(heldOut.length / 2000).toBeGreaterThan(0.25);
+    expect(heldOut.length / 2000).toBeLessThan(0.35);
+    expect(heldOut.filter((p) => train.includes(p))).toEqual([]);
+    expect(splitPairs(pairs).heldOut).toEqual(heldOut);
+    for (const p of heldOut.slice(0, 50)) expect(isHeldOut({ a: p.b.toUpperCase(), b: `${p.a}!!` })).toBe(true);
+    for (const p of train.slice(0, 50)) expect(isHeldOut({ a: p.b, b: p.a })).toBe(false);
   });
 
-  it('writes the thresholds for the model, and a model without calibration runs with the cache off', async () => {
+  it('picks each threshold on the training part only and reports the held-out part', () => {
+    const train = [...pairsIn('train', 9, true, 'train'), ...pairsIn('train', 1, false, 'train')];
+    const heldOut = [...pairsIn('heldOut', 4, true, 'held'), ...pairsIn('heldOut', 1, false, 'held')];
+    const pairs = [...train, ...heldOut];
+    // Training paraphrases from 0.95 down to 0.55; the training near-miss is refused by the guard.
+    // Held out: paraphrases at 0.5 (below every training pair) and a near-miss the guard refuses.
+    const similarity = [...train.map((p, i) => (p.same ? 0.95 - i * 0.05 : 0.99)), ...heldOut.map((p) => (p.same ? 0.5 : 0.99))];
+    const result = calibrate(pairs, similarity);
+    expect(result.split).toMatchObject({ train: 10, heldOut: 5 });
+    // The lowest training paraphrase sets the threshold: the held-out ones, lower, are not seen by the pick.
+    expect(result.strict.threshold).toBeCloseTo(0.55);
+    expect(result.strict.train).toMatchObject({ pairs: 10, hits: 9, falseHits: 0, precision: 1, hitRate: 1 });
+    expect(result.strict.heldOut).toMatchObject({ pairs: 5, positives: 4, hits: 0, falseHits: 0, hitRate: 0 });
+    // No held-out hit measured: the profile is not offered.
+    expect(result.strict.offered).toBe(false);
+  });
+
+  it('offers a profile only when its held-out precision reaches its promise; the banner says the held-out figures', async () => {
+    const train = [...pairsIn('train', 10, true, 't'), ...pairsIn('train', 2, false, 't')];
+    // A held-out pair labelled different that the guard cannot tell apart (the same content words): a false hit.
+    const heldOut = [...pairsIn('heldOut', 10, true, 'h'), ...pairsIn('heldOut', 1, false, 'lookalike', 'paraphrase')];
+    const pairs = [...train, ...heldOut];
+    const similarity = pairs.map((p) => (p.same ? 0.9 : 0.95));
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'calibration-')), 'c.json');
-    writeCalibration('model-a', { ...calibrate(pairs, [0.95, 0.9, 0.7, 0.85, 0.99]), calibratedAt: '2026-11-30T00:00:00Z' }, file);
+    writeCalibration('model-a', { ...calibrate(pairs, similarity), calibratedAt: '2026-11-30T00:00:00Z' }, file);
     const all = readCalibrations(file);
-    expect(thresholdFor('strict', 'model-a', all).threshold).toBe(0.9);
-    expect(thresholdFor('aggressive', 'model-a', all).threshold).toBe(0.9);
+    // 10 right of 11 held-out hits: 0.909, below strict (0.98) and permissive (0.95), enough for aggressive (0.90).
+    expect(all['model-a']!.strict.heldOut.precision).toBeCloseTo(10 / 11);
+    expect(thresholdFor('strict', 'model-a', all)).toEqual({ threshold: null, reason: expect.stringMatching(/^strict not offered for model-a: held-out precision 0\.909, hit rate 1\.000 on 11 held-out pairs/) });
+    expect(thresholdFor('permissive', 'model-a', all).threshold).toBeNull();
+    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, held-out precision 0.909, hit rate 1.000 on 11 held-out pairs' });
     expect(thresholdFor('strict', 'model-b', all)).toEqual({ threshold: null, reason: expect.stringContaining('no calibration') });
     expect(thresholdFor('off', 'model-a', all).threshold).toBeNull();
   });
 
-  it('the shipped pairs file: ≥ 300 labelled pairs, at least a third near-misses', () => {
-    const shipped = readPairs('calibration/pairs.fr.jsonl');
-    expect(shipped.length).toBeGreaterThanOrEqual(300);
-    const nearMisses = shipped.filter((p) => !p.same && !detailsAgree(questionDetails(p.a), questionDetails(p.b)));
-    expect(nearMisses.length).toBeGreaterThanOrEqual(shipped.length / 3);
-    expect(thresholdFor('strict', new LocalHashEmbedder().modelId, readCalibrations()).threshold).toBeGreaterThan(0.5);
+  it('drops an older calibration without held-out figures: that model runs with the cache off', async () => {
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'calibration-')), 'c.json');
+    await writeFile(file, JSON.stringify({ old: { strict: { threshold: 0.7, precision: 0.99, hitRate: 0.7 }, pairs: 392, calibratedAt: 'x' } }));
+    expect(thresholdFor('strict', 'old', readCalibrations(file)).threshold).toBeNull();
   });
 
-  it('refuses a malformed pairs file with the line number', async () => {
-    const file = path.join(await mkdtemp(path.join(tmpdir(), 'pairs-')), 'p.jsonl');
-    await writeFile(file, '{"a":"x","b":"y","same":true}\n{"a":"x","same":"yes"}\n');
-    expect(() => readPairs(file)).toThrow(/p\.jsonl:2/);
+  it('the shipped pairs file and calibration: ≥ 1,400 pairs with kinds; strict offered on held-out figures', () => {
+    const shipped = readPairs('calibration/pairs.fr.jsonl');
+    expect(shipped.length).toBeGreaterThanOrEqual(1400);
+    expect(shipped.filter((p) => p.same).length).toBeGreaterThan(shipped.length / 4);
+    const calibration = readCalibrations()[new LocalHashEmbedder().modelId]!;
+    expect(calibration.pairs).toBe(shipped.length);
+    expect(calibration.split.heldOut).toBe(shipped.filter(isHeldOut).length);
+    expect(calibration.strict.offered).toBe(true);
+    expect(calibration.strict.heldOut.precision).toBeGreaterThanOrEqual(0.98);
+    expect(calibration.strict.heldOut.hitRate).toBeGreaterThanOrEqual(0.3);
+    expect(thresholdFor('strict', new LocalHashEmbedder().modelId, readCalibrations()).reason).toMatch(/^strict: threshold 0\.\d{4}, held-out precision/);
+  });
+
+  it('refuses a malformed pairs file with the line number, an empty one, and a missing one', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'pairs-'));
+    await writeFile(path.join(dir, 'p.jsonl'), '{"a":"x","b":"y","same":true}\n{"a":"x","same":"yes"}\n');
+    expect(() => readPairs(path.join(dir, 'p.jsonl'))).toThrow(/p\.jsonl:2/);
+    await writeFile(path.join(dir, 'empty.jsonl'), '\n\n');
+    expect(() => readPairs(path.join(dir, 'empty.jsonl'))).toThrow(/no labelled pairs/);
+    expect(() => readPairs(path.join(dir, 'missing.jsonl'))).toThrow(/cannot read the pairs file \(ENOENT\)/);
   });
 });

@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
+import { evaluateMain } from '../../runtime/cache-evaluate-cli.ts';
+
+const SUMMARY = /^strict: precision \d\.\d{3}, hit rate \d\.\d{3} on \d+ pairs$/;
+let dir: string;
+const file = async (name: string, text: string) => {
+  const f = path.join(dir, name);
+  await writeFile(f, text);
+  return f;
+};
+const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n');
+
+async function run(argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await evaluateMain(argv, { out: (l) => out.push(l), err: (l) => err.push(l), embedder: () => new LocalHashEmbedder() });
+  return { code, out, err };
+}
+
+const SAMPLE = [
+  { a: 'Raconte-moi une blague.', b: 'Dis-moi une blague.', same: true, kind: 'paraphrase' },
+  { a: 'Quel temps fera-t-il demain ?', b: 'Demain, il fera quel temps ?', same: true, kind: 'reorder' },
+  { a: 'Il fait froid dans ma chambre.', b: 'Il fait chaud dans ma chambre.', same: false, kind: 'adjective' },
+  { a: 'Allume la lumière.', b: 'Éteins la lumière.', same: false, kind: 'verb' },
+  // A near-miss the guard cannot see, labelled different by this deployer: a false hit to report.
+  { a: 'Tu connais une blague ?', b: 'Une blague, tu en connais une ?', same: false, kind: 'topic' },
+  { a: 'Où sont mes clés ?', b: 'Où sont mes lunettes ?', same: false },
+];
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'evaluate-'));
+});
+
+describe('npm run cache:evaluate', () => {
+  it('prints each profile with its figures, false hits and kinds; the last line is the strict summary', async () => {
+    const { code, out, err } = await run(['--pairs', await file('sample.jsonl', jsonl(SAMPLE))]);
+    expect(err).toEqual([]);
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/^cache:evaluate — kohami-local-hash-v1, 6 pairs \(2 same, 4 different\)/);
+    const text = out.join('\n');
+    for (const profile of ['aggressive', 'permissive', 'strict']) expect(text).toMatch(new RegExp(`^${profile} \\(threshold 0\\.\\d{4}`, 'm'));
+    expect(text).toMatch(/^ {2}pairs 6, precision 0\.667, paraphrase hit rate 1\.000, hits 3, false hits 1$/m);
+    expect(text).toContain('false hit [topic]');
+    expect(text).toContain('« Tu connais une blague ? » / « Une blague, tu en connais une ? »');
+    expect(text).toMatch(/\| adjective \| near-miss \| 1 \| 0 false \| refused 1\.000 \|/);
+    expect(text).toMatch(/\| topic \| near-miss \| 1 \| 1 false \| refused 0\.000 \|/);
+    expect(out.at(-1)).toMatch(SUMMARY);
+    expect(out.at(-1)).toBe('strict: precision 0.667, hit rate 1.000 on 6 pairs');
+  });
+
+  it('--profile evaluates that profile alone, and ends on its summary', async () => {
+    const { code, out } = await run(['--pairs', await file('one.jsonl', jsonl(SAMPLE)), '--profile', 'permissive']);
+    expect(code).toBe(0);
+    expect(out.join('\n')).not.toMatch(/^strict/m);
+    expect(out.at(-1)).toMatch(/^permissive: precision \d\.\d{3}, hit rate \d\.\d{3} on 6 pairs$/);
+  });
+
+  it('shows at most 10 false hits', async () => {
+    const lookalikes = Array.from({ length: 14 }, (_, i) => ({ a: `Tu connais la chanson ${i} ?`, b: `La chanson ${i}, tu la connais ?`, same: false }));
+    const { out } = await run(['--pairs', await file('many.jsonl', jsonl([...lookalikes, SAMPLE[0]!])), '--profile', 'strict']);
+    expect(out.filter((l) => l.startsWith('  false hit'))).toHaveLength(10);
+    expect(out).toContain('  … and 4 more');
+    expect(out.at(-1)).toBe('strict: precision 0.067, hit rate 1.000 on 15 pairs');
+  });
+
+  it.each([
+    ['not JSONL', () => file('bad.jsonl', '{"a":"x","b":"y","same":true}\nnot json\n'), [], /bad\.jsonl:2: not JSON/],
+    ['a missing field', () => file('field.jsonl', '{"a":"x","same":true}\n'), [], /field\.jsonl:1: expected \{"a": string, "b": string, "same": boolean, "kind"\?: string\}/],
+    ['a wrong type', () => file('type.jsonl', '{"a":"x","b":"y","same":"yes"}\n'), [], /type\.jsonl:1: expected/],
+    ['an empty file', () => file('empty.jsonl', ''), [], /empty\.jsonl: no labelled pairs/],
+    ['a missing file', async () => path.join(dir, 'nowhere.jsonl'), [], /nowhere\.jsonl: cannot read the pairs file \(ENOENT\)/],
+    ['an unknown profile', () => file('ok.jsonl', jsonl(SAMPLE)), ['--profile', 'yolo'], /^unknown profile "yolo": strict, permissive or aggressive$/],
+  ] as const)('refuses %s with one clear line and exit code 2', async (_what, make, extra, message) => {
+    const { code, out, err } = await run(['--pairs', await make(), ...extra]);
+    expect(code).toBe(2);
+    expect(out).toEqual([]);
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(message);
+  });
+
+  it('refuses a missing --pairs and an unknown option with the usage', async () => {
+    for (const argv of [[], ['--pairs', 'x.jsonl', '--threshold', '0.5']]) {
+      const { code, err } = await run(argv);
+      expect(code).toBe(2);
+      expect(err).toHaveLength(1);
+      expect(err[0]).toMatch(/usage: npm run cache:evaluate -- --pairs FILE\.jsonl/);
+    }
+  });
+
+  it('as a command: the configured (offline) embedder, exit codes 0 and 2, the last line on stdout', async () => {
+    const exec = promisify(execFile);
+    const env = { ...process.env, MISTRAL_API_KEY: '' };
+    const cli = ['--import', 'tsx', 'runtime/cache-evaluate-cli.ts'];
+    const ok = await exec(process.execPath, [...cli, '--pairs', await file('cli.jsonl', jsonl(SAMPLE))], { env });
+    expect(ok.stdout.trimEnd().split('\n').at(-1)).toMatch(SUMMARY);
+    const bad = await exec(process.execPath, [...cli, '--pairs', await file('cli-bad.jsonl', 'nope')], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/cli-bad\.jsonl:1: not JSON/) });
+  }, 30_000);
+});
