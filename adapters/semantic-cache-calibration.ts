@@ -137,7 +137,14 @@ export function scoreByKind(pairs: ScoredPair[], threshold: number): Record<stri
   return out;
 }
 
-/** The lowest threshold whose decision reaches `target` precision on `pairs`: the highest hit rate at that precision. */
+/**
+ * No threshold goes below this similarity, whatever the training pairs allow: with a guard good
+ * enough, the lowest threshold reaching the promise can fall to where the embedding filters nothing,
+ * and then the lexicon alone decides. The floor keeps two independent checks on every hit.
+ */
+export const MIN_THRESHOLD = 0.3;
+
+/** The lowest threshold (not below MIN_THRESHOLD) whose decision reaches `target` precision on `pairs`. */
 export function pickThreshold(pairs: ScoredPair[], target: number): number {
   const candidates = [...new Set(pairs.map((p) => p.similarity))].sort((x, y) => x - y);
   const lowest = candidates.find((t) => score(pairs, t).precision >= target);
@@ -147,7 +154,7 @@ export function pickThreshold(pairs: ScoredPair[], target: number): number {
   // margin against near-misses the guard does not know (it is often the guard alone that decides).
   let raised = Infinity;
   for (const p of pairs) if (p.same && isHit(p, lowest)) raised = Math.min(raised, p.similarity);
-  return raised === Infinity ? lowest : raised;
+  return Math.max(MIN_THRESHOLD, raised === Infinity ? lowest : raised);
 }
 
 /**

@@ -41,7 +41,82 @@ svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
 madame monsieur kohami
 lieu
+préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
+réciter récite récites récitez
+souviens souvient souvenez rappelles confirmes confirmez confirme
+idée idées
+commence commencent commencer commencé commencée débute débuter
+annonce annoncent annoncé prévoit prévoient prévu ensemble avis selon
 `;
+
+/**
+ * The request verbs: « dis-moi X », « tu connais X », « tu te souviens de X », « raconte-moi X »
+ * ask « what is X » as « c'est quoi X » and « qu'est-ce que X » do, so they count as that question
+ * word — unless a yes/no « si » or another question word follows (« dis-moi s'il pleut », « tu sais
+ * où … »), or « je » says them (« je connais une blague » tells, it does not ask).
+ */
+export const REQUEST_VERBS = `
+dis dites dire raconte racontes racontez raconter
+connais connaissez connaître connaitre sais savez savoir
+souviens souvenez rappelles rappelez récite récites récitez réciter confirmes confirmez
+conseille conseilles conseillez recommande recommandes recommandez propose proposes proposez suggère suggères suggérez
+`;
+
+/**
+ * Nouns that ask « when » after « quel » (« à quel moment », « à quelle période »); « la date de »
+ * asks it wherever a question asks « what » (« c'est quoi la date de Pâques » is « c'est quand Pâques »).
+ */
+export const WHEN_NOUNS = 'moment moments période périodes';
+export const DATE_NOUNS = 'date dates';
+
+/**
+ * Nouns that ask « how »: « c'est quoi la recette des crêpes », « la bonne façon de tailler un
+ * rosier » ask what « comment on fait des crêpes », « comment on taille un rosier » ask.
+ */
+export const HOW_NOUNS = 'recette recettes façon façons manière manières méthode méthodes astuce astuces technique techniques';
+
+/**
+ * Spoken forms rewritten before either guard reads the question, each true wherever it is said:
+ * a phrase that means one word (« une histoire drôle » is « une blague », « qui fait pleurer » is
+ * « triste », « donner à manger » is « nourrir »), and the short forms of « rendez-vous » (whose
+ * « vous » is no person) and « après-midi ».
+ */
+export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
+  [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
+  [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],
+  [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?pleurer(?![\p{L}])/giu, 'triste'],
+  [/(?<![\p{L}])(?:histoires?|trucs?|choses?|blagues?) (?:drôles?|droles?|rigolotes?|rigolos?|marrantes?|marrants?|amusantes?|amusants?|comiques?)(?![\p{L}])/giu, 'blague'],
+  [/(?<![\p{L}])films? (?:drôles?|droles?|rigolos?|marrants?|amusants?|comiques?)(?![\p{L}])/giu, 'comédie'],
+  [/(?<![\p{L}])(?:tomber|tombe|tombera) (?:de la )?neige(?![\p{L}])/giu, 'neiger'],
+  [/(?<![\p{L}])(?:tomber|tombe|tombera) (?:de la )?pluie(?![\p{L}])/giu, 'pleuvoir'],
+  [/(?<![\p{L}])qui l['’ ](?:a |ont )?emport(?:é|e)(?![\p{L}])/giu, 'qui a gagné'],
+  [/(?<![\p{L}])l['’ ]impression d['’ ]être(?![\p{L}])/giu, 'être'],
+  // « les nouvelles du sport », « des nouvelles de ma fille » are news; « de nouvelles lunettes » are new.
+  [/(?<![\p{L}])nouvelles(?= (?:du|de|des|d['’])(?![\p{L}])|\s*[?.!,]|\s*$)/giu, 'infos'],
+  [/(?<![\p{L}])du jour(?![\p{L}])/giu, "d'aujourd'hui"],
+  [/(?<![\p{L}])(?:mettre|mets|met|mettez) (la |le |l['’])(chauffage|son|volume|radio|télé|télévision) plus fort(?![\p{L}])/giu, 'monter $1$2'],
+  [/(?<![\p{L}])(?:mettre|mets|met|mettez)(?:[\s-]moi)? (la |le |l['’])(lumière|lampe|télé|télévision|radio|chauffage)(?![\p{L}])/giu, 'allumer $1$2'],
+  [/(?<![\p{L}])(?:donner|donne|donnes|donnez|donné) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  [/(?<![\p{L}])(?:prendre|prends|prend|prenez|pris)(?:[\s-]moi)? (?:un |le |mon )?rdv(?![\p{L}])/giu, 'rdv'],
+  [/(?<![\p{L}])(?:prendre|prend|prends|pris) (?:sa|ma|ta|votre|leur) retraite(?![\p{L}])/giu, 'à la retraite'],
+  [/(?<![\p{L}])(?:hospitalisée?s?)(?![\p{L}])/giu, "à l'hôpital"],
+  [/(?<![\p{L}])(?:partir|pars|part|partent|parti|partie|partis|parties) en (vacances|congés?|voyage)(?![\p{L}])/giu, 'en $1'],
+  [/(?<![\p{L}])faire de la lumière(?![\p{L}])/giu, 'allumer la lumière'],
+  [/(?<![\p{L}])(?:le )?ventre vide(?![\p{L}])/giu, 'à jeun'],
+  [/(?<![\p{L}])répondre au téléphone(?![\p{L}])/giu, 'décrocher'],
+  [/(?<![\p{L}])changé de (?:maison|logement|appartement)(?![\p{L}])/giu, 'déménagé'],
+  [/(?<![\p{L}])changer de (?:maison|logement|appartement)(?![\p{L}])/giu, 'déménager'],
+  [/(?<![\p{L}])(ai|as|a|avons|avez|ont) le droit (?:de |d['’])/giu, 'peux '],
+  [/(?<![\p{L}])en ce moment(?![\p{L}])/giu, 'maintenant'],
+  [/(?<![\p{L}])(?:ai|as|a|avez|avons|ont) besoin (?:de |d['’])/giu, 'faut '],
+  [/(?<![\p{L}])une demi[\s-]heure(?![\p{L}])/giu, 'trente minutes'],
+  [/(?<![\p{L}])pas loin(?![\p{L}])/giu, 'près'],
+  [/(?<![\p{L}])pas (?:trop |très |si )?(?:compliquée?s?|difficiles?)(?![\p{L}])/giu, 'facile'],
+  // « passer à la pharmacie » goes there; « passer à la télé » is on air.
+  [/(?<![\p{L}])(?:passer|passe|passes|passez|faire un saut|fais un saut|fasse un saut) (à|chez) (la|le|l['’]|les|mon|ma)(?! ?(?:télé|radio|cinéma))/giu, 'aller $1 $2'],
+  [/(?<![\p{L}])(?:fait|fais|faire|faisons|faites|fasse) une (?:petite )?partie (?:de |d['’])/giu, 'joue à '],
+];
 
 /**
  * Words (and the forms a light stemmer cannot join) that mean the same thing in a question; the
@@ -57,6 +132,12 @@ export const EQUIVALENTS: readonly string[] = [
   'son sa ses',
   // people and care
   'médecin médecins docteur docteurs toubib généraliste',
+  'mère maman mères mamans',
+  'père papa pères papas',
+  'enfant enfants gamin gamins gamine gamines gosse gosses môme mômes',
+  'malade malades souffrant souffrante souffrants maladie',
+  'guéri guérie guéris guérir guérit rétabli rétablie remis remise',
+  'hôpital hôpitaux',
   'médicament médicaments cachet cachets pilule pilules comprimé comprimés traitement remède remèdes',
   'infirmière infirmières infirmier infirmiers',
   'aide-soignante aide-soignant',
@@ -68,13 +149,14 @@ export const EQUIVALENTS: readonly string[] = [
   'lunettes lunette',
   'lumière lumières lampe lampes éclairage',
   'appeler appelle appelles appellent appelez appelons appelé appelée appellerai appellera appel appels téléphoner téléphone téléphones téléphoné téléphonez joindre contacter',
+  'rdv',
   'annuler annule annulé annulée annulez décommander décommande',
   'rappeler rappelle rappelles rappelez rappelé',
   'courses commissions emplettes',
   'acheter achète achètes achetez acheté achat achats',
   'vendre vends vend vendu vendez vente',
   // weather
-  'météo temps',
+  'météo temps prévisions prévision',
   'pleuvoir pleut pleuvra pleuvait pleuvrait pluie pluies pluvieux averse averses',
   'neiger neige neigera neigeait neigerait neiges neigeux',
   'chaud chaude chauds chaudes chaleur canicule',
@@ -86,7 +168,7 @@ export const EQUIVALENTS: readonly string[] = [
   'drôle drôles amusant amusante amusantes marrant marrante rigolo rigolote comique',
   'fatigué fatiguée fatigue épuisé épuisée crevé crevée',
   'peur crainte effrayé effrayée',
-  'inquiet inquiète inquiétude souci soucis préoccupé préoccupée',
+  'inquiet inquiète inquiétude souci soucis préoccupé préoccupée grave graves',
   'seul seule seuls solitude isolé isolée',
   'mal douleur douleurs souffrir souffre souffres souffert douloureux douloureuse',
   'mieux meilleur meilleure',
@@ -99,22 +181,35 @@ export const EQUIVALENTS: readonly string[] = [
   // stories, songs, games
   'histoire histoires conte',
   'blague blagues plaisanterie plaisanteries',
-  'chanson chansons chansonnette chant chants',
+  'chanson chansons chansonnette chant chants chanter chante chantes chantez chanté',
   'jouer joue joues jouez joué jeu jeux',
   'ajouter ajoute ajoutes ajoutez ajouté rajouter rajoute rajoutes rajoutez rajouté',
-  'appuyer appuie appuies appuyez appuyé presser presse pressez',
+  'appuyer appuie appuies appuyez appuyé presser presse pressez taper tape tapes tapez',
   'encore toujours',
   'promener promène promènes promenez promené promenade promenades balade balades balader',
+  'manger mange manges mangez mangeons mangent mangé mangeais mangeait mangera repas mangeable',
+  'nourrir nourris nourrit nourri nourrie nourriture',
+  'vacances congé congés',
+  'info infos information informations actu actus actualité actualités',
+  'sport sports sportif sportive sportifs sportives',
+  'facile faciles facilement simple simples simplement',
+  'difficile difficiles compliqué compliquée compliqués dur dure',
+  'près proche proches côté',
+  'poubelle poubelles bac bacs',
+  'cueillir cueille cueilles cueillez cueilli ramasser ramasse ramasses ramassez ramassé',
+  'marcher fonctionner fonctionne fonctionnent fonctionné',
   // body
   'œil yeux',
+  'gonfler gonfle gonflent gonflé gonflée gonflées gonflés enfler enfle enflent enflé enflée enflées enflés',
+  'picotement picotements picote picotent fourmis fourmille fourmillent fourmillement fourmillements',
   // coming and going
   'rentrer rentre rentres rentrez rentré rentrée revenir reviens revient revenez revenu revenue retour retourner',
   'sortir sors sort sortez sorti sortie',
   'partir pars part partez parti départ',
   'arriver arrive arrives arrivez arrivé arrivée',
   'aller vais vas va allons allez vont irai iras ira irons irez iront irais irait allais allait allé allée aille ailles aillent',
-  'venir viens vient venons venez viennent venu venue viendra viendrait venait',
-  'prendre prends prend prenons prenez prennent pris prise prenais prenait prendra',
+  'venir viens vient venons venez viennent venu venue viendra viendrait venait passer passe passes passez passent passé passée passera passait',
+  'prendre prends prend prenons prenez prennent pris prise prenais prenait prendra avaler avale avales avalez avalé',
   'mettre mets met mettez mis mise',
   'voir vois voit voyons voyez voient vu vue verra verrai voyait',
   'boire bois boit buvons buvez boivent bu boira',
@@ -126,7 +221,7 @@ export const EQUIVALENTS: readonly string[] = [
   'ouvrir ouvre ouvres ouvrez ouvert ouverte ouverts ouvertes ouverture',
   'fermer ferme fermes fermez fermé fermée fermés fermées fermeture',
   'allumer allume allumes allumez allumé allumée',
-  'éteindre éteins éteint éteinte éteignez éteigne',
+  'éteindre éteins éteint éteinte éteignez éteigne couper coupe coupes coupez coupé coupée',
   'monter monte montes montez monté montée augmenter augmente augmentez',
   'descendre descends descend descendez descendu descendue descente baisser baisse baissez diminuer diminue diminuez',
   'gagner gagne gagnes gagnez gagné',

@@ -4,6 +4,7 @@
  * (machines/content-words.ts). Computed once per question — a cached entry keeps its own.
  */
 import { contentAgree, contentSignature, type ContentSignature } from './content-words.ts';
+import { SPOKEN_PHRASES } from './french-lexicon.ts';
 import { detailsAgree, questionDetails, type QuestionDetails } from './question-details.ts';
 
 export interface QuestionGuard {
@@ -11,8 +12,14 @@ export interface QuestionGuard {
   content: ContentSignature;
 }
 
+/** The question with its spoken phrases in their one-word form (« une histoire drôle » → « une blague »). */
+export function spokenForms(question: string): string {
+  return SPOKEN_PHRASES.reduce((text, [phrase, word]) => text.replace(phrase, word), question);
+}
+
 export function questionGuard(question: string): QuestionGuard {
-  return { details: questionDetails(question), content: contentSignature(question) };
+  const text = spokenForms(question);
+  return { details: questionDetails(text), content: contentSignature(text) };
 }
 
 export function guardsAgree(a: QuestionGuard, b: QuestionGuard): boolean {

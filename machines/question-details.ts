@@ -29,11 +29,11 @@ const WHEN = [
 ];
 const KIN = [
   'fille', 'fils', 'mari', 'femme', 'epoux', 'epouse', 'soeur', 'frere', 'mere', 'pere', 'maman', 'papa', 'petit fils', 'petite fille',
-  'petits enfants', 'enfants', 'neveu', 'niece', 'cousin', 'cousine', 'oncle', 'tante', 'voisin', 'voisine', 'ami', 'amie', 'medecin',
+  'petits enfants', 'enfants', 'gamins', 'gosses', 'neveu', 'niece', 'cousin', 'cousine', 'oncle', 'tante', 'voisin', 'voisine', 'ami', 'amie', 'medecin',
   'docteur', 'infirmier', 'infirmiere', 'kine', 'aide soignante', 'aide menagere', 'pharmacien', 'pharmacienne', 'dentiste',
 ];
 /** Two words for one person: « mon médecin » is « mon docteur ». */
-const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme' };
+const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme', gamins: 'enfants', gosses: 'enfants' };
 // Possessives only: « le médecin » and « au médecin » are the same person.
 const POSSESSIVES = ['ma', 'mon', 'mes', 'ta', 'ton', 'tes', 'sa', 'son', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs'];
 const PLACES = [
@@ -92,7 +92,8 @@ export function questionDetails(question: string): QuestionDetails {
     people: [...new Set(people)].sort(),
     // « marché » folds to « marche » (« je marche »): the place keeps its accent.
     places: phrases(text, PLACES).filter((p) => p !== 'marche' || /marché/i.test(question)).sort(),
-    negated: NEGATION.test(text),
+    // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
+    negated: NEGATION.test(text.replace(/ ou (?:pas|non)$/, '')),
   };
 }
 

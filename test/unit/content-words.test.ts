@@ -55,6 +55,8 @@ describe('content-word guard: one near-miss of each kind is a miss', () => {
     ['quantity', 'Je mets beaucoup de sel ?', 'Je mets peu de sel ?'],
     ['state_change', 'Le chauffage est allumé ?', 'Le chauffage est éteint ?'],
     ['state_change (tense)', 'Mon voisin a déménagé ?', 'Mon voisin va déménager ?'],
+    ['time (an event that happened / one of now)', "Il y a eu de la grêle cette nuit ?", "Il y a de la grêle cette nuit ?"],
+    ['time (told with avoir / asked of now)', 'Le docteur a répondu à ma lettre ?', 'Le docteur répond à ma lettre ?'],
     ['time', 'Le car passe à 9h ?', 'Le car passe à 10h ?'],
     ['negation', 'Ma fille a appelé ?', "Ma fille n'a pas appelé ?"],
     ['negation (ne … plus)', 'Mon genou me fait mal quand je marche.', 'Mon genou ne me fait plus mal quand je marche.'],
@@ -80,6 +82,8 @@ describe('content-word guard: common paraphrases still hit', () => {
     ["Qu'est-ce qu'on mange ce soir ?", 'On mange quoi ce soir ?'],
     ['Comment ça va ?', 'Comment vas-tu ?'],
     ['Où est la pharmacie ?', 'La pharmacie, elle est où ?'],
+    // A past told with « avoir » on one side and with « être » on the other: both past, same question.
+    ['Le facteur a déposé le colis ?', 'Le colis est déposé par le facteur ?'],
     ['Il faut appeler le docteur.', 'Il faut téléphoner au médecin.'],
     ['Où sont mes clés ?', 'Mes clefs, elles sont où ?'],
     ['Allume la lumière, s’il te plaît.', 'Tu peux allumer la lampe ?'],
@@ -92,6 +96,83 @@ describe('content-word guard: common paraphrases still hit', () => {
   ])('« %s » = « %s »', (a, b) => {
     expect(agree(a, b)).toBe(true);
     expect(agree(b, a)).toBe(true);
+  });
+});
+
+describe('content-word guard: reworded paraphrases hit (question frames, nominalizations, synonyms, fillers)', () => {
+  it.each([
+    ['recipe noun = « comment on fait »; « une bonne » before a noun is a filler', 'Comment on fait des crêpes ?', 'C’est quoi une bonne recette de crêpes ?'],
+    ['« tu peux me donner la recette » = « comment on prépare »', 'Tu peux me donner la recette du clafoutis ?', 'Comment on prépare un clafoutis ?'],
+    ['« la bonne façon de » = « comment »', 'C’est quoi la bonne façon de tailler un rosier ?', 'Comment on taille un rosier ?'],
+    ['pleuvoir / la pluie, future either way', 'Il va pleuvoir demain ?', 'Demain, il y aura de la pluie ?'],
+    ['« tomber de la neige » = « neiger »', 'Tu crois qu’il va tomber de la neige demain ?', 'Il va neiger demain ?'],
+    ['« un truc drôle » = « une blague », request frames', 'Tu peux me raconter une blague ?', 'Dis-moi un truc drôle.'],
+    ['« qui fait rire » = « drôle »', 'Dis-moi une histoire qui fait rire.', 'Raconte-moi une histoire drôle.'],
+    ['« qui fait pleurer » = « triste »', 'Le film de ce soir, il fait pleurer ?', 'Le film de ce soir est triste ?'],
+    ['« un film comique » = « une comédie »; « tu me conseilles » = « tu connais »', 'Tu connais un film comique ?', 'Tu me conseilles une comédie ?'],
+    ['« avoir du mal à » = « mal »', 'J’ai du mal à dormir.', 'Je dors mal.'],
+    ['reorder', 'Quelle heure il est ?', 'Il est quelle heure ?'],
+    ['météo = temps', 'C’est quoi la météo ?', 'Il fait quel temps ?'],
+    ['« la date de » = « quand »', 'Dis-moi la date de Pâques.', 'C’est quand Pâques ?'],
+    ['« à quel moment » = « quand »', 'À quel moment on plante les tulipes ?', 'Quand est-ce qu’on plante les tulipes ?'],
+    ['a date « tombe » when asked when', 'Pâques tombe quand ?', 'C’est quand Pâques ?'],
+    ['« s’appeler » = « le nom »; « tu te souviens » asks', 'Tu te souviens du nom de mon chat ?', 'Comment il s’appelait, mon chat ?'],
+    ['« tu sais qui »', 'Tu sais qui a gagné le match hier ?', 'Qui a gagné le match hier ?'],
+    ['« avaler » its cachet = « prendre » its comprimé', 'J’ai pris mon cachet ?', 'J’ai bien avalé mon comprimé ?'],
+    ['hospitalisé = à l’hôpital; encore = toujours', 'Mon mari est toujours à l’hôpital ?', 'Est-ce que mon mari est encore hospitalisé ?'],
+    ['« passer » on air = « il y a »', 'Il passe quoi à la télé ce soir ?', 'Qu’est-ce qu’il y a à la télé ce soir ?'],
+    ['« passer me voir » = « venir »', 'Ma fille passe me voir dimanche ?', 'Ma fille vient dimanche ?'],
+    ['« passer à la pharmacie » = « aller à la pharmacie »', 'Je dois passer à la pharmacie cet après-midi.', 'Il faut que j’aille à la pharmacie cet aprem.'],
+    ['« un peu plus fort »', 'Tu peux parler un peu plus fort ?', 'Tu peux parler plus fort ?'],
+    ['« je me sens » = « je suis »', 'Je me sens seule aujourd’hui.', 'Aujourd’hui, je suis seule.'],
+    ['« ou pas » negates nothing; couper = éteindre', 'J’ai coupé le gaz ou pas ?', 'J’ai bien éteint le gaz ?'],
+    ['« mets la radio » = « allume la radio »', 'Mets la radio.', 'Allume la radio, s’il te plaît.'],
+    ['« pas loin » = « près »', 'Il y a une pharmacie pas loin de chez moi ?', 'Il y a une pharmacie près de chez moi ?'],
+    ['« une demi-heure » = « trente minutes »', 'Je dois marcher une demi-heure par jour ?', 'Il faut que je marche trente minutes par jour ?'],
+    ['« prendre rendez-vous » = « un rdv »', 'Tu peux me prendre un rendez-vous chez le médecin ?', 'Tu peux me prendre un rdv chez le docteur ?'],
+    ['gamins = enfants', 'Les gamins viennent dimanche ?', 'Les enfants viennent dimanche ?'],
+    ['vacances = congés, « partir en vacances » = « en vacances »', 'Ma fille est partie en vacances ?', 'Ma fille est en congés ?'],
+  ])('%s: « %s » = « %s »', (_why, a, b) => {
+    expect(agree(a, b)).toBe(true);
+    expect(agree(b, a)).toBe(true);
+  });
+});
+
+describe('content-word guard: each new equivalence still refuses its near-miss', () => {
+  it.each([
+    ['Demain, il y aura de la pluie ?', 'Demain, il y aura de la neige ?'],
+    ['Il va tomber de la neige ?', 'Il va tomber de la pluie ?'],
+    ['C’est quoi une bonne recette de crêpes ?', 'Comment on fait des gaufres ?'],
+    ['Donne-moi la recette des crêpes.', 'Donne-moi la recette des gaufres.'],
+    ['Le pain d’hier est bon ?', 'Le pain d’hier est mauvais ?'],
+    ['C’est quoi un bon vin blanc pour le poisson ?', 'C’est quoi un mauvais vin blanc pour le poisson ?'],
+    ['Le pain est bon ?', 'Il y a du pain ?'],
+    ['Dis-moi un truc drôle.', 'Dis-moi un truc triste.'],
+    ['Tu connais un film comique ?', 'Tu connais un film triste ?'],
+    ['Je connais une blague.', 'Tu connais une blague ?'],
+    ['Tu sais si le facteur est passé ?', 'Tu sais quand le facteur est passé ?'],
+    ['Tu sais où sont mes lunettes ?', 'Tu sais où sont tes lunettes ?'],
+    ['J’ai le droit de manger salé ?', 'J’ai le droit de manger un peu salé ?'],
+    ['Je peux mettre du sel ?', 'Je peux mettre un peu de sel ?'],
+    ['Tu peux monter un peu le son ?', 'Tu peux monter beaucoup le son ?'],
+    ['Je me sens bien.', 'Je me sens mal.'],
+    ['La messe commence à quelle heure ?', 'La messe finit à quelle heure ?'],
+    ['Je suis tombée dans la cuisine.', 'Je suis dans la cuisine.'],
+    ['C’est quand Pâques ?', 'C’est quand Noël ?'],
+    ['Comment il s’appelle, le chien ?', 'Comment il s’appelle, le chat ?'],
+    ['J’ai coupé le gaz ?', 'J’ai allumé le gaz ?'],
+    ['J’ai coupé le gaz ou pas ?', 'Je n’ai pas coupé le gaz ?'],
+    ['Mets la télé.', 'Éteins la télé.'],
+    ['Mon mari est hospitalisé ?', 'Mon mari est rentré de l’hôpital ?'],
+    ['Le facteur est passé ?', 'Le facteur va passer ?'],
+    ['Je dois marcher une demi-heure ?', 'Je dois marcher une heure ?'],
+    ['La pharmacie est pas loin ?', 'La pharmacie est loin ?'],
+    ['J’ai besoin d’un manteau ?', 'Tu as besoin d’un manteau ?'],
+    ['Mes gamins viennent dimanche ?', 'Mes petits-enfants viennent dimanche ?'],
+    ['Ma fille est partie en vacances ?', 'Ma fille est rentrée de vacances ?'],
+  ])('« %s » ≠ « %s »', (a, b) => {
+    expect(agree(a, b)).toBe(false);
+    expect(agree(b, a)).toBe(false);
   });
 });
 
@@ -108,7 +189,10 @@ describe('content words', () => {
   });
 
   it('keeps the content words only: stop words, request verbs and numbers drop out', () => {
-    expect(contentSignature('Est-ce que tu peux me dire une blague, s’il te plaît ?').key).toBe(contentSignature('Une blague !').key);
+    expect(contentSignature('Est-ce que tu peux me dire une blague, s’il te plaît ?').key).toBe(contentSignature('Raconte-moi une blague !').key);
+    // A request asks « what »: « dis-moi X » is « c'est quoi X », not the bare « X ? ».
+    expect(contentSignature('Dis-moi la météo.').key).toBe(contentSignature('C’est quoi la météo ?').key);
+    expect(contentSignature('Dis-moi la météo.').key).not.toBe(contentSignature('La météo !').key);
     expect(contentSignature('Tu es là ?').key).not.toBe(contentSignature('Tu es ici ?').key); // no content word: only its own words match it
   });
 
