@@ -1,5 +1,5 @@
 import type { Flux } from './ports.ts';
-import type { SessionContext, SosReason } from './session.machine.ts';
+import type { SessionContext, SosReason, VoiceActivity, VoiceStages } from './session.machine.ts';
 
 /**
  * What an operator may see of a live session: state, counts, lengths, flags and timings.
@@ -21,6 +21,8 @@ export interface SessionView {
   current: { transcriptLength: number; replyLength: number; chunks: number; retries: number; facts: number; startedAt: number } | null;
   startedAt: number;
   closeReason: string | null;
+  /** Voice mode: what the pipeline is doing, and the latest voice turn's stage timings (ms). */
+  voice: { state: VoiceActivity; stages: VoiceStages | null };
 }
 
 const RECENT = 20;
@@ -32,7 +34,7 @@ export function statePaths(value: unknown, prefix = ''): string[] {
   return Object.entries(value).flatMap(([key, child]) => statePaths(child, prefix ? `${prefix}.${key}` : key));
 }
 
-export type RedactedContext = Omit<SessionView, 'state' | 'currentFlux' | 'connection'>;
+export type RedactedContext = Omit<SessionView, 'state' | 'currentFlux' | 'connection' | 'voice'> & { voiceStages: VoiceStages | null };
 
 /** The context without a word of conversation: also what the Stately inspector is shown. */
 export function redactContext(context: SessionContext): RedactedContext {
@@ -54,15 +56,21 @@ export function redactContext(context: SessionContext): RedactedContext {
     },
     startedAt: context.startedAt,
     closeReason: context.closeReason,
+    voiceStages: context.voiceStages,
   };
 }
+
+const VOICE_STATES: Record<string, VoiceActivity> = { off: 'off', listening: 'listening', userSpeaking: 'user_speaking', thinking: 'thinking', speaking: 'speaking' };
 
 export function sessionView(snapshot: { value: unknown; status: string; context: SessionContext }): SessionView {
   const paths = statePaths(snapshot.value).map((p) => p.replace(/^live\./, ''));
   const turnPath = paths.find((p) => p.startsWith('conversation.turn.'));
   const connection = snapshot.status !== 'active' ? 'closed' : paths.includes('connection.detached') ? 'detached' : 'attached';
+  const { voiceStages, ...redacted } = redactContext(snapshot.context);
+  const voicePath = paths.find((p) => p.startsWith('voice.'));
   return {
-    ...redactContext(snapshot.context),
+    ...redacted,
+    voice: { state: VOICE_STATES[voicePath?.slice('voice.'.length) ?? 'off'] ?? 'off', stages: voiceStages },
     state: paths.join(' · '),
     currentFlux: turnPath ? turnPath.split('.')[2]! : null,
     connection,
@@ -75,8 +83,15 @@ export function redactEvent(event: { type: string } & Record<string, unknown>): 
   for (const [key, value] of Object.entries(event)) {
     if (key === 'type') continue;
     if (key === 'turnId' || key === 'reason') out[key] = value;
+    // A voice state and stage timings are names and numbers, never words of the conversation.
+    else if (event.type === 'VOICE.STATE' && key === 'state') out[key] = value;
+    else if (event.type === 'VOICE.STATE' && key === 'stages' && isTimings(value)) out[key] = value;
     else if (typeof value === 'string') out[`${key}Length`] = value.length;
     else if (value !== undefined) out[key] = '[redacted]';
   }
   return out;
+}
+
+function isTimings(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.entries(value).every(([k, v]) => (k === 'turnId' ? typeof v === 'string' && v.length <= 128 : typeof v === 'number'));
 }

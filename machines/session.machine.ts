@@ -50,6 +50,18 @@ interface CurrentTurn {
   usedTools: boolean;
 }
 
+/** What a voice session is doing, as operators see it (voice mode only; `off` for text kiosks). */
+export type VoiceActivity = 'off' | 'listening' | 'user_speaking' | 'thinking' | 'speaking';
+
+/** Per-turn voice stage timings (ms), as far as the turn got: never text or audio. */
+export interface VoiceStages {
+  turnId: string;
+  endpointingMs?: number;
+  transcriptionMs?: number;
+  firstTokenMs?: number;
+  firstAudioMs?: number;
+}
+
 export interface SessionInput {
   sessionId: string;
   seniorId: string;
@@ -79,11 +91,16 @@ export interface SessionContext extends Omit<SessionInput, 'windowBudget' | 'age
   current: CurrentTurn | null;
   closeReason: CloseReason | null;
   lastSosReason: SosReason | null;
+  /** The latest voice turn's stage timings (voice mode). */
+  voiceStages: VoiceStages | null;
 }
 
 export type SessionEvent =
   | { type: 'TURN'; turnId: string; transcript: string }
-  | { type: 'INTERRUPT'; turnId: string }
+  /** `heard`: in voice mode, the part of the reply the senior actually heard (from the audio played). */
+  | { type: 'INTERRUPT'; turnId: string; heard?: string }
+  /** Voice mode: the runtime's audio pipeline reports its state (never per audio frame). */
+  | { type: 'VOICE.STATE'; state: VoiceActivity; stages?: VoiceStages }
   | { type: 'CLOSE'; reason: CloseReason }
   | { type: 'SOCKET.LOST' }
   | { type: 'SOCKET.ATTACHED' }
@@ -161,6 +178,10 @@ const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack })
 
 const now = () => Date.now();
 
+function isStrictPrefix(heard: string, reply: string): boolean {
+  return heard.length < reply.length && reply.startsWith(heard);
+}
+
 interface FinishParams {
   text: string;
   flux: Flux;
@@ -236,6 +257,11 @@ export const sessionMachine = setup({
     windowOverflows: ({ context }) => overflows(context.window, context.windowBudget),
     noChunkSent: ({ context }) => (context.current?.chunks ?? 0) === 0,
     isCurrentTurn: ({ context, event }) => event.type === 'INTERRUPT' && context.current?.turnId === event.turnId,
+    /** Barge-in after the reply's text was complete: its audio was still playing. */
+    cutsLastTurn: ({ context, event }) => {
+      const last = context.turns.at(-1);
+      return event.type === 'INTERRUPT' && event.heard !== undefined && last?.turnId === event.turnId && isStrictPrefix(event.heard, last.reply);
+    },
     // One quick retry, only before anything was spoken; the running budget still bounds it.
     canRetry: ({ context }) => context.current !== null && context.current.chunks === 0 && context.current.retries === 0,
     emptyReply: ({ context }) => (context.current?.reply.trim() ?? '') === '',
@@ -298,13 +324,31 @@ export const sessionMachine = setup({
       enqueue.assign(update);
       enqueue.emit(done);
     }),
-    /** Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received. */
-    interruptCurrent: enqueueActions(({ context, enqueue }) => {
+    /**
+     * Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received — or, in
+     * voice mode, what the senior heard of it.
+     */
+    interruptCurrent: enqueueActions(({ context, event, enqueue }) => {
       if (!context.current) return;
-      const update = completeTurn(context, { text: context.current.reply, flux: 'agent', interrupted: true });
+      const heard = event.type === 'INTERRUPT' && event.heard !== undefined && isStrictPrefix(event.heard, context.current.reply) ? event.heard : context.current.reply;
+      const update = completeTurn(context, { text: heard, flux: 'agent', interrupted: true });
       enqueue.assign(update);
       enqueue.emit(replyDoneOf(update.turns.at(-1)!));
     }),
+    /** The last turn's reply is cut to what the senior heard, in the turn record and in the window. */
+    cutLastTurn: assign(({ context, event }) => {
+      if (event.type !== 'INTERRUPT' || event.heard === undefined) return {};
+      const last = context.turns.at(-1)!;
+      const window = [...context.window];
+      let index = window.length - 1;
+      while (index >= 0 && !(window[index]!.role === 'assistant' && window[index]!.content === last.reply)) index -= 1;
+      if (index >= 0) {
+        if (event.heard.trim() === '') window.splice(index, 1);
+        else window[index] = { role: 'assistant', content: event.heard, interrupted: true };
+      }
+      return { turns: [...context.turns.slice(0, -1), { ...last, reply: event.heard, interrupted: true }], window };
+    }),
+    setVoiceStages: assign(({ context, event }) => ({ voiceStages: event.type === 'VOICE.STATE' && event.stages ? event.stages : context.voiceStages })),
     emitSessionClosed: emit(({ context }) => ({
       type: 'SessionClosed' as const,
       sessionId: context.sessionId,
@@ -330,6 +374,7 @@ export const sessionMachine = setup({
     current: null,
     closeReason: null,
     lastSosReason: null,
+    voiceStages: null,
   }),
   initial: 'live',
   states: {
@@ -375,8 +420,26 @@ export const sessionMachine = setup({
             },
           },
         },
+        // Voice mode's pipeline state, reported by the runtime (the kiosk socket's voice session).
+        voice: {
+          initial: 'off',
+          on: {
+            'VOICE.STATE': [
+              { guard: ({ event }) => event.state === 'listening', target: '.listening', actions: 'setVoiceStages' },
+              { guard: ({ event }) => event.state === 'user_speaking', target: '.userSpeaking', actions: 'setVoiceStages' },
+              { guard: ({ event }) => event.state === 'thinking', target: '.thinking', actions: 'setVoiceStages' },
+              { guard: ({ event }) => event.state === 'speaking', target: '.speaking', actions: 'setVoiceStages' },
+              { target: '.off', actions: 'setVoiceStages' },
+            ],
+            'SOCKET.LOST': '.off',
+          },
+          states: { off: {}, listening: {}, userSpeaking: {}, thinking: {}, speaking: {} },
+        },
         conversation: {
           initial: 'idle',
+          on: {
+            INTERRUPT: { guard: 'cutsLastTurn', actions: 'cutLastTurn' },
+          },
           states: {
             idle: {
               on: { TURN: { target: 'turn', actions: 'beginTurn' } },

@@ -74,6 +74,19 @@ const schema = z
     SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
     SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),
     SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+    /** Voice mode: silence that ends an utterance (seniors pause mid-sentence: not too short). */
+    ENDPOINT_SILENCE_MS: z.coerce.number().int().min(300).max(3000).default(700),
+    /** Voice mode: shorter bursts of sound are not speech. */
+    MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
+    /** Voice mode: an utterance is cut (and transcribed) at this length. */
+    MAX_UTTERANCE_MS: z.coerce.number().int().min(2000).max(120_000).default(30_000),
+    /** Voice mode: end of speech → final transcript; later (or a failure), the SOS line is spoken. */
+    STT_BUDGET_MS: positiveMs.default(2000),
+    /** Voice mode: speech over the reply audio at least this long (and not a backchannel) interrupts it. */
+    BARGE_IN_MIN_MS: z.coerce.number().int().min(100).max(5000).default(400),
+    MISTRAL_STT_MODEL: z.string().min(1).default('voxtral-mini-transcribe-realtime-2602'),
+    MISTRAL_TTS_MODEL: z.string().min(1).default('voxtral-mini-tts-2603'),
+    MISTRAL_TTS_VOICE: z.string().min(1).default('fr_marie_neutral'),
     DEV_KIOSK_TOKEN: optionalText.pipe(z.string().min(16).optional()),
     DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
   })

@@ -21,11 +21,13 @@ import type { SeniorErasure } from './erasure.ts';
 import { healthRoutes } from './health.ts';
 import { installHttpErrors } from './http-errors.ts';
 import { kioskGateway } from './kiosk/gateway.ts';
+import { kioskPage } from './kiosk/kiosk-page.ts';
 import { MAX_FRAME_BYTES } from './kiosk/protocol.ts';
 import type { Metrics } from './metrics.ts';
 import type { InspectionHub } from './ops/inspection-hub.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import type { SessionRegistry } from './session-registry.ts';
+import type { VoiceSessionFactory } from './voice/voice-session.ts';
 
 export interface HttpAppDeps {
   logger: Logger;
@@ -46,6 +48,8 @@ export interface HttpAppDeps {
   presenceStaleMs: number;
   kioskHeartbeatMs: number;
   rateLimit?: { perSecond: number; burst: number } | undefined;
+  /** Voice mode of the kiosk socket. */
+  voice?: VoiceSessionFactory;
 }
 
 /** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
@@ -94,11 +98,13 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   });
   const consolePage = await readFile(new URL('./ops/console.html', import.meta.url), 'utf8');
   app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
+  await app.register(kioskPage);
   await app.register(kioskGateway, {
     registry: deps.registry,
     seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
     heartbeatMs: deps.kioskHeartbeatMs,
     ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.voice ? { voice: deps.voice } : {}),
   });
   return app;
 }

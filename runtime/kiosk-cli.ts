@@ -2,19 +2,48 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { devTokensFile, readDevTokens } from './dev-seed.ts';
+import { runVoiceFile, VoiceFileError } from './kiosk/voice-file-kiosk.ts';
 
-/** `npm run kiosk`: a terminal kiosk. Each line you type is a final STT transcript. */
+/**
+ * `npm run kiosk`: a terminal kiosk. Each line you type is a final STT transcript.
+ * `npm run kiosk -- --voice FILE.wav [--out reply.wav]`: the WAV is the microphone (voice mode).
+ */
 const { values } = parseArgs({
   options: {
     url: { type: 'string', default: process.env.KOHAMI_URL ?? 'ws://127.0.0.1:8080/v1/kiosk' },
     token: { type: 'string' },
     resume: { type: 'boolean', default: false },
+    voice: { type: 'string' },
+    out: { type: 'string' },
+    'tail-ms': { type: 'string', default: '3000' },
+    'settle-ms': { type: 'string', default: '20000' },
   },
 });
 
 const token = values.token ?? process.env.DEV_KIOSK_TOKEN ?? (await readDevTokens(devTokensFile(process.env.PGLITE_DATA_DIR ?? '.data/pglite')!))?.kioskToken;
 if (!token) {
   process.stderr.write('no kiosk token: pass --token (printed by npm start) or set DEV_KIOSK_TOKEN\n');
+  process.exit(2);
+}
+
+if (values.voice !== undefined) {
+  const tailMs = Number(values['tail-ms']);
+  const settleMs = Number(values['settle-ms']);
+  if (!(tailMs >= 0) || !(settleMs >= 0)) {
+    process.stderr.write('--tail-ms and --settle-ms take a number of milliseconds\n');
+    process.exit(2);
+  }
+  try {
+    await runVoiceFile({ url: values.url, token, wav: values.voice, out: values.out, tailMs, settleMs, write: (t) => process.stdout.write(t) });
+    process.exit(0);
+  } catch (err) {
+    if (!(err instanceof VoiceFileError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+}
+if (values.out !== undefined) {
+  process.stderr.write('--out needs --voice FILE.wav\n');
   process.exit(2);
 }
 

@@ -23,6 +23,9 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
     `  database:         ${runtime.db.engine} (${runtime.db.location})`,
     `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
     `  semantic cache:   ${runtime.semanticCacheSetting}`,
+    runtime.voiceInput
+      ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, espeak-ng as fallback)`
+      : '  voice:            replies spoken offline by espeak-ng; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns',
     ...(runtime.modelMode === 'offline' ? ['  derivations:      offline — every turn scores a neutral mood (50), with no summary, and sessions yield no facts'] : []),
   ];
   const tokensFile = config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);

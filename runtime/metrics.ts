@@ -62,7 +62,26 @@ export function createMetrics() {
     registers: [registry],
   });
   const semanticCacheEntries = sampled('kohami_semantic_cache_entries', 'Replies held by the semantic cache (RAM only)', () => sources.semanticCacheEntries());
-  return { registry, sources, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
+  const voiceStage = new Histogram({
+    name: 'kohami_voice_stage_seconds',
+    help: 'Voice turns, per stage: endpointing (last speech to end of utterance), transcription (end of utterance to final transcript), first_token (transcript to first reply text), first_audio (transcript to first reply-audio frame sent)',
+    labelNames: ['stage'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5],
+    registers: [registry],
+  });
+  const bargeIn = new Counter({
+    name: 'kohami_barge_in_total',
+    help: 'Speech over reply audio: interrupted (the reply was cut) or backchannel_ignored (« oui », « hum » … let it play)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const speechErrors = new Counter({
+    name: 'kohami_speech_errors_total',
+    help: 'Speech service failures, by service: stt (transcription failed or late), tts (synthesis failed)',
+    labelNames: ['service'] as const,
+    registers: [registry],
+  });
+  return { registry, sources, voiceStage, bargeIn, speechErrors, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

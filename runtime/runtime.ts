@@ -39,6 +39,8 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { migrate } from './migrate.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { SessionRegistry } from './session-registry.ts';
+import { createVoiceServices } from './voice/voice-services.ts';
+import { voiceSessionFactory } from './voice/voice-session.ts';
 
 export interface RuntimeOverrides {
   logger?: Logger;
@@ -73,6 +75,8 @@ export interface Runtime {
   processId: string;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
+  /** Voice mode's speech-to-text: Voxtral with a key; without one, voice sessions have no voice input. */
+  voiceInput: boolean;
   seed: DevSeed | null;
   /** http://host:port of the listening server. */
   url: string;
@@ -146,6 +150,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const profiles = new PgProfilesRepository(db.pool);
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
+  const variations = loadCacheVariations();
   const inspection = new InspectionHub();
   inspection.forward = overrides.inspect ?? null;
   const registry = new SessionRegistry({
@@ -153,7 +158,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     processId,
     inspect: inspection.observe,
     machine,
-    variations: loadCacheVariations(),
+    variations,
     loadProfile: async (id) => {
       const profile = await directory.profile(id);
       if (!profile) return null;
@@ -215,6 +220,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const dreams = new DreamScheduler(db.pool, dream, logger);
   await dreams.start();
 
+  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger });
   const app = await buildHttpApp({
     logger,
     pool: db.pool,
@@ -234,6 +240,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     presenceStaleMs,
     kioskHeartbeatMs: config.KIOSK_HEARTBEAT_MS,
     rateLimit: overrides.rateLimit,
+    voice: voiceSessionFactory(voiceServices),
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -258,5 +265,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, seed, url, close };
+  const voiceInput = voiceServices.transcriber !== null;
+  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
 }

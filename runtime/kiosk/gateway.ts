@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { WebSocket } from 'ws';
 import { bearerToken } from '../auth.ts';
-import { SeniorNotFoundError, ShuttingDownError, type KioskLink, type LiveSession, type SessionRegistry } from '../session-registry.ts';
-import { droppedTurnId, parseClientFrame, SERVICE_RESTART, type ServerFrame } from './protocol.ts';
+import { SeniorNotFoundError, ShuttingDownError, type LiveSession, type SessionRegistry } from '../session-registry.ts';
+import { audioByteBudget } from '../../machines/voice/byte-budget.ts';
+import type { VoiceLink, VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.ts';
+import { droppedTurnId, negotiateAudio, parseClientFrame, SERVICE_RESTART, VOICE_FRAME_TYPES, type ServerFrame } from './protocol.ts';
 import { TokenBucket } from './rate-limit.ts';
 
 export interface KioskGatewayOptions {
@@ -11,7 +13,12 @@ export interface KioskGatewayOptions {
   heartbeatMs: number;
   /** Frames per second per socket, and the burst allowed above it. */
   rateLimit?: { perSecond: number; burst: number };
+  /** Voice mode; without it, `session.start {mode: "voice"}` is refused with `speech_unavailable`. */
+  voice?: VoiceSessionFactory;
 }
+
+/** Microphone frames carry 10–200 ms of 16 kHz s16 PCM. */
+const MAX_AUDIO_FRAME_BYTES = 16_000 * 2 * 0.2;
 
 /** How many of a session's latest turnIds are remembered to refuse a replayed one. */
 export const REMEMBERED_TURN_IDS = 1000;
@@ -24,6 +31,15 @@ const UNREAD_BYTES_LIMIT = 256 * 1024;
 /** The latest turnIds of one session, oldest forgotten first. */
 class RecentTurnIds {
   private readonly ids = new Set<string>();
+  private voiceTurns = 0;
+
+  /** The next voice turn's id, `v1`, `v2` …, skipping any a typed turn already took. */
+  nextVoiceTurnId(): string {
+    for (;;) {
+      const id = `v${++this.voiceTurns}`;
+      if (this.admit(id)) return id;
+    }
+  }
 
   /** False if the id was already seen; otherwise remembers it. */
   admit(id: string): boolean {
@@ -47,6 +63,11 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
   const alive = new WeakMap<WebSocket, boolean>();
   // Keyed by the session, not the socket: a resume on a new socket keeps what the session has seen.
   const seenTurns = new WeakMap<LiveSession, RecentTurnIds>();
+  const seenTurnsOf = (session: LiveSession): RecentTurnIds => {
+    let seen = seenTurns.get(session);
+    if (!seen) seenTurns.set(session, (seen = new RecentTurnIds()));
+    return seen;
+  };
   const heartbeat = setInterval(() => {
     for (const socket of app.websocketServer.clients) {
       if (alive.get(socket) === false) {
@@ -85,23 +106,67 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
       const seniorId = request.kioskSeniorId!;
       const bucket = new TokenBucket(rate.perSecond, rate.burst);
       let limitedNoticeAt = 0;
+      let audioNoticeAt = 0;
       let session: LiveSession | null = null;
-      const link: KioskLink = {
+      // Voice mode: the session's audio pipeline on this socket, and the microphone's own byte budget.
+      let voice: VoiceSessionHandle | null = null;
+      let audioBudget: ReturnType<typeof audioByteBudget> | null = null;
+      const link: VoiceLink = {
         send: (frame: ServerFrame) => {
           if (socket.readyState !== socket.OPEN) return;
           socket.send(JSON.stringify(frame));
           // This process is going away and takes no session any more: the kiosk reconnects, elsewhere.
           if (frame.type === 'session.closed' && frame.reason === 'shutdown') socket.close(SERVICE_RESTART, 'service restart');
         },
+        sendAudio: (bytes: Uint8Array) => {
+          if (socket.readyState === socket.OPEN) socket.send(bytes, { binary: true });
+        },
+        get unreadBytes() {
+          return socket.readyState === socket.OPEN ? socket.bufferedAmount : Infinity;
+        },
+      };
+      const endVoice = () => {
+        voice?.close();
+        voice = null;
+        audioBudget = null;
+      };
+      /** At most one notice a second per kind: answering every flooded frame would amplify the flood. */
+      const noticeAudio = (code: 'audio_rate_limited' | 'speech_unavailable' | 'invalid_frame', message: string) => {
+        const t = Date.now();
+        if (t - audioNoticeAt < 1000) return;
+        audioNoticeAt = t;
+        link.send({ type: 'error', code, message });
       };
       alive.set(socket, true);
       socket.on('pong', () => alive.set(socket, true));
       socket.on('close', () => {
+        endVoice();
         if (session) registry.detach(session, link);
       });
       socket.on('error', (err) => request.log.warn({ err, seniorId }, 'kiosk socket error'));
 
       socket.on('message', (data, isBinary) => {
+        // Microphone audio has its own byte budget: the text-frame limit never drops it, nor it text.
+        if (isBinary && voice && audioBudget && session?.link === link) {
+          const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+          if (!audioBudget.take(bytes.length)) {
+            noticeAudio('audio_rate_limited', 'microphone audio over 1.5× real time: frame dropped');
+            return;
+          }
+          if (bytes.length === 0 || bytes.length % 2 !== 0 || bytes.length > MAX_AUDIO_FRAME_BYTES) {
+            noticeAudio('invalid_frame', `a microphone frame is 10–200 ms of pcm_s16le at 16 kHz (an even number of bytes, at most ${MAX_AUDIO_FRAME_BYTES}); got ${bytes.length} bytes`);
+            return;
+          }
+          if (!voice.voiceInput) {
+            noticeAudio('speech_unavailable', 'voice input is unavailable on this runtime (no speech-to-text service): send typed turns');
+            return;
+          }
+          // A copy aligned for Int16Array: ws may hand a Buffer at an odd offset of its pool.
+          const pcm = new Int16Array(bytes.length / 2);
+          Buffer.from(pcm.buffer).set(bytes);
+          voice.pushAudio(pcm);
+          return;
+        }
         if (!bucket.take()) {
           // A dropped turn is the senior's words lost: the kiosk is told which one, to send it again.
           const turnId = isBinary || socket.bufferedAmount > UNREAD_BYTES_LIMIT ? undefined : droppedTurnId(data.toString());
@@ -118,7 +183,9 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
           return;
         }
         if (isBinary) {
-          link.send({ type: 'error', code: 'binary_not_supported', message: 'frames must be JSON text' });
+          // Before any session.start, audio is early; in a text session, binary frames keep their error.
+          if (!session) link.send({ type: 'error', code: 'audio_not_negotiated', message: 'audio before negotiation: send session.start with mode "voice" first' });
+          else link.send({ type: 'error', code: 'binary_not_supported', message: 'frames must be JSON text (binary audio frames need a voice session: session.start with mode "voice")' });
           return;
         }
         const parsed = parseClientFrame(data.toString());
@@ -131,13 +198,34 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
           case 'ping':
             link.send({ type: 'pong' });
             return;
-          case 'session.start':
+          case 'session.start': {
+            let negotiated: ReturnType<typeof negotiateAudio> | null = null;
+            if (frame.mode === 'voice') {
+              negotiated = negotiateAudio(frame.audio);
+              if (!negotiated.ok) {
+                link.send({ type: 'error', code: 'unsupported_audio_format', message: negotiated.message });
+                return;
+              }
+              if (!opts.voice) {
+                link.send({ type: 'error', code: 'speech_unavailable', message: 'this runtime has no voice mode' });
+                return;
+              }
+            }
             registry
               .start(seniorId, link, frame.resume === true)
               .then(({ session: started, resumed }) => {
                 if (session && session !== started) registry.detach(session, link);
                 session = started;
-                link.send({ type: 'session.ready', sessionId: started.sessionId, seniorId, resumed });
+                endVoice();
+                if (!negotiated?.ok || !opts.voice) {
+                  link.send({ type: 'session.ready', sessionId: started.sessionId, seniorId, resumed });
+                  return;
+                }
+                const { input, output, aec } = negotiated;
+                const turns = seenTurnsOf(started);
+                voice = opts.voice.create({ session: started, link, output, aec, nextTurnId: () => turns.nextVoiceTurnId() });
+                audioBudget = audioByteBudget(input.sampleRate);
+                link.send({ type: 'session.ready', sessionId: started.sessionId, seniorId, resumed, mode: 'voice', audio: { input, output, aec, voiceInput: voice.voiceInput } });
               })
               .catch((err: unknown) => {
                 if (err instanceof ShuttingDownError) {
@@ -151,21 +239,43 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
                 else socket.close(1011, 'session start failed');
               });
             return;
+          }
         }
         if (!session || session.link !== link || session.actor.getSnapshot().status !== 'active') {
           link.send({ type: 'error', code: 'no_session', message: 'no live session on this socket: send session.start first', ...('turnId' in frame ? { turnId: frame.turnId } : {}) });
           return;
         }
-        if (frame.type === 'turn') {
-          let seen = seenTurns.get(session);
-          if (!seen) seenTurns.set(session, (seen = new RecentTurnIds()));
-          if (!seen.admit(frame.turnId)) {
-            link.send({ type: 'error', code: 'duplicate_turn', turnId: frame.turnId, message: `turnId ${JSON.stringify(frame.turnId)} was already used in this session; the turn is not answered again` });
+        if (VOICE_FRAME_TYPES.has(frame.type) && !voice) {
+          link.send({ type: 'error', code: 'audio_not_negotiated', message: `${frame.type} needs a voice session: session.start with mode "voice"` });
+          return;
+        }
+        switch (frame.type) {
+          case 'turn':
+            if (!seenTurnsOf(session).admit(frame.turnId)) {
+              link.send({ type: 'error', code: 'duplicate_turn', turnId: frame.turnId, message: `turnId ${JSON.stringify(frame.turnId)} was already used in this session; the turn is not answered again` });
+              return;
+            }
+            // In voice mode a typed turn also cuts the reply audio playing, and is answered with speech.
+            if (voice) voice.typedTurn(frame.turnId, frame.transcript);
+            else session.actor.send({ type: 'TURN', turnId: frame.turnId, transcript: frame.transcript });
             return;
-          }
-          session.actor.send({ type: 'TURN', turnId: frame.turnId, transcript: frame.transcript });
-        } else if (frame.type === 'interrupt') session.actor.send({ type: 'INTERRUPT', turnId: frame.turnId });
-        else session.actor.send({ type: 'CLOSE', reason: 'ended' });
+          case 'interrupt':
+            if (voice) voice.interrupt(frame.turnId, frame.playedMs);
+            else session.actor.send({ type: 'INTERRUPT', turnId: frame.turnId });
+            return;
+          case 'playback.progress':
+            voice?.playbackProgress(frame.turnId, frame.playedMs);
+            return;
+          case 'playback.done':
+            voice?.playbackDone(frame.turnId);
+            return;
+          case 'mic':
+            voice?.mute(frame.muted);
+            return;
+          case 'session.end':
+            endVoice();
+            session.actor.send({ type: 'CLOSE', reason: 'ended' });
+        }
       });
     },
   );

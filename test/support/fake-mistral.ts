@@ -1,5 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/**
+ * More endpoints on the same server (e.g. the audio fakes of fake-voxtral.ts), so one base URL
+ * answers everything, as MISTRAL_BASE_URL does. Each returns true when it took the request.
+ */
+export interface FakeMistralMount {
+  request(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): boolean;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+}
 
 /**
  * How the chat endpoint answers: `stall` sends its chunks then keeps the stream open without a
@@ -30,9 +40,12 @@ export class FakeMistral {
   private server!: Server;
   baseUrl = '';
 
+  constructor(private readonly mount?: FakeMistralMount) {}
+
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
+        if (this.mount?.request(req, res, body)) return;
         this.requests.push({ path: req.url ?? '', body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
         const endpoint = req.url?.endsWith('/embeddings') ? 'embeddings' : 'chat';
         this.open[endpoint] += 1;
@@ -58,6 +71,9 @@ export class FakeMistral {
         );
         res.end('data: [DONE]\n\n');
       });
+    });
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (!this.mount?.upgrade(req, socket, head)) socket.destroy();
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;

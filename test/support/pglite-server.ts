@@ -1,18 +1,23 @@
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 
-/** A PGlite database served over the Postgres wire protocol on loopback: the `DATABASE_URL` path, for real. */
+/**
+ * A PGlite database served over the Postgres wire protocol on loopback: the `DATABASE_URL` path, for
+ * real. It is the runtime's own server (`runtime/pglite-worker.js`), which gives the one PGlite session
+ * to one connection per whole exchange, so several clients (two runtimes) can share it safely.
+ */
 export async function startWirePostgres(): Promise<{ url: string; stop(): Promise<void> }> {
-  const db = await PGlite.create({ dataDir: 'memory://', extensions: { vector } });
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 20 });
-  await server.start();
-  const conn = server.getServerConn();
+  const worker = new Worker(new URL('../../runtime/pglite-worker.js', import.meta.url), { workerData: { dataDir: 'memory://' } });
+  const address = await new Promise<string>((resolve, reject) => {
+    worker.once('message', (msg: { address: string }) => resolve(msg.address));
+    worker.once('error', reject);
+  });
   return {
-    url: `postgres://postgres:postgres@${conn}/postgres`,
+    url: `postgres://postgres:postgres@${address}/postgres`,
     stop: async () => {
-      await server.stop();
-      await db.close();
+      const closed = new Promise((resolve) => worker.once('message', resolve));
+      worker.postMessage({ type: 'close' });
+      await closed;
+      await worker.terminate();
     },
   };
 }

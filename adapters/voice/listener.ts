@@ -1,0 +1,189 @@
+/**
+ * The per-session microphone front end: re-frames the kiosk's chunks (10–200 ms each), runs the
+ * WebRTC gate on every 20 ms frame, runs Silero only on windows near voiced audio, feeds
+ * endpointing and hands the utterance's audio — 300 ms of pre-roll first — to whoever transcribes.
+ * It emits three kinds of events and no per-frame event: the session actor only ever sees speech
+ * started / stopped.
+ */
+import {
+  advanceEndpointing,
+  isSpeechWindow,
+  QUIET,
+  validateEndpointingConfig,
+  type EndpointingState,
+} from '../../machines/voice/endpointing.ts';
+import { INPUT_SAMPLE_RATE, type SpeechProbability, type VoiceGate } from '../../machines/voice/voice.port.ts';
+
+export interface ListenerOptions {
+  gate: VoiceGate;
+  detector: SpeechProbability;
+  /** ENDPOINT_SILENCE_MS, default 700 (300–3000). */
+  endpointSilenceMs: number;
+  /** Default 250: shorter bursts are not speech. */
+  minSpeechMs: number;
+  /** 300: audio kept from before speech was detected, so the first syllable reaches the recognizer. */
+  preRollMs: number;
+  /** Default 30000. */
+  maxUtteranceMs: number;
+}
+
+export interface ListenerEvents {
+  /** Speech confirmed (minimum duration reached). */
+  speechStarted(): void;
+  /** Utterance audio, pre-roll first, while speaking (to the transcription stream). */
+  audio(pcm: Int16Array): void;
+  speechStopped(reason: 'silence' | 'max_length'): void;
+}
+
+/**
+ * The neural detector keeps running this long after the gate's last voiced frame, so a soft
+ * word ending or a breathy onset the gate half-misses is still judged by Silero.
+ */
+export const GATE_HANGOVER_MS = 200;
+
+const samplesOf = (ms: number): number => Math.round((ms * INPUT_SAMPLE_RATE) / 1000);
+
+export class Listener {
+  private readonly windowSamples: number;
+  private readonly windowMs: number;
+  private readonly frameSamples: number;
+  private readonly hangoverSamples = samplesOf(GATE_HANGOVER_MS);
+  private readonly preRollSamples: number;
+
+  /** Received samples not yet analysed; absolute index of its first sample is `analysed`. */
+  private pending: Int16Array;
+  private pendingLength = 0;
+  /** Recent analysed audio, a ring indexed by absolute sample: pre-roll plus the onset still unconfirmed. */
+  private readonly history: Int16Array;
+  private analysed = 0;
+  private gated = 0;
+  private lastVoicedEnd = Number.NEGATIVE_INFINITY;
+  /** Audio before this absolute sample was already handed out (never send the same audio twice). */
+  private emittedUntil = 0;
+  private state: EndpointingState = QUIET;
+  private generation = 0;
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly options: ListenerOptions,
+    private readonly events: ListenerEvents,
+  ) {
+    validateEndpointingConfig(options);
+    if (!(options.preRollMs >= 0) || !Number.isFinite(options.preRollMs)) throw new RangeError(`listener: preRollMs must be ≥ 0, got ${options.preRollMs}`);
+    this.windowSamples = options.detector.windowSamples;
+    this.windowMs = (this.windowSamples * 1000) / INPUT_SAMPLE_RATE;
+    this.frameSamples = options.gate.frameSamples;
+    this.preRollSamples = samplesOf(options.preRollMs);
+    this.history = new Int16Array(this.preRollSamples + samplesOf(options.minSpeechMs) + 2 * this.windowSamples);
+    this.pending = new Int16Array(samplesOf(200) + this.windowSamples);
+  }
+
+  /** ms of confirmed speech so far in the current utterance (0 outside one). */
+  get speechMs(): number {
+    return this.state.phase === 'speech' ? this.state.speechMs : 0;
+  }
+
+  /**
+   * Queues 16 kHz mono audio of any length and analyses every complete window; resolves once it
+   * is analysed. Chunks are analysed in arrival order even when calls overlap. Rejects if the
+   * detector fails; the caller handles it (the next chunk is analysed normally).
+   */
+  push(pcm: Int16Array): Promise<void> {
+    this.append(pcm);
+    const generation = this.generation;
+    this.work = this.work.catch(() => undefined).then(() => this.drain(generation));
+    return this.work;
+  }
+
+  /** Forgets the stream (pending audio, pre-roll, an utterance under way) without emitting anything. */
+  reset(): void {
+    this.generation++;
+    this.pendingLength = 0;
+    this.analysed = 0;
+    this.gated = 0;
+    this.lastVoicedEnd = Number.NEGATIVE_INFINITY;
+    this.emittedUntil = 0;
+    this.state = QUIET;
+    this.options.detector.reset();
+  }
+
+  private append(pcm: Int16Array): void {
+    if (this.pendingLength + pcm.length > this.pending.length) {
+      const grown = new Int16Array(Math.max(this.pending.length * 2, this.pendingLength + pcm.length));
+      grown.set(this.pending.subarray(0, this.pendingLength));
+      this.pending = grown;
+    }
+    this.pending.set(pcm, this.pendingLength);
+    this.pendingLength += pcm.length;
+  }
+
+  private async drain(generation: number): Promise<void> {
+    while (generation === this.generation && this.pendingLength >= this.windowSamples) {
+      const window = this.pending.slice(0, this.windowSamples);
+      const start = this.analysed;
+      this.runGate(window, start);
+      // Consumed before the detector runs: a detector failure skips one window, never stalls the stream.
+      this.pending.copyWithin(0, this.windowSamples, this.pendingLength);
+      this.pendingLength -= this.windowSamples;
+      this.remember(window, start);
+      this.analysed += this.windowSamples;
+      const nearVoice = this.lastVoicedEnd > start - this.hangoverSamples;
+      const speech = nearVoice && isSpeechWindow(await this.options.detector.probability(window), this.state);
+      if (generation !== this.generation) return;
+      this.advance(speech);
+    }
+  }
+
+  /** Gate frames lie on their own 20 ms grid; each is judged once all its samples are in the window. */
+  private runGate(window: Int16Array, start: number): void {
+    const end = start + window.length;
+    while (this.gated + this.frameSamples <= end) {
+      const from = this.gated - start;
+      // A frame straddling the previous window takes its head from the history ring.
+      const frame = from >= 0 ? window.subarray(from, from + this.frameSamples) : this.straddling(window, start);
+      if (this.options.gate.isVoiced(frame)) this.lastVoicedEnd = this.gated + this.frameSamples;
+      this.gated += this.frameSamples;
+    }
+  }
+
+  private straddling(window: Int16Array, start: number): Int16Array {
+    const frame = new Int16Array(this.frameSamples);
+    const head = start - this.gated;
+    frame.set(this.recall(this.gated, start), 0);
+    frame.set(window.subarray(0, this.frameSamples - head), head);
+    return frame;
+  }
+
+  private advance(speech: boolean): void {
+    const wasSpeaking = this.state.phase === 'speech';
+    const step = advanceEndpointing(this.state, speech, this.windowMs, this.options);
+    this.state = step.state;
+    const end = this.analysed;
+    if (step.event?.type === 'started') {
+      this.events.speechStarted();
+      const onsetStart = end - samplesOf(step.event.onsetMs);
+      this.emit(Math.max(onsetStart - this.preRollSamples, end - this.history.length, this.emittedUntil), end);
+    } else if (wasSpeaking) {
+      this.emit(this.emittedUntil, end);
+      if (step.event?.type === 'stopped') this.events.speechStopped(step.event.reason);
+    }
+  }
+
+  private emit(from: number, to: number): void {
+    if (to > from) this.events.audio(this.recall(from, to));
+    this.emittedUntil = to;
+  }
+
+  private remember(window: Int16Array, start: number): void {
+    const size = this.history.length;
+    for (let i = 0; i < window.length; i++) this.history[(start + i) % size] = window[i]!;
+  }
+
+  /** Analysed audio [from, to) from the ring; `from` is never older than the ring holds. */
+  private recall(from: number, to: number): Int16Array {
+    const size = this.history.length;
+    const out = new Int16Array(to - from);
+    for (let i = 0; i < out.length; i++) out[i] = this.history[(from + i) % size]!;
+    return out;
+  }
+}

@@ -1,0 +1,105 @@
+import { Mistral } from '@mistralai/mistralai';
+import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
+import type { KohamiEnv } from '../../runtime/config.ts';
+import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
+import { float32ToS16 } from './resample.ts';
+import { mistralSdkServerUrl } from './mistral-transcriber.ts';
+
+export const MISTRAL_TTS_MODEL = 'voxtral-mini-tts-2603';
+export const MISTRAL_TTS_VOICE = 'fr_marie_neutral';
+/** `response_format: "pcm"` is float32 little-endian mono at 24 kHz. */
+export const MISTRAL_TTS_SAMPLE_RATE = 24_000;
+
+/** The speech service failed (HTTP error, stalled or broken stream). */
+export class SpeechServiceError extends Error {
+  override name = 'SpeechServiceError';
+}
+
+export interface MistralSpeakerOptions {
+  apiKey: string;
+  /** MISTRAL_BASE_URL, checked against INV-T02 here, at construction. */
+  baseUrl: string;
+  env: KohamiEnv;
+  /** MISTRAL_TTS_MODEL. */
+  model?: string;
+  /** MISTRAL_TTS_VOICE. */
+  voice?: string;
+  /** Bound on the wait for the first audio, then between two deltas. Default 3,000 ms. */
+  stallMs?: number;
+}
+
+/**
+ * SpeakerPort over Mistral's speech endpoint through the official SDK (`audio.speech.complete`,
+ * `stream: true`): server-sent `speech.audio.delta` events of float32 PCM, yielded as s16 as
+ * they arrive, one request per sentence. The SDK streams on Node 20 (fetch + ReadableStream).
+ */
+export class MistralSpeaker implements SpeakerPort {
+  readonly sampleRate = MISTRAL_TTS_SAMPLE_RATE;
+  readonly voiceId: string;
+  private readonly client: Mistral;
+  private readonly model: string;
+  private readonly voice: string;
+  private readonly stallMs: number;
+
+  constructor(options: MistralSpeakerOptions) {
+    const serverURL = mistralSdkServerUrl(options.baseUrl, options.env);
+    // No SDK retries: a retried sentence arrives too late to be worth hearing; the fallback speaks it instead.
+    this.client = new Mistral({ apiKey: options.apiKey, serverURL, retryConfig: { strategy: 'none' } });
+    this.model = options.model ?? MISTRAL_TTS_MODEL;
+    this.voice = options.voice ?? MISTRAL_TTS_VOICE;
+    this.voiceId = `mistral:${this.model}:${this.voice}`;
+    this.stallMs = options.stallMs ?? 3_000;
+  }
+
+  /** Ends quietly when `signal` aborts (the request is aborted with it); throws SpeechServiceError on a service failure. */
+  async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    if (signal.aborted || text.trim() === '') return;
+    const request = new AbortController();
+    const stop = () => request.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    let stalled = false;
+    let timer = setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
+    const rearm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
+    };
+    // float32 samples may straddle two deltas: the odd bytes wait for the next one.
+    let carry = new Uint8Array(0);
+    try {
+      const events = await this.client.audio.speech.complete(
+        { model: this.model, input: text, voiceId: this.voice, responseFormat: 'pcm', stream: true },
+        { signal: request.signal, acceptHeaderOverride: CompleteAcceptEnum.textEventStream },
+      );
+      for await (const event of events) {
+        rearm();
+        const data = event.data;
+        if (data.type === 'speech.audio.done') break;
+        if (data.type !== 'speech.audio.delta' || !('audioData' in data)) continue;
+        const bytes = concat(carry, Buffer.from(data.audioData, 'base64'));
+        const usable = bytes.length - (bytes.length % 4);
+        carry = new Uint8Array(bytes.subarray(usable));
+        if (usable === 0) continue;
+        // Copied into a buffer of its own: a Float32Array view needs a 4-byte aligned offset.
+        const floats = new Float32Array(new Uint8Array(bytes.subarray(0, usable)).buffer);
+        yield float32ToS16(floats);
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (stalled) throw new SpeechServiceError(`no speech audio for ${this.stallMs} ms`);
+      throw new SpeechServiceError(`speech request failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+      // The consumer may stop early (break, barge-in): the request must not keep streaming.
+      request.abort();
+    }
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

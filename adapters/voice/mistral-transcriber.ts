@@ -1,0 +1,353 @@
+import { AudioEncoding, RealtimeTranscription, type RealtimeConnection, type RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
+import type { Logger } from 'pino';
+import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+import { INPUT_SAMPLE_RATE, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
+
+export const MISTRAL_STT_MODEL = 'voxtral-mini-transcribe-realtime-2602';
+
+/** The service is out of reach (connection refused, handshake failed, reconnects exhausted) or answered an error. */
+export class TranscriberUnavailableError extends Error {
+  override name = 'TranscriberUnavailableError';
+}
+/** A flush got no final transcript within its bound. */
+export class TranscriptionTimeoutError extends Error {
+  override name = 'TranscriptionTimeoutError';
+}
+
+/**
+ * INV-T02 first, then the SDK's server URL: MISTRAL_BASE_URL ends in `/v1`, the SDK appends
+ * `/v1/…` itself. A base URL without the `/v1` suffix is refused rather than guessed at, so
+ * chat and audio always reach the same host and path.
+ */
+export function mistralSdkServerUrl(baseUrl: string, env: KohamiEnv): string {
+  assertMistralBaseUrl(baseUrl, env);
+  const url = new URL(baseUrl);
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v1')) throw new Error(`MISTRAL_BASE_URL ${baseUrl} must end in /v1`);
+  url.pathname = path.slice(0, -'/v1'.length) || '/';
+  return url.toString().replace(/\/+$/, '');
+}
+
+export interface MistralTranscriberOptions {
+  apiKey: string;
+  /** MISTRAL_BASE_URL, checked against INV-T02 here, at construction. */
+  baseUrl: string;
+  env: KohamiEnv;
+  /** MISTRAL_STT_MODEL. */
+  model?: string;
+  /** Seniors speak French: fixing it spares the recognizer a language guess on short turns. */
+  language?: string;
+  /** Bound on one connection attempt (socket, `session.created`, `session.updated`). Default 2,000 ms. */
+  connectTimeoutMs?: number;
+  /** Bound on a flush, whatever the caller's signal. Default 5,000 ms. */
+  flushTimeoutMs?: number;
+  /** Connection attempts per (re)connection before giving up, delays doubling from `backoffMs`. Default 3 and 100 ms. */
+  connectAttempts?: number;
+  backoffMs?: number;
+  logger?: Logger;
+}
+
+/** Names the recognizer should favour: trimmed, unique, bounded (Mistral caps the list; a long one only slows it). */
+const MAX_CONTEXT_BIAS = 100;
+const MAX_CONTEXT_BIAS_CHARS = 100;
+/** Mistral decodes at most 262,144 bytes per `input_audio.append`. */
+const MAX_APPEND_SAMPLES = 131_072;
+/** Audio kept for replay after a drop: the longest utterance the listener lets through (30 s at 16 kHz). */
+const MAX_BUFFERED_SAMPLES = 30 * INPUT_SAMPLE_RATE;
+
+/** TranscriberPort over Voxtral realtime (`@mistralai/mistralai/extra/realtime`), one socket per session. */
+export class MistralTranscriber implements TranscriberPort {
+  private readonly client: RealtimeTranscription;
+  private readonly settings: StreamSettings;
+
+  constructor(options: MistralTranscriberOptions) {
+    const serverUrl = mistralSdkServerUrl(options.baseUrl, options.env);
+    this.client = new RealtimeTranscription({ apiKey: options.apiKey, serverURL: serverUrl });
+    this.settings = {
+      serverUrl,
+      model: options.model ?? MISTRAL_STT_MODEL,
+      language: options.language ?? 'fr',
+      connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
+      flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
+      connectAttempts: options.connectAttempts ?? 3,
+      backoffMs: options.backoffMs ?? 100,
+      logger: options.logger,
+    };
+  }
+
+  /** Resolves once the socket is open and configured; rejects (TranscriberUnavailableError) when it cannot be, or at once on `signal`. */
+  async open(options: { contextBias: string[]; signal: AbortSignal }): Promise<TranscriptionStream> {
+    const { signal } = options;
+    signal.throwIfAborted();
+    const stream = new MistralTranscriptionStream(this.client, this.settings, normalizeContextBias(options.contextBias));
+    let onAbort = () => {};
+    try {
+      await new Promise<unknown>((resolve, reject) => {
+        onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        stream.connected().then(resolve, reject);
+      });
+      return stream;
+    } catch (err) {
+      stream.close();
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function normalizeContextBias(words: string[]): string[] {
+  const unique = new Set(words.map((w) => w.trim().slice(0, MAX_CONTEXT_BIAS_CHARS)).filter(Boolean));
+  return [...unique].slice(0, MAX_CONTEXT_BIAS);
+}
+
+interface StreamSettings {
+  serverUrl: string;
+  model: string;
+  language: string;
+  connectTimeoutMs: number;
+  flushTimeoutMs: number;
+  connectAttempts: number;
+  backoffMs: number;
+  logger: Logger | undefined;
+}
+
+interface PendingFlush {
+  resolve(text: string): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * One session's socket, kept across utterances. The audio of the utterance in progress (and of a
+ * flushed one still awaiting its transcript) stays in RAM until its transcript arrives, so a
+ * dropped socket is reopened and the audio replayed: the senior never has to repeat themselves.
+ */
+class MistralTranscriptionStream implements TranscriptionStream {
+  private connection: RealtimeConnection | undefined;
+  private connecting: Promise<RealtimeConnection> | undefined;
+  /** Audio flushed and awaiting `transcription.done`. */
+  private flushed: Int16Array[] = [];
+  /** Audio appended since the last flush. */
+  private current: Int16Array[] = [];
+  private currentSamples = 0;
+  private pending: PendingFlush | undefined;
+  private interim = '';
+  private readonly listeners: Array<(text: string) => void> = [];
+  private readonly lifetime = new AbortController();
+
+  constructor(
+    private readonly client: RealtimeTranscription,
+    private readonly settings: StreamSettings,
+    private readonly contextBias: string[],
+  ) {}
+
+  connected(): Promise<RealtimeConnection> {
+    this.connecting ??= this.connectWithBackoff().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  append(pcm: Int16Array): void {
+    if (this.lifetime.signal.aborted || pcm.length === 0) return;
+    const copy = pcm.slice();
+    this.current.push(copy);
+    this.currentSamples += copy.length;
+    // Bounded: past the longest utterance, the oldest audio goes (the listener cuts utterances there anyway).
+    while (this.currentSamples > MAX_BUFFERED_SAMPLES) this.currentSamples -= this.current.shift()!.length;
+    if (this.connection) this.send(this.connection, copy);
+    else this.reconnect();
+  }
+
+  flush(signal: AbortSignal): Promise<string> {
+    if (this.lifetime.signal.aborted) return Promise.reject(new TranscriberUnavailableError('transcription stream closed'));
+    if (this.pending) return Promise.reject(new Error('a flush is already waiting for its transcript'));
+    signal.throwIfAborted();
+    if (this.current.length === 0) return Promise.resolve('');
+    this.flushed = this.current;
+    this.current = [];
+    this.currentSamples = 0;
+    return new Promise<string>((resolve, reject) => {
+      const settle = (fn: () => void) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        this.pending = undefined;
+        this.flushed = [];
+        this.interim = '';
+        fn();
+      };
+      const giveUp = (err: unknown) => {
+        settle(() => reject(err));
+        // A transcript arriving late would be taken for the next utterance's: this socket is done.
+        this.retire();
+      };
+      const onAbort = () => giveUp(signal.reason);
+      const timer = setTimeout(() => giveUp(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.pending = { resolve: (text) => settle(() => resolve(text)), reject: (err) => settle(() => reject(err)) };
+      if (this.connection) void this.connection.flushAudio().catch(() => undefined);
+      else this.reconnect();
+    });
+  }
+
+  onDelta(listener: (text: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  close(): void {
+    if (this.lifetime.signal.aborted) return;
+    this.lifetime.abort();
+    this.pending?.reject(new TranscriberUnavailableError('transcription stream closed'));
+    this.current = [];
+    this.currentSamples = 0;
+    this.retire();
+  }
+
+  /** Opens a socket when there is something to send and none is open or opening. */
+  private reconnect(): void {
+    if (this.connection || this.connecting || this.lifetime.signal.aborted) return;
+    this.connected().catch((err: unknown) => {
+      this.settings.logger?.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription unavailable');
+      this.pending?.reject(err);
+      // Audio nobody can transcribe is not kept: the next utterance starts a fresh attempt.
+      this.current = [];
+      this.currentSamples = 0;
+    });
+  }
+
+  private async connectWithBackoff(): Promise<RealtimeConnection> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < this.settings.connectAttempts; attempt++) {
+      if (attempt > 0) await sleep(this.settings.backoffMs * 2 ** (attempt - 1), this.lifetime.signal);
+      this.lifetime.signal.throwIfAborted();
+      try {
+        const connection = await this.connectOnce();
+        if (this.lifetime.signal.aborted) {
+          void connection.close();
+          throw new TranscriberUnavailableError('transcription stream closed');
+        }
+        this.adopt(connection);
+        return connection;
+      } catch (err) {
+        lastError = err;
+        if (attempt > 0) this.settings.logger?.debug({ attempt }, 'voice transcription reconnect failed');
+      }
+    }
+    throw new TranscriberUnavailableError(`transcription service unreachable after ${this.settings.connectAttempts} attempts`, { cause: lastError });
+  }
+
+  /** Socket, `session.created`, then one `session.update` answered by `session.updated`: all within `connectTimeoutMs`. */
+  private async connectOnce(): Promise<RealtimeConnection> {
+    const deadline = Date.now() + this.settings.connectTimeoutMs;
+    const connection = await this.client.connect(this.settings.model, { serverUrl: this.settings.serverUrl, timeoutMs: this.settings.connectTimeoutMs });
+    const events = connection[Symbol.asyncIterator]();
+    try {
+      sendSessionUpdate(connection, {
+        audio_format: { encoding: AudioEncoding.PcmS16le, sample_rate: INPUT_SAMPLE_RATE },
+        language: this.settings.language,
+        ...(this.contextBias.length > 0 ? { context_bias: this.contextBias } : {}),
+      });
+      for (;;) {
+        const next = await withTimeout(events.next(), deadline - Date.now());
+        if (next.done) throw new TranscriberUnavailableError('transcription socket closed during set-up');
+        const event = next.value;
+        if (event.type === 'session.updated') break;
+        if (event.type === 'error') throw new TranscriberUnavailableError(`transcription set-up refused: ${describeError(event)}`);
+      }
+      void this.pump(connection, events);
+      return connection;
+    } catch (err) {
+      void events.return?.(undefined);
+      void connection.close();
+      throw err;
+    }
+  }
+
+  /** Makes the new socket current and replays what it has not heard: the flushed utterance, its flush, then the current one. */
+  private adopt(connection: RealtimeConnection): void {
+    this.connection = connection;
+    this.interim = '';
+    for (const pcm of this.flushed) this.send(connection, pcm);
+    if (this.pending) void connection.flushAudio().catch(() => undefined);
+    for (const pcm of this.current) this.send(connection, pcm);
+  }
+
+  private async pump(connection: RealtimeConnection, events: AsyncIterator<RealtimeEvent>): Promise<void> {
+    for (;;) {
+      const next = await events.next();
+      if (next.done) break;
+      const event = next.value as { type: string; text?: unknown };
+      if (this.connection !== connection) continue;
+      // Cumulative: listeners get the whole interim text of the utterance (backchannel checks need it).
+      if (event.type === 'transcription.text.delta' && typeof event.text === 'string') {
+        this.interim += event.text;
+        for (const listener of this.listeners) listener(this.interim);
+      } else if (event.type === 'transcription.done' && typeof event.text === 'string') {
+        this.pending?.resolve(event.text.trim());
+      } else if (event.type === 'error') {
+        this.pending?.reject(new TranscriberUnavailableError(`transcription failed: ${describeError(event)}`));
+        this.retire();
+      }
+    }
+    // The socket closed: if it was the current one, the next sound (or the pending flush) reopens it.
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    this.interim = '';
+    if (this.pending || this.current.length > 0) this.reconnect();
+  }
+
+  /** Closes the current socket; a new one opens when there is audio or a flush to carry. */
+  private retire(): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    this.interim = '';
+    if (connection) void connection.close();
+    if (!this.lifetime.signal.aborted && (this.pending || this.current.length > 0)) this.reconnect();
+  }
+
+  private send(connection: RealtimeConnection, pcm: Int16Array): void {
+    for (let at = 0; at < pcm.length; at += MAX_APPEND_SAMPLES) {
+      const part = pcm.subarray(at, at + MAX_APPEND_SAMPLES);
+      // s16le on the wire; Node's typed arrays are little-endian on every platform it ships for.
+      void connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * The SDK 2.7's `updateSession` sends `audio_format` only, but Mistral's realtime session also takes
+ * `language` and `context_bias` (set before the first audio). Until the SDK types them, this one
+ * message goes out on the connection's own socket. The SDK version is pinned, and the integration
+ * test asserting `context_bias` reaches the server fails if an upgrade moves that socket.
+ */
+function sendSessionUpdate(connection: RealtimeConnection, session: Record<string, unknown>): void {
+  const socket = Reflect.get(connection, 'websocket') as { send?: (data: string) => void } | undefined;
+  if (typeof socket?.send !== 'function') throw new TranscriberUnavailableError('this @mistralai/mistralai version hides its realtime socket');
+  socket.send(JSON.stringify({ type: 'session.update', session }));
+}
+
+function describeError(event: unknown): string {
+  const error = (event as { error?: { message?: unknown; code?: unknown } }).error;
+  const message = typeof error?.message === 'string' ? error.message : 'unknown error';
+  return error?.code === undefined ? message : `${message} (code ${String(error.code)})`;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new TranscriberUnavailableError('transcription set-up timed out')), Math.max(0, ms));
+    promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new TranscriberUnavailableError('transcription stream closed'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,12 @@
+import type { Runtime } from '../../runtime/runtime.ts';
+
+/** One senior per bench kiosk (one live session per senior), token `kiosk_bench_<i>`, i from 1 to n. */
+export async function seedBenchSeniors(rt: Runtime, n: number): Promise<void> {
+  await rt.db.pool.query(
+    `WITH s AS (INSERT INTO seniors (display_name, preferred_name, onboarding_done)
+                SELECT 'bench-' || i, 'Marie', true FROM generate_series(1, $1::int) i RETURNING id, display_name)
+     INSERT INTO devices (senior_id, token_hash)
+     SELECT id, encode(sha256(convert_to('kiosk_bench_' || substr(display_name, 7), 'UTF8')), 'hex') FROM s`,
+    [n],
+  );
+}

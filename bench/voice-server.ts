@@ -1,0 +1,151 @@
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { Listener } from '../adapters/voice/listener.ts';
+import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
+import { WebRtcVoiceGate } from '../adapters/voice/webrtc-vad.ts';
+import { CONSENT_CATEGORIES } from '../machines/memory.port.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { startRuntime } from '../runtime/runtime.ts';
+import { seedBenchSeniors } from './support/seed-seniors.ts';
+
+/**
+ * The runtime side of bench:voice, in its own process so that its RSS and CPU are its own.
+ *   argv: gated|silero seniors   env: MISTRAL_BASE_URL (the fakes), ENDPOINT_SILENCE_MS
+ * Instrumentation, in this process only (V1's classes patched here, nowhere else): how far behind real
+ * time each microphone chunk's analysis ends (below), how long the listener itself took, the event
+ * loop's delay, garbage-collection pauses, Silero windows run, and the runtime's own voice stage
+ * timings. `silero` opens the WebRTC gate for every frame: Silero alone, the baseline the gate is
+ * measured against.
+ */
+const variant = process.argv[2];
+const seniors = Number(process.argv[3]);
+
+if (variant === 'silero') WebRtcVoiceGate.prototype.isVoiced = () => true;
+
+/**
+ * Per listener (one per voice session): when each chunk was pushed and analysed, against how much audio
+ * the stream had carried by then. A real-time stream's chunk cannot arrive before the stream's start plus
+ * its audio so far: the earliest such start seen is the schedule, and a chunk's lag is how long after that
+ * schedule its analysis ended — event-loop waits, the listener's queue and the generator's own lateness
+ * included (the last is reported by the generator).
+ */
+interface Stream {
+  audioMs: number;
+  /** min over chunks of (push time − audio ms up to the chunk's end) */
+  schedule: number;
+  /** analysis end − audio ms up to the chunk's end, for chunks pushed since the last reset */
+  done: number[];
+}
+const streams = new Map<Listener, Stream>();
+let analysis: number[] = [];
+const push = Listener.prototype.push;
+Listener.prototype.push = function (this: Listener, pcm: Int16Array) {
+  const at = performance.now();
+  let stream = streams.get(this);
+  if (!stream) streams.set(this, (stream = { audioMs: 0, schedule: Infinity, done: [] }));
+  stream.audioMs += (pcm.length / 16_000) * 1000;
+  const audioMs = stream.audioMs;
+  stream.schedule = Math.min(stream.schedule, at - audioMs);
+  const analysed = push.call(this, pcm);
+  const s = stream;
+  analysed.then(
+    () => {
+      const end = performance.now();
+      analysis.push(end - at);
+      s.done.push(end - audioMs);
+    },
+    () => undefined,
+  );
+  return analysed;
+};
+let windows = 0;
+const probability = SileroSpeechProbability.prototype.probability;
+SileroSpeechProbability.prototype.probability = function (this: SileroSpeechProbability, window: Int16Array) {
+  windows += 1;
+  return probability.call(this, window);
+};
+
+const config = loadConfig({
+  KOHAMI_ENV: 'test',
+  PORT: '0',
+  PGLITE_DATA_DIR: 'memory://',
+  MISTRAL_API_KEY: 'bench-key',
+  MISTRAL_BASE_URL: process.env.MISTRAL_BASE_URL!,
+  ENDPOINT_SILENCE_MS: process.env.ENDPOINT_SILENCE_MS ?? '700',
+});
+// The per-socket text-frame limit (20/s) is not what is measured; microphone audio has its own budget.
+const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
+await seedBenchSeniors(rt, seniors);
+// Every consent, so that turns reach the agent (without the conversation consent, the neutral line answers from RAM).
+const { rows } = await rt.db.pool.query<{ id: string }>('SELECT id FROM seniors');
+for (const { id } of rows) for (const category of CONSENT_CATEGORIES) await rt.consents.grant(id, category);
+
+/** The runtime's own per-stage timings of voice turns (kohami_voice_stage_seconds): sum and count per stage. */
+async function stageTotals(): Promise<Record<string, { sum: number; count: number }>> {
+  const totals: Record<string, { sum: number; count: number }> = {};
+  for (const v of (await rt.metrics.voiceStage.get()).values) {
+    const kind = v.metricName?.endsWith('_sum') ? 'sum' : v.metricName?.endsWith('_count') ? 'count' : null;
+    if (!kind) continue;
+    const stage = String(v.labels.stage);
+    totals[stage] ??= { sum: 0, count: 0 };
+    totals[stage][kind] += v.value;
+  }
+  return totals;
+}
+
+const loop = monitorEventLoopDelay({ resolution: 5 });
+/** Garbage-collection pauses: the event loop stalls the collector causes, told apart from the runtime's own work. */
+let gcPauses: number[] = [];
+new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((e) => e.duration))).observe({ entryTypes: ['gc'] });
+let stagesAtReset: Record<string, { sum: number; count: number }> = {};
+let cpu = process.cpuUsage();
+let since = performance.now();
+process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk` });
+process.on('message', async (msg: { type: string }) => {
+  if (msg.type === 'reset') {
+    stagesAtReset = await stageTotals();
+    analysis = [];
+    gcPauses = [];
+    for (const stream of streams.values()) stream.done = [];
+    windows = 0;
+    loop.reset();
+    loop.enable();
+    cpu = process.cpuUsage();
+    since = performance.now();
+    return process.send!({ type: 'reset' });
+  }
+  if (msg.type !== 'measure') return;
+  const elapsedMs = performance.now() - since;
+  const lags = [...streams.values()].flatMap((stream) => stream.done.map((d) => d - stream.schedule));
+  const used = process.cpuUsage(cpu);
+  const stagesMs: Record<string, number> = {};
+  for (const [stage, t] of Object.entries(await stageTotals())) {
+    const before = stagesAtReset[stage] ?? { sum: 0, count: 0 };
+    stagesMs[stage] = ((t.sum - before.sum) / (t.count - before.count)) * 1000;
+  }
+  loop.disable();
+  for (let i = 0; i < 3; i++) global.gc?.();
+  process.send!({
+    type: 'measure',
+    rss: process.memoryUsage().rss,
+    heap: process.memoryUsage().heapUsed + process.memoryUsage().external,
+    stagesMs,
+    sessions: rt.registry.size,
+    frames: analysis.length,
+    analysisP50Ms: percentile(analysis, 50),
+    analysisP99Ms: percentile(analysis, 99),
+    lagP50Ms: percentile(lags, 50),
+    lagP99Ms: percentile(lags, 99),
+    loopP99Ms: loop.percentile(99) / 1e6,
+    gcP99Ms: percentile(gcPauses, 99),
+    gcMaxMs: Math.max(0, ...gcPauses),
+    gcMsPerSecond: (gcPauses.reduce((a, b) => a + b, 0) / elapsedMs) * 1000,
+    cpuPct: ((used.user + used.system) / 1000 / elapsedMs) * 100,
+    sileroPerSecond: (windows / elapsedMs) * 1000,
+  });
+});
+function percentile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+process.on('SIGTERM', () => process.exit(0));

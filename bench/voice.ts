@@ -1,0 +1,351 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { loadavg } from 'node:os';
+import WebSocket from 'ws';
+import { decodeAudioFrame } from '../machines/voice/frame-header.ts';
+import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
+import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
+
+/**
+ * bench:voice — N concurrent voice kiosks over real sockets, each streaming French speech
+ * (espeak-ng) in real time in 20 ms frames with pauses (about 35 % speech), against the loopback
+ * fakes of Mistral's audio APIs with fixed latencies: the final transcript FAKE_STT_MS after the
+ * flush, the first speech byte FAKE_TTS_MS after the request; the agent answers at once. Runtime,
+ * fakes and this generator are three processes on the same machine. Silero alone (the WebRTC gate
+ * always open) runs beside the gated pipeline as the baseline.
+ *   npm run bench:voice [-- N1 N2 …]   (default 10 25 35 50 75 100 150; BENCH_SECONDS=15;
+ *   BENCH_VARIANTS=gated,silero; BENCH_PROF=/dir writes the runtime's CPU profiles there)
+ */
+const sizes = process.argv.slice(2).map(Number).filter(Boolean);
+const SIZES = sizes.length > 0 ? sizes : [10, 25, 35, 50, 75, 100, 150];
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const WARMUP_SECONDS = 4;
+/** Small sizes run longer, so that every size's p99 stands on at least this many phrases. */
+const MIN_UTTERANCES = 120;
+const FAKE_STT_MS = 150;
+const FAKE_TTS_MS = 200;
+const ENDPOINT_SILENCE_MS = 700;
+/** Frame processing must stay this close behind real time (the frame's arrival), at p99. */
+const HELD_LAG_MS = 20;
+const FRAME_MS = 20;
+const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
+const SPEECH_SHARE = 0.35;
+
+const PHRASES = [
+  'Ce matin, j’ai arrosé les tomates du jardin avant le petit déjeuner.',
+  'Ma fille m’a appelée hier soir, elle viendra dimanche avec les enfants.',
+  'Je ne retrouve plus mes lunettes, je crois qu’elles sont dans la cuisine.',
+  'Tu te souviens de la chanson que chantait ma mère le soir ?',
+];
+const TRANSCRIPTS = [
+  'ce matin j’ai arrosé les tomates du jardin avant le petit déjeuner',
+  'ma fille m’a appelée hier soir elle viendra dimanche avec les enfants',
+  'je ne retrouve plus mes lunettes je crois qu’elles sont dans la cuisine',
+  'tu te souviens de la chanson que chantait ma mère le soir',
+];
+
+interface Loop {
+  pcm: Int16Array;
+  frames: number;
+  /** Per frame: the sample (within the frame) where a spoken phrase ends, if one does. */
+  speechEnds: Map<number, number>;
+  speechShare: number;
+}
+
+/** The phrases, each followed by the pause that makes speech about 35 % of the stream; a whole number of frames. */
+async function buildLoop(): Promise<Loop> {
+  const parts: ScriptPart[] = [];
+  for (const phrase of PHRASES) {
+    const ms = ((await frenchSpeech(phrase)).length / INPUT_SAMPLE_RATE) * 1000;
+    parts.push(phrase, { silenceMs: Math.round((ms * (1 - SPEECH_SHARE)) / SPEECH_SHARE) });
+  }
+  const script = await speechScript(parts);
+  const frames = Math.ceil(script.pcm.length / FRAME_SAMPLES);
+  const pcm = new Int16Array(frames * FRAME_SAMPLES);
+  pcm.set(script.pcm);
+  const speechEnds = new Map<number, number>();
+  for (const s of script.speech) {
+    const end = Math.round((s.endMs * INPUT_SAMPLE_RATE) / 1000);
+    speechEnds.set(Math.floor(end / FRAME_SAMPLES), end % FRAME_SAMPLES);
+  }
+  const spoken = script.speech.reduce((sum, s) => sum + s.endMs - s.startMs, 0);
+  return { pcm, frames, speechEnds, speechShare: spoken / ((pcm.length / INPUT_SAMPLE_RATE) * 1000) };
+}
+
+interface Utterance {
+  /** When the last audible sample of the phrase left (generator clock). */
+  endAt: number;
+  stoppedAt?: number;
+  turnId?: string;
+  firstAudioAt?: number;
+  flux?: string;
+}
+
+/** One kiosk: streams the loop from its own offset, in real time; records its utterances' timings. */
+class PacedKiosk {
+  readonly utterances: Utterance[] = [];
+  /** How late each frame left against its schedule (the generator's own lag). */
+  readonly lateness: number[] = [];
+  private lastEnd: number | null = null;
+  private readonly byTurn = new Map<string, Utterance>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  private constructor(
+    readonly ws: WebSocket,
+    private readonly loop: Loop,
+  ) {
+    ws.on('message', (raw, isBinary) => {
+      const now = performance.now();
+      if (isBinary) {
+        const u = this.byTurn.get(decodeAudioFrame(new Uint8Array(raw as Buffer)).turnId);
+        if (u && u.firstAudioAt === undefined) u.firstAudioAt = now;
+        return;
+      }
+      const f = JSON.parse(raw.toString()) as { type: string; state?: string; turnId?: string; flux?: string };
+      if (f.type === 'vad' && f.state === 'speech_stopped' && this.lastEnd !== null) {
+        this.utterances.push({ endAt: this.lastEnd, stoppedAt: now });
+        this.lastEnd = null;
+      } else if (f.type === 'transcript.final') {
+        const u = this.utterances.at(-1);
+        if (u && u.turnId === undefined) {
+          u.turnId = f.turnId!;
+          this.byTurn.set(f.turnId!, u);
+        }
+      } else if (f.type === 'reply.done') {
+        const u = this.byTurn.get(f.turnId!);
+        if (u) u.flux = f.flux!;
+      } else if (f.type === 'reply.audio.end') {
+        // This kiosk plays nothing: the reply counts as heard at once, so the next phrase is a new turn, not a barge-in.
+        ws.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
+      }
+    });
+  }
+
+  static async open(url: string, token: string, loop: Loop): Promise<PacedKiosk> {
+    const ws = new WebSocket(`${url}?token=${token}`);
+    await once(ws, 'open');
+    ws.send(
+      JSON.stringify({
+        type: 'session.start',
+        mode: 'voice',
+        audio: { input: { encoding: 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE }, output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 16_000 }] }, kiosk: { aec: true } },
+      }),
+    );
+    const [ready] = (await once(ws, 'message')) as [Buffer];
+    const frame = JSON.parse(ready.toString()) as { type: string; audio?: { voiceInput: boolean } };
+    if (frame.type !== 'session.ready' || !frame.audio?.voiceInput) throw new Error(`no voice session: ${ready.toString()}`);
+    return new PacedKiosk(ws, loop);
+  }
+
+  /** Frame k of this kiosk leaves at start + 20·k ms, from `offset` frames into the loop. */
+  stream(start: number, offset: number): void {
+    let k = 0;
+    const tick = () => {
+      if (this.stopped) return;
+      const due = start + k * FRAME_MS;
+      const now = performance.now();
+      this.lateness.push(now - due);
+      const index = (offset + k) % this.loop.frames;
+      const at = index * FRAME_SAMPLES;
+      this.ws.send(this.loop.pcm.subarray(at, at + FRAME_SAMPLES));
+      const end = this.loop.speechEnds.get(index);
+      // In real time, a frame leaves once its last sample is captured: the phrase ended that much earlier.
+      if (end !== undefined) this.lastEnd = now - ((FRAME_SAMPLES - end) / INPUT_SAMPLE_RATE) * 1000;
+      k += 1;
+      this.timer = setTimeout(tick, Math.max(0, start + k * FRAME_MS - performance.now()));
+    };
+    this.timer = setTimeout(tick, Math.max(0, start - performance.now()));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.ws.terminate();
+  }
+}
+
+function loadSeconds(n: number, loop: Loop): number {
+  const secondsPerPhrase = loop.pcm.length / INPUT_SAMPLE_RATE / PHRASES.length;
+  return Math.max(LOAD_SECONDS, Math.ceil((MIN_UTTERANCES * secondsPerPhrase) / n));
+}
+
+function ask<T>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise((resolve) => {
+    const onMessage = (msg: { type: string }) => {
+      if (msg.type !== type) return;
+      child.off('message', onMessage);
+      resolve(msg as T);
+    };
+    child.on('message', onMessage);
+    if (type !== 'ready') child.send({ type });
+  });
+}
+
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+interface Measure {
+  rss: number;
+  heap: number;
+  /** Mean per stage over the window, from the runtime's kohami_voice_stage_seconds. */
+  stagesMs: Record<string, number>;
+  sessions: number;
+  frames: number;
+  analysisP50Ms: number;
+  analysisP99Ms: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  loopP99Ms: number;
+  gcP99Ms: number;
+  gcMaxMs: number;
+  gcMsPerSecond: number;
+  cpuPct: number;
+  sileroPerSecond: number;
+}
+
+interface Result {
+  variant: string;
+  n: number;
+  m: Measure;
+  overhead: number[];
+  /** The same, counted from the runtime's end-of-speech decision (vad speech_stopped) instead of the phrase's true end. */
+  afterEndpoint: number[];
+  endpointingLag: number[];
+  utterances: number;
+  answered: number;
+  fluxes: Record<string, number>;
+  lateP99: number;
+  rssPerSessionKiB: number;
+  heapPerSessionKiB: number;
+  held: boolean;
+  /** The machine's 1-minute load average before and after the run (2 cores; other work shows here). */
+  load?: [number, number];
+}
+
+async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl: string): Promise<Result> {
+  const child = fork(new URL('./voice-server.ts', import.meta.url), [variant, String(n + 1)], {
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
+    env: { ...process.env, MISTRAL_BASE_URL: fakesUrl, ENDPOINT_SILENCE_MS: String(ENDPOINT_SILENCE_MS) },
+    stdio: 'inherit',
+  });
+  try {
+    const { url } = await ask<{ url: string }>(child, 'ready');
+    // Shared models (Silero, the WebRTC VAD, the SDKs) loaded by one session that then leaves: the base.
+    const warm = await PacedKiosk.open(url, `kiosk_bench_${n + 1}`, loop);
+    warm.stream(performance.now(), 0);
+    await new Promise((r) => setTimeout(r, 3000));
+    warm.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    const base = await ask<Measure>(child, 'measure');
+
+    const kiosks: PacedKiosk[] = [];
+    for (let i = 0; i < n; i += 50) {
+      kiosks.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => PacedKiosk.open(url, `kiosk_bench_${i + j + 1}`, loop)))));
+    }
+    // Staggered within a frame, each from its own place in the loop: phrases do not all end together.
+    const start = performance.now() + 100;
+    kiosks.forEach((k, i) => k.stream(start + (i / n) * FRAME_MS, Math.floor(Math.random() * loop.frames)));
+    await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));
+    await ask(child, 'reset');
+    const from = performance.now();
+    for (const k of kiosks) k.lateness.length = 0;
+    await new Promise((r) => setTimeout(r, loadSeconds(n, loop) * 1000));
+    const to = performance.now();
+    const m = await ask<Measure>(child, 'measure');
+    // Replies to phrases that ended inside the window get a few seconds to arrive.
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const k of kiosks) k.stop();
+
+    const measured = kiosks.flatMap((k) => k.utterances).filter((u) => u.endAt >= from && u.endAt < to);
+    const answered = measured.filter((u) => u.firstAudioAt !== undefined);
+    const fluxes: Record<string, number> = {};
+    for (const u of measured) fluxes[u.flux ?? 'none'] = (fluxes[u.flux ?? 'none'] ?? 0) + 1;
+    const lateP99 = percentile(kiosks.flatMap((k) => k.lateness), 99);
+    return {
+      variant,
+      n,
+      m,
+      overhead: answered.map((u) => u.firstAudioAt! - u.endAt - ENDPOINT_SILENCE_MS - FAKE_STT_MS - FAKE_TTS_MS),
+      afterEndpoint: answered.map((u) => u.firstAudioAt! - u.stoppedAt! - FAKE_STT_MS - FAKE_TTS_MS),
+      endpointingLag: measured.map((u) => u.stoppedAt! - u.endAt - ENDPOINT_SILENCE_MS),
+      utterances: measured.length,
+      answered: answered.length,
+      fluxes,
+      lateP99,
+      rssPerSessionKiB: (m.rss - base.rss) / n / 1024,
+      heapPerSessionKiB: (m.heap - base.heap) / n / 1024,
+      held: m.lagP99Ms <= HELD_LAG_MS,
+    };
+  } finally {
+    // SIGTERM lets a profiled child write its profile.
+    child.kill(process.env.BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
+    await once(child, 'exit');
+  }
+}
+
+const loop = await buildLoop();
+const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');
+
+const results: Result[] = [];
+const variants = (process.env.BENCH_VARIANTS ?? 'gated,silero').split(',') as Array<'gated' | 'silero'>;
+try {
+  // Variants alternate at each size, so that the machine's drift (other work on its two cores) hits both alike.
+  for (const n of SIZES) {
+    const atSize: Result[] = [];
+    for (const variant of variants) {
+      const load = loadavg()[0]!;
+      const r = await run(variant, n, loop, baseUrl);
+      r.load = [load, loadavg()[0]!];
+      atSize.push(r);
+      process.stderr.write(`${variant} N=${n}: frame lag p99 ${r.m.lagP99Ms.toFixed(1)} ms (event loop p99 ${r.m.loopP99Ms.toFixed(1)} ms), overhead p99 ${percentile(r.overhead, 99).toFixed(0)} ms, ${r.answered}/${r.utterances} answered\n`);
+    }
+    results.push(...atSize);
+    // Once no variant holds a size, larger ones only get worse.
+    if (atSize.every((r) => !r.held)) break;
+  }
+} finally {
+  fakes.kill('SIGTERM');
+}
+
+/** Least-squares slope of RSS over N: what one more voice session costs, the load's fixed growth set apart. */
+function marginalKiB(variant: string, pick: (r: Result) => number): number {
+  const rs = results.filter((r) => r.variant === variant);
+  if (rs.length < 2) return NaN;
+  const mx = rs.reduce((a, r) => a + r.n, 0) / rs.length;
+  const my = rs.reduce((a, r) => a + pick(r) * r.n, 0) / rs.length;
+  const num = rs.reduce((a, r) => a + (r.n - mx) * (pick(r) * r.n - my), 0);
+  const den = rs.reduce((a, r) => a + (r.n - mx) ** 2, 0);
+  return num / den;
+}
+
+const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+console.log(`\nbench:voice — ${LOAD_SECONDS} s per size (longer for small sizes: ≥ ${MIN_UTTERANCES} phrases each) after ${WARMUP_SECONDS} s warm-up, loopback, node ${process.version}; ${(loop.speechShare * 100).toFixed(0)} % speech; fakes: STT final ${FAKE_STT_MS} ms after flush, TTS first byte ${FAKE_TTS_MS} ms; ENDPOINT_SILENCE_MS ${ENDPOINT_SILENCE_MS}\n`);
+console.log('| VAD | N | frame lag behind real time p50 / p99 ms | of which analysis p50 / p99 ms | event loop delay p99 ms | GC pause p99 / max ms (GC ms/s) | held (lag p99 ≤ 20 ms) | runtime CPU % | Silero windows/s per session | overhead p50 / p99 ms | of which endpointing lag p50 / p99 ms | after the endpoint p50 / p99 ms | answered | RSS / JS heap KiB per voice session | generator late p99 ms | load avg before → after |');
+console.log('|---|---:|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  console.log(
+    `| ${r.variant === 'gated' ? 'WebRTC gate → Silero' : 'Silero alone'} | ${r.n} | ${f(r.m.lagP50Ms)} / ${f(r.m.lagP99Ms)} | ${f(r.m.analysisP50Ms, 2)} / ${f(r.m.analysisP99Ms, 2)} | ${f(r.m.loopP99Ms)} | ${f(r.m.gcP99Ms)} / ${f(r.m.gcMaxMs)} (${f(r.m.gcMsPerSecond, 0)}) | ${r.held ? 'yes' : '**no**'} | ${f(r.m.cpuPct, 0)} | ${f(r.m.sileroPerSecond / r.n)} | ${f(percentile(r.overhead, 50), 0)} / ${f(percentile(r.overhead, 99), 0)} | ${f(percentile(r.endpointingLag, 50), 0)} / ${f(percentile(r.endpointingLag, 99), 0)} | ${f(percentile(r.afterEndpoint, 50), 0)} / ${f(percentile(r.afterEndpoint, 99), 0)} | ${r.answered}/${r.utterances} | ${f(r.rssPerSessionKiB, 0)} / ${f(r.heapPerSessionKiB, 0)} | ${f(r.lateP99)} | ${f(r.load![0])} → ${f(r.load![1])} |`,
+  );
+}
+for (const v of variants) {
+  console.log(`\nmarginal cost of one more voice session (${v}, slope over the sizes): RSS ${f(marginalKiB(v, (r) => r.rssPerSessionKiB), 0)} KiB, JS heap + external ${f(marginalKiB(v, (r) => r.heapPerSessionKiB), 0)} KiB`);
+}
+console.log('\nThe runtime\'s own stage timings (kohami_voice_stage_seconds, mean ms over the window; transcription includes the fake\'s ' + FAKE_STT_MS + ' ms, first_audio its ' + FAKE_TTS_MS + ' ms):\n');
+console.log('| VAD | N | endpointing | transcription | first_token | first_audio |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  const s = r.m.stagesMs;
+  console.log(`| ${r.variant} | ${r.n} | ${f(s.endpointing ?? NaN, 0)} | ${f(s.transcription ?? NaN, 0)} | ${f(s.first_token ?? NaN, 0)} | ${f(s.first_audio ?? NaN, 0)} |`);
+}
+const fluxes = results.find((r) => r.variant === 'gated')?.fluxes ?? {};
+console.log(`\nreplies by flux (gated, first size): ${Object.entries(fluxes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+console.log('overhead = first reply-audio frame at the kiosk − true end of the spoken phrase − ENDPOINT_SILENCE_MS − the fakes\' STT and TTS latencies;');
+console.log('  endpointing lag = vad speech_stopped at the kiosk − true end − ENDPOINT_SILENCE_MS (the detector hearing the phrase end); after the endpoint = the rest');
+console.log('targets: overhead p99 ≤ 30 ms; ≥ 100 concurrent voice sessions held; ≤ 1 MiB (1024 KiB) per voice session\n');
+const held = results.filter((r) => r.variant === 'gated' && r.held);
+const best = held.at(-1);
+console.log(`voice: overhead p99 ${best ? f(percentile(best.overhead, 99), 0) : '–'} ms, ${best?.n ?? 0} sessions held`);

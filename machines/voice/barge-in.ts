@@ -1,0 +1,94 @@
+/**
+ * Barge-in: when the senior's speech interrupts the reply being played, and what of the reply they
+ * actually heard. Backchannels (« oui », « d'accord », « mmh ») are a listener's encouragement, not
+ * an interruption — the most reported complaint about voice agents is being cut off by them.
+ */
+
+/** Speech this long interrupts even before any transcript arrived (the recognizer is slow or down). */
+export const UNTRANSCRIBED_BARGE_IN_MS = 1500;
+
+const BACKCHANNEL_PHRASES = [
+  'oui', 'ouais', 'ouai', 'ok', 'okay', 'dac', "d'accord", "d'acc", 'ah bon', 'ah oui', 'oh oui', 'ah', 'oh', 'eh',
+  'bon', 'bien', 'tres bien', 'voila', 'je vois', 'tout a fait', "c'est vrai", 'exactement', 'bien sur', 'ah d\'accord',
+]
+  .map((phrase) => phrase.split(' '))
+  // Longest first so « ah bon » is taken whole before « ah ».
+  .sort((a, b) => b.length - a.length);
+
+/** Hums of any length: hum, hmm, mmh, mhm, mh, hm, mmmh… */
+const HUM = /^(?:h?m+h?m*|hu+m+|h+m+)$/;
+
+/** Lower-case words without accents or punctuation; typographic apostrophes made plain. */
+export function normalizedWords(text: string): string[] {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[\u2019\u2018`´]/g, "'")
+    .replace(/[^\p{L}\p{N}']+/gu, ' ')
+    .split(' ')
+    .filter((word) => word.length > 0 && word !== "'");
+}
+
+/** True when the whole utterance is made of backchannels (« oui oui », « ah bon ? », « mmh, d'accord »). */
+export function isBackchannel(text: string): boolean {
+  const words = normalizedWords(text);
+  if (words.length === 0) return false;
+  let i = 0;
+  outer: while (i < words.length) {
+    if (HUM.test(words[i]!)) {
+      i++;
+      continue;
+    }
+    for (const phrase of BACKCHANNEL_PHRASES) {
+      if (phrase.every((word, k) => words[i + k] === word)) {
+        i += phrase.length;
+        continue outer;
+      }
+    }
+    return false;
+  }
+  return true;
+}
+
+export interface BargeInInput {
+  /** Confirmed speech in the current utterance. */
+  speechMs: number;
+  /** Interim transcript of the current utterance so far ('' before any). */
+  interim: string;
+  /** BARGE_IN_MIN_MS. */
+  minMs: number;
+  /** The kiosk cancels its own echo; without it the microphone is ignored while reply audio plays. */
+  aec: boolean;
+  /** Reply audio is playing at the kiosk. */
+  playing: boolean;
+}
+
+/**
+ * Re-evaluated on each interim transcript and speech update while reply audio plays. Without echo
+ * cancellation the kiosk is half-duplex: only an explicit `interrupt` message stops the reply.
+ */
+export function shouldBargeIn({ speechMs, interim, minMs, aec, playing }: BargeInInput): boolean {
+  if (!playing || !aec || speechMs < minMs) return false;
+  if (normalizedWords(interim).length === 0) return speechMs >= Math.max(minMs, UNTRANSCRIBED_BARGE_IN_MS);
+  return !isBackchannel(interim);
+}
+
+export interface AudioMark {
+  /** Sample of the reply audio where the text up to `textOffset` has been spoken. */
+  sampleOffset: number;
+  textOffset: number;
+}
+
+/**
+ * What the senior heard of `reply`: the text up to the last sentence mark the kiosk played past,
+ * never more than was sent. A sentence cut half-way is not heard (sentence granularity).
+ */
+export function heardText(reply: string, marks: readonly AudioMark[], playedSamples: number): string {
+  if (!Number.isFinite(playedSamples) || playedSamples < 0) throw new RangeError(`heardText: playedSamples must be ≥ 0, got ${playedSamples}`);
+  let heard = 0;
+  for (const mark of marks) {
+    if (mark.sampleOffset <= playedSamples && mark.textOffset > heard) heard = mark.textOffset;
+  }
+  return reply.slice(0, Math.min(heard, reply.length)).trimEnd();
+}

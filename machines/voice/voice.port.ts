@@ -1,0 +1,49 @@
+/**
+ * Voice mode's ports: what the runtime's audio pipeline needs from speech services, with no
+ * SDK or driver in sight. Audio is always mono signed 16-bit PCM (`Int16Array`); the microphone
+ * arrives at 16 kHz, speech leaves at the speaker's own rate and is resampled for the kiosk.
+ * Nothing here is ever persisted or logged: audio and transcripts live in RAM for one turn.
+ */
+
+export const INPUT_SAMPLE_RATE = 16_000;
+
+/** Speech probability of one analysis window (Silero: 512 samples at 16 kHz). */
+export interface SpeechProbability {
+  /** Samples per window the detector wants. */
+  readonly windowSamples: number;
+  /** 0–1 for one window of exactly `windowSamples` samples at 16 kHz. Stateful: one instance per stream. */
+  probability(window: Int16Array): Promise<number>;
+  reset(): void;
+}
+
+/** Cheap voiced/unvoiced decision (WebRTC VAD) used to gate the neural detector. */
+export interface VoiceGate {
+  /** Samples per frame the gate wants (10, 20 or 30 ms at 16 kHz). */
+  readonly frameSamples: number;
+  isVoiced(frame: Int16Array): boolean;
+}
+
+/** One open transcription stream of a session (Voxtral realtime): kept across utterances. */
+export interface TranscriptionStream {
+  /** Microphone audio of the utterance being spoken (pre-roll included). */
+  append(pcm: Int16Array): void;
+  /** End of speech: resolves with the final transcript of what was appended since the last flush. */
+  flush(signal: AbortSignal): Promise<string>;
+  /** Interim text as it arrives (display only; may drive early recall). */
+  onDelta(listener: (text: string) => void): void;
+  close(): void;
+}
+
+export interface TranscriberPort {
+  /** `contextBias`: words the recognizer should favour (the senior's names, under consent). */
+  open(options: { contextBias: string[]; signal: AbortSignal }): Promise<TranscriptionStream>;
+}
+
+export interface SpeakerPort {
+  /** Identifies the voice, for the pre-synthesized lines' cache key. */
+  readonly voiceId: string;
+  /** The rate of the PCM it yields. */
+  readonly sampleRate: number;
+  /** Streams one sentence's speech; stops (and aborts its request) when `signal` aborts. */
+  synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
+}

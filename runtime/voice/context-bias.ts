@@ -1,0 +1,32 @@
+import type pg from 'pg';
+import { STOP_WORDS } from '../../machines/french-lexicon.ts';
+import type { ConsentPort } from '../../machines/memory.port.ts';
+
+const STOP = new Set(STOP_WORDS.split(/\s+/).filter(Boolean));
+/** Capitalized words: « Claire », « Jean-Pierre », « Saint-Étienne ». */
+const NAME = /\p{Lu}[\p{Ll}'’]+(?:-\p{Lu}[\p{Ll}'’]+)*/gu;
+/** Facts read per session start: recent contacts are the names most likely said. */
+const CONTACT_FACTS = 50;
+const MAX_NAMES = 50;
+
+/** The capitalized words of a fact that are not everyday words (« Sa fille Claire » → Claire). */
+export function namesIn(text: string): string[] {
+  return (text.match(NAME) ?? []).filter((word) => !STOP.has(word.toLowerCase()));
+}
+
+/**
+ * Words the recognizer should favour for one senior: their preferred name, and — only while the
+ * `contacts` consent holds — the names found in their contact facts. Sent to the speech service,
+ * never logged or stored.
+ */
+export async function contextBiasFor(pool: pg.Pool, consents: ConsentPort, seniorId: string, preferredName: string | null): Promise<string[]> {
+  const names = new Set<string>(preferredName ? [preferredName] : []);
+  if (await consents.hasConsent(seniorId, 'contacts')) {
+    const { rows } = await pool.query<{ fact: string }>(
+      `SELECT fact FROM memory_facts WHERE senior_id = $1 AND category = 'contacts' ORDER BY created_at DESC, seq DESC LIMIT ${CONTACT_FACTS}`,
+      [seniorId],
+    );
+    for (const row of rows) for (const name of namesIn(row.fact)) names.add(name);
+  }
+  return [...names].slice(0, MAX_NAMES);
+}

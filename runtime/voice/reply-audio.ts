@@ -1,0 +1,201 @@
+import { heardText, type AudioMark } from '../../machines/voice/barge-in.ts';
+import { encodeAudioFrame } from '../../machines/voice/frame-header.ts';
+import { SentenceChunker } from '../../machines/voice/sentence-chunker.ts';
+import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
+import { Resampler } from '../../adapters/voice/resample.ts';
+import type { VoiceLink } from './voice-link.ts';
+
+/** A pre-synthesized line's audio at the speaker's rate, if the text is one (no text-to-speech wait). */
+export type LineLookup = (text: string) => Int16Array[] | undefined;
+
+export interface ReplyAudioOptions {
+  turnId: string;
+  link: VoiceLink;
+  speaker: SpeakerPort;
+  lines: LineLookup;
+  /** The negotiated reply-audio rate. */
+  sampleRate: number;
+  /** First reply-audio frame sent (for the first_audio stage). */
+  onFirstAudio(): void;
+  /** A sentence could not be synthesized (the senior still has the caption). */
+  onSpeechError(err: unknown): void;
+}
+
+/** Reply audio leaves in frames of at most this long, so a clear stops it within one frame. */
+const FRAME_MS = 100;
+/** Above this much unsent data on the socket, synthesis waits for the kiosk to read. */
+export const AUDIO_UNREAD_LIMIT = 256 * 1024;
+/** A kiosk that reads nothing for this long loses the rest of the turn's audio (its caption stays). */
+const STUCK_SOCKET_MS = 10_000;
+/** Without a `playback.done`, the audio is deemed over this long after its estimated end. */
+const PLAYBACK_SLACK_MS = 500;
+
+/**
+ * One turn's spoken reply: the caption stream cut into sentences (the first clause early), one speech
+ * request per sentence in order, resampled to the kiosk's rate and sent as binary frames between
+ * `reply.audio.start` and `reply.audio.end`, with a `reply.audio.mark` after each sentence. It knows
+ * what the kiosk has played, hence what the senior heard. Audio lives only in transit here.
+ */
+export class ReplyAudio {
+  readonly turnId: string;
+  private chunker = new SentenceChunker();
+  private readonly controller = new AbortController();
+  /** The reply's text as the kiosk's captions have it. */
+  private text = '';
+  private cursor = 0;
+  private readonly pieces: Array<{ text: string; end: number }> = [];
+  private wake: (() => void) | null = null;
+  private finished = false;
+  private samplesSent = 0;
+  private readonly marks: AudioMark[] = [];
+  private firstFrameAt: number | null = null;
+  private reportedPlayedMs: number | null = null;
+  private durationMs: number | null = null;
+  private doneAt: number | null = null;
+  /** Resolves once the last frame (or the cancellation) has happened. */
+  readonly sent: Promise<void>;
+
+  constructor(private readonly o: ReplyAudioOptions) {
+    this.turnId = o.turnId;
+    this.sent = this.run();
+  }
+
+  get cancelled(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** A caption delta. */
+  delta(text: string): void {
+    if (this.finished || this.cancelled) return;
+    this.text += text;
+    // A pre-synthesized line arriving as a delta (the SOS closing line) is spoken whole, from RAM.
+    if (this.o.lines(text.trim())) return this.takeLine(text.trim());
+    this.enqueue(this.chunker.push(text));
+  }
+
+  /** The turn's `reply.done`: a reply that came with no delta (a cached or SOS line) is spoken whole. */
+  finish(fullText: string): void {
+    if (this.finished || this.cancelled) return;
+    if (this.text === '') {
+      this.text = fullText;
+      if (this.o.lines(fullText.trim())) this.takeLine(fullText.trim());
+      else this.enqueue(this.chunker.push(fullText));
+    }
+    this.enqueue(this.chunker.flush());
+    this.finished = true;
+    this.wake?.();
+  }
+
+  /** Stops synthesis and sending now (the kiosk is told to clear by the caller). */
+  cancel(): void {
+    this.controller.abort();
+    this.wake?.();
+  }
+
+  reportPlayed(playedMs: number): void {
+    this.reportedPlayedMs = Math.max(this.reportedPlayedMs ?? 0, playedMs);
+  }
+
+  playbackDone(): void {
+    this.doneAt = Date.now();
+  }
+
+  /** Reply audio is (probably) still coming out of the kiosk's speaker. */
+  get playing(): boolean {
+    if (this.cancelled || this.doneAt !== null || this.firstFrameAt === null) return false;
+    if (this.durationMs === null) return true;
+    return Date.now() < this.firstFrameAt + this.durationMs + PLAYBACK_SLACK_MS;
+  }
+
+  /** Audio of this turn has reached the kiosk (a clear is then needed to stop it). */
+  get started(): boolean {
+    return this.firstFrameAt !== null;
+  }
+
+  /** What the senior heard: up to the last sentence mark played past, by the kiosk's own reports when it sends them. */
+  heard(playedMs?: number): string {
+    if (playedMs !== undefined) this.reportPlayed(playedMs);
+    const ms = this.reportedPlayedMs ?? (this.firstFrameAt === null ? 0 : Date.now() - this.firstFrameAt);
+    return heardText(this.text, this.marks, Math.floor((ms * this.o.sampleRate) / 1000));
+  }
+
+  private takeLine(line: string): void {
+    this.enqueue(this.chunker.flush());
+    this.chunker = new SentenceChunker();
+    this.enqueue([line]);
+  }
+
+  private enqueue(pieces: string[]): void {
+    for (const piece of pieces) {
+      // Pieces are trimmed slices of the reply, in order: each is found after the previous one.
+      const at = this.text.indexOf(piece, this.cursor);
+      const end = at >= 0 ? at + piece.length : Math.min(this.text.length, this.chunker.consumed);
+      this.cursor = end;
+      this.pieces.push({ text: piece, end });
+    }
+    if (pieces.length > 0) this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    {
+      for (;;) {
+        const piece = this.pieces.shift();
+        if (this.cancelled) return;
+        if (!piece) {
+          if (this.finished) break;
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = null;
+          continue;
+        }
+        await this.speak(piece.text);
+        if (this.cancelled) return;
+        if (this.firstFrameAt !== null) {
+          this.marks.push({ sampleOffset: this.samplesSent, textOffset: piece.end });
+          this.o.link.send({ type: 'reply.audio.mark', turnId: this.turnId, sampleOffset: this.samplesSent, textOffset: piece.end });
+        }
+      }
+      if (this.firstFrameAt === null) return;
+      this.durationMs = Math.round((this.samplesSent * 1000) / this.o.sampleRate);
+      this.o.link.send({ type: 'reply.audio.end', turnId: this.turnId, durationMs: this.durationMs });
+    }
+  }
+
+  private async speak(text: string): Promise<void> {
+    const line = this.o.lines(text);
+    if (line) return this.send(new Resampler(this.o.speaker.sampleRate, this.o.sampleRate), line);
+    try {
+      await this.send(new Resampler(this.o.speaker.sampleRate, this.o.sampleRate), this.o.speaker.synthesize(text, this.controller.signal));
+    } catch (err) {
+      if (!this.cancelled) this.o.onSpeechError(err);
+    }
+  }
+
+  private async send(resampler: Resampler, chunks: AsyncIterable<Int16Array> | Iterable<Int16Array>): Promise<void> {
+    const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
+    for await (const chunk of chunks) {
+      if (this.cancelled) return;
+      const pcm = resampler.push(chunk);
+      for (let at = 0; at < pcm.length; at += frameSamples) {
+        if (!(await this.drained())) return this.cancel();
+        const frame = pcm.subarray(at, at + frameSamples);
+        if (this.firstFrameAt === null) {
+          this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });
+          this.firstFrameAt = Date.now();
+          this.o.onFirstAudio();
+        }
+        this.o.link.sendAudio(encodeAudioFrame(this.turnId, this.samplesSent, frame));
+        this.samplesSent += frame.length;
+      }
+    }
+  }
+
+  /** Back-pressure: waits while the kiosk has not read what it was sent; false if it never does. */
+  private async drained(): Promise<boolean> {
+    const since = Date.now();
+    while (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT) {
+      if (this.cancelled || Date.now() - since > STUCK_SOCKET_MS) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return !this.cancelled;
+  }
+}

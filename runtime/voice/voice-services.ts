@@ -1,0 +1,79 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { CacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
+import { FallbackSpeaker } from '../../adapters/voice/fallback-speaker.ts';
+import { LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
+import { Listener } from '../../adapters/voice/listener.ts';
+import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
+import { MistralTranscriber } from '../../adapters/voice/mistral-transcriber.ts';
+import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
+import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
+import type { ConsentPort } from '../../machines/memory.port.ts';
+import type { Config } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+import { contextBiasFor } from './context-bias.ts';
+import type { VoiceServices } from './voice-session.ts';
+
+/** Audio kept from before speech was detected, so the first syllable reaches the recognizer. */
+const PRE_ROLL_MS = 300;
+
+export interface VoiceServiceDeps {
+  pool: pg.Pool;
+  consents: ConsentPort;
+  variations: CacheVariations;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/**
+ * The process's speech services. With MISTRAL_API_KEY: Voxtral realtime transcription and Voxtral
+ * speech, falling back to espeak-ng per sentence. Without: no speech-to-text (voice input off) and
+ * espeak-ng's French voice for every reply, so typed turns are still spoken.
+ */
+export function createVoiceServices(config: Config, deps: VoiceServiceDeps): VoiceServices {
+  const { metrics } = deps;
+  const espeak = new EspeakSpeaker();
+  const key = config.MISTRAL_API_KEY;
+  const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
+  const speaker = key
+    ? new FallbackSpeaker({
+        primary: new MistralSpeaker({ ...mistral, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE }),
+        fallback: espeak,
+        onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }),
+      })
+    : espeak;
+  const shared = new SharedLines();
+  return {
+    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, logger: deps.logger }) : null,
+    speaker,
+    async createListener(callbacks) {
+      const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
+      const listener = new Listener(
+        { gate, detector, endpointSilenceMs: config.ENDPOINT_SILENCE_MS, minSpeechMs: config.MIN_SPEECH_MS, preRollMs: PRE_ROLL_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
+        callbacks,
+      );
+      return {
+        push: (pcm) => listener.push(pcm),
+        get speechMs() {
+          return listener.speechMs;
+        },
+        reset: () => listener.reset(),
+        close: () => gate.close(),
+      };
+    },
+    linesFor(session) {
+      const cache = new LineCache({ speaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared });
+      void cache.warm();
+      return { get: (text) => cache.get(text), close: () => cache.close() };
+    },
+    contextBias: (session) => contextBiasFor(deps.pool, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
+    // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.
+    onSentenceLost: () => {
+      if (!key) metrics.speechErrors.inc({ service: 'espeak' });
+    },
+    metrics,
+    logger: deps.logger,
+  };
+}

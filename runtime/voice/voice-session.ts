@@ -1,0 +1,483 @@
+import type { Logger } from 'pino';
+import { withDeadline } from '../../adapters/deadline.ts';
+import type { VoiceActivity, VoiceStages } from '../../machines/session.machine.ts';
+import { isBackchannel, shouldBargeIn } from '../../machines/voice/barge-in.ts';
+import type { SpeakerPort, TranscriberPort, TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import type { AudioFormat } from '../kiosk/protocol.ts';
+import type { Metrics } from '../metrics.ts';
+import type { LiveSession } from '../session-registry.ts';
+import { ReplyAudio, type LineLookup } from './reply-audio.ts';
+import type { VoiceLink } from './voice-link.ts';
+
+export type { VoiceLink } from './voice-link.ts';
+
+/** The microphone front end of one session (V1's Listener, behind what the session uses of it). */
+export interface SessionListener {
+  push(pcm: Int16Array): Promise<void>;
+  readonly speechMs: number;
+  reset(): void;
+  close(): void;
+}
+
+export interface ListenerCallbacks {
+  speechStarted(): void;
+  audio(pcm: Int16Array): void;
+  speechStopped(reason: 'silence' | 'max_length'): void;
+}
+
+/** What every voice session of the process shares. */
+export interface VoiceServices {
+  /** Null offline (no MISTRAL_API_KEY): there is no speech-to-text, typed turns are still spoken. */
+  transcriber: TranscriberPort | null;
+  speaker: SpeakerPort;
+  createListener(callbacks: ListenerCallbacks): Promise<SessionListener>;
+  /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name), warming up. */
+  linesFor(session: LiveSession): { get: LineLookup; close(): void };
+  /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
+  contextBias(session: LiveSession): Promise<string[]>;
+  settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number };
+  /** A sentence of a reply could not be spoken at all (counted once, by the service that failed). */
+  onSentenceLost(): void;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface VoiceSessionHandle {
+  readonly voiceInput: boolean;
+  pushAudio(pcm: Int16Array): void;
+  typedTurn(turnId: string, transcript: string): void;
+  interrupt(turnId: string, playedMs?: number): void;
+  playbackProgress(turnId: string, playedMs: number): void;
+  playbackDone(turnId: string): void;
+  mute(muted: boolean): void;
+  close(): void;
+}
+
+export interface VoiceSessionRequest {
+  session: LiveSession;
+  link: VoiceLink;
+  output: AudioFormat;
+  aec: boolean;
+  /** The next voice turn's id (`v1`, `v2` …), admitted among the session's turnIds. */
+  nextTurnId(): string;
+}
+
+export interface VoiceSessionFactory {
+  create(request: VoiceSessionRequest): VoiceSessionHandle;
+}
+
+export function voiceSessionFactory(services: VoiceServices): VoiceSessionFactory {
+  return { create: (request) => new VoiceSession(services, request) };
+}
+
+interface Utterance {
+  /** Interim transcript so far (display and the barge-in rule only). */
+  interim: string;
+  /** Audio waiting for the transcription stream to open. */
+  pending: Int16Array[];
+  pendingSamples: number;
+  /** When confirmed speech last grew: the endpointing stage runs from here to speech stopped. */
+  lastSpeechAt: number;
+  lastSpeechMs: number;
+}
+
+interface TurnTiming {
+  turnId: string;
+  sentAt: number;
+  stages: VoiceStages;
+}
+
+/**
+ * One kiosk's voice session: microphone → listener (gate, Silero, endpointing) → Voxtral realtime
+ * → the actor's TURN; the actor's reply → sentences → speech → binary frames; barge-in that keeps
+ * only what the senior heard. The actor sees speech started/stopped (as its voice state) and the
+ * final transcript, never a frame. Audio and transcripts only pass through here, in RAM.
+ */
+class VoiceSession implements VoiceSessionHandle {
+  readonly voiceInput: boolean;
+  private readonly closed = new AbortController();
+  private readonly log: Logger;
+  private listener: SessionListener | null = null;
+  private readonly listenerReady: Promise<void>;
+  private stream: Promise<TranscriptionStream> | null = null;
+  private openStream: TranscriptionStream | null = null;
+  private utterance: Utterance | null = null;
+  /** Utterances are transcribed one after the other (a stream holds one flush at a time). */
+  private finishing: Promise<void> = Promise.resolve();
+  private reply: ReplyAudio | null = null;
+  private timing: TurnTiming | null = null;
+  private muted = false;
+  private listenerFailed = false;
+  private playbackTimer: NodeJS.Timeout | null = null;
+  private readonly lines: { get: LineLookup; close(): void };
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(
+    private readonly services: VoiceServices,
+    private readonly request: VoiceSessionRequest,
+  ) {
+    const { session } = request;
+    this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
+    this.voiceInput = services.transcriber !== null;
+    this.lines = services.linesFor(session);
+    this.listenerReady = this.voiceInput
+      ? services.createListener({
+          speechStarted: () => this.onSpeechStarted(),
+          audio: (pcm) => this.onUtteranceAudio(pcm),
+          speechStopped: () => this.onSpeechStopped(),
+        }).then(
+          (listener) => {
+            if (this.closed.signal.aborted) listener.close();
+            else this.listener = listener;
+          },
+          (err: unknown) => {
+            this.listenerFailed = true;
+            this.log.error({ err }, 'voice detectors failed to load: voice input is off for this session');
+          },
+        )
+      : Promise.resolve();
+    const delta = session.actor.on('reply.delta', (e) => this.attached && this.replyFor(e.turnId)?.delta(e.text));
+    const done = session.actor.on('reply.done', (e) => {
+      if (!this.attached) return;
+      this.firstToken(e.turnId);
+      if (e.interrupted) {
+        // Cut by something else than this session (a lost socket, a close): its audio stops too.
+        if (this.reply?.turnId === e.turnId) this.cutReply(undefined, false);
+        return;
+      }
+      this.replyFor(e.turnId)?.finish(e.text);
+    });
+    // The session ended (or was replaced): its speech services go with it, whatever the socket does.
+    const ended = session.actor.on('SessionClosed', () => this.close());
+    this.unsubscribe.push(() => delta.unsubscribe(), () => done.unsubscribe(), () => ended.unsubscribe());
+    this.state('listening');
+  }
+
+  private get attached(): boolean {
+    return !this.closed.signal.aborted && this.request.session.link === this.request.link;
+  }
+
+  // --- microphone ---
+
+  pushAudio(pcm: Int16Array): void {
+    if (!this.voiceInput || this.muted || this.closed.signal.aborted) return;
+    // Half-duplex kiosk (no echo cancellation): the microphone hears the reply, so it is not listened to.
+    if (!this.request.aec && this.reply?.playing) return;
+    if (!this.listener) {
+      if (!this.listenerFailed) void this.listenerReady.then(() => this.listener && this.feed(pcm));
+      return;
+    }
+    this.feed(pcm);
+  }
+
+  private feed(pcm: Int16Array): void {
+    this.listener!.push(pcm).then(
+      () => this.afterPush(),
+      (err: unknown) => this.log.warn({ err }, 'voice detector failed on a window'),
+    );
+  }
+
+  private afterPush(): void {
+    const u = this.utterance;
+    if (!u || !this.listener) return;
+    const speechMs = this.listener.speechMs;
+    if (speechMs > u.lastSpeechMs) {
+      u.lastSpeechMs = speechMs;
+      u.lastSpeechAt = performance.now();
+    }
+    this.considerBargeIn();
+  }
+
+  private onSpeechStarted(): void {
+    const now = performance.now();
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0 };
+    this.request.link.send({ type: 'vad', state: 'speech_started' });
+    if (!this.reply?.playing) this.state('user_speaking');
+    this.ensureStream();
+  }
+
+  private onUtteranceAudio(pcm: Int16Array): void {
+    const u = this.utterance;
+    if (!u) return;
+    if (this.openStream) return this.openStream.append(pcm);
+    // Bounded by the listener's own maximum utterance length.
+    const max = (this.services.settings.maxUtteranceMs * 16) | 0;
+    if (u.pendingSamples + pcm.length > max) return;
+    u.pending.push(pcm);
+    u.pendingSamples += pcm.length;
+  }
+
+  private onSpeechStopped(): void {
+    const u = this.utterance;
+    this.utterance = null;
+    this.request.link.send({ type: 'vad', state: 'speech_stopped' });
+    if (!u) return;
+    const stoppedAt = performance.now();
+    if (!this.reply?.playing) this.state('thinking');
+    this.finishing = this.finishing.then(() => this.transcribe(u, stoppedAt));
+  }
+
+  /** `text` is the utterance's whole interim transcript so far (the transcriber accumulates its deltas). */
+  private onInterim(text: string): void {
+    if (this.closed.signal.aborted) return;
+    this.request.link.send({ type: 'transcript.delta', text });
+    if (!this.utterance) return;
+    this.utterance.interim = text;
+    this.considerBargeIn();
+  }
+
+  /** Opened at first speech and kept for the next utterances; reopened after a failure. */
+  private ensureStream(): void {
+    const transcriber = this.services.transcriber;
+    if (this.stream || !transcriber) return;
+    const opening = (async () => {
+      const contextBias = await this.services.contextBias(this.request.session).catch(() => []);
+      const stream = await transcriber.open({ contextBias, signal: this.closed.signal });
+      stream.onDelta((text) => this.onInterim(text));
+      return stream;
+    })();
+    this.stream = opening;
+    opening.then(
+      (stream) => {
+        if (this.closed.signal.aborted) return stream.close();
+        this.openStream = stream;
+        const u = this.utterance;
+        if (u) this.drainPending(u, stream);
+      },
+      () => {
+        // Counted (and the SOS line spoken) when the utterance needs it; the next speech retries.
+        if (this.stream === opening) this.stream = null;
+      },
+    );
+  }
+
+  private drainPending(u: Utterance, stream: TranscriptionStream): void {
+    for (const pcm of u.pending) stream.append(pcm);
+    u.pending = [];
+    u.pendingSamples = 0;
+  }
+
+  /** End of speech → final transcript within STT_BUDGET_MS, or the SOS line. */
+  private async transcribe(u: Utterance, stoppedAt: number): Promise<void> {
+    let text: string;
+    try {
+      text = await withDeadline(
+        async (signal) => {
+          if (!this.stream) throw new Error('no transcription stream');
+          const stream = await this.stream;
+          this.drainPending(u, stream);
+          return stream.flush(signal);
+        },
+        this.services.settings.sttBudgetMs,
+        this.closed.signal,
+      );
+    } catch (err) {
+      if (this.closed.signal.aborted) return;
+      this.services.metrics.speechErrors.inc({ service: 'stt' });
+      this.log.warn({ err }, 'no transcript in time: the SOS line is spoken');
+      this.dropStream();
+      this.speakUnheard();
+      return;
+    }
+    if (this.closed.signal.aborted) return;
+    const transcript = text.trim();
+    const playing = this.reply?.playing === true;
+    if (transcript === '') {
+      this.state(playing ? 'speaking' : 'listening');
+      return;
+    }
+    if (playing && isBackchannel(transcript)) {
+      // « oui », « mmh » while the reply plays: encouragement, not a turn.
+      this.services.metrics.bargeIn.inc({ outcome: 'backchannel_ignored' });
+      this.state('speaking');
+      return;
+    }
+    if (playing) this.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
+    const turnId = this.request.nextTurnId();
+    const stages: VoiceStages = { turnId, endpointingMs: Math.round(stoppedAt - u.lastSpeechAt), transcriptionMs: Math.round(performance.now() - stoppedAt) };
+    this.request.link.send({ type: 'transcript.final', turnId, text: transcript });
+    this.beginTurn(turnId, transcript, stages);
+  }
+
+  private dropStream(): void {
+    this.openStream?.close();
+    this.openStream = null;
+    this.stream = null;
+  }
+
+  /** Speech with no transcript: the pre-synthesized SOS line, spoken directly (no model, no turn in the window). */
+  private speakUnheard(): void {
+    const { session, link } = this.request;
+    if (!this.attached) return;
+    const turnId = this.request.nextTurnId();
+    const startedAt = Date.now();
+    this.cutReply();
+    const text = session.actor.getSnapshot().context.cacheFlux.sosFallback();
+    this.timing = { turnId, sentAt: performance.now(), stages: { turnId } };
+    const reply = this.startReply(turnId);
+    reply.finish(text);
+    this.firstToken(turnId);
+    link.send({ type: 'reply.done', turnId, text, flux: 'sos', latencyMs: Date.now() - startedAt, reason: 'transcription' });
+    this.services.metrics.sosFallbacks.inc({ reason: 'transcription' });
+  }
+
+  // --- turns and replies ---
+
+  typedTurn(turnId: string, transcript: string): void {
+    this.beginTurn(turnId, transcript, { turnId });
+  }
+
+  private beginTurn(turnId: string, transcript: string, stages: VoiceStages): void {
+    const { session } = this.request;
+    if (session.actor.getSnapshot().status !== 'active') return;
+    this.cutReply();
+    this.timing = { turnId, sentAt: performance.now(), stages };
+    this.state('thinking', stages);
+    session.actor.send({ type: 'TURN', turnId, transcript });
+  }
+
+  /** The current turn's reply audio; a reply of another turn replaces (and clears) the one before. */
+  private replyFor(turnId: string): ReplyAudio | null {
+    if (this.reply?.turnId === turnId) return this.reply.cancelled ? null : this.reply;
+    this.cutReply();
+    return this.startReply(turnId);
+  }
+
+  private startReply(turnId: string): ReplyAudio {
+    const reply = new ReplyAudio({
+      turnId,
+      link: this.request.link,
+      speaker: this.services.speaker,
+      lines: (text) => this.lines.get(text),
+      sampleRate: this.request.output.sampleRate,
+      onFirstAudio: () => this.firstAudio(turnId),
+      onSpeechError: (err) => {
+        this.services.onSentenceLost();
+        this.log.warn({ err }, 'a sentence could not be synthesized');
+      },
+    });
+    this.reply = reply;
+    if (!this.request.aec) this.listener?.reset();
+    void reply.sent.then(() => this.watchPlayback(reply));
+    return reply;
+  }
+
+  private firstToken(turnId: string): void {
+    const t = this.timing;
+    if (t?.turnId !== turnId || t.stages.firstTokenMs !== undefined) return;
+    t.stages = { ...t.stages, firstTokenMs: Math.round(performance.now() - t.sentAt) };
+  }
+
+  private firstAudio(turnId: string): void {
+    const t = this.timing;
+    if (t?.turnId !== turnId) return this.state('speaking');
+    t.stages = { ...t.stages, firstAudioMs: Math.round(performance.now() - t.sentAt) };
+    const { stages } = t;
+    const observe = (stage: string, ms: number | undefined) => ms !== undefined && this.services.metrics.voiceStage.observe({ stage }, ms / 1000);
+    observe('endpointing', stages.endpointingMs);
+    observe('transcription', stages.transcriptionMs);
+    observe('first_token', stages.firstTokenMs);
+    observe('first_audio', stages.firstAudioMs);
+    this.state('speaking', stages);
+  }
+
+  /** Once the audio is all sent, back to listening when the kiosk says it played it, or when it should have. */
+  private watchPlayback(reply: ReplyAudio): void {
+    if (this.playbackTimer) clearTimeout(this.playbackTimer);
+    const check = () => {
+      this.playbackTimer = null;
+      if (this.reply !== reply || this.closed.signal.aborted) return;
+      if (reply.playing) this.playbackTimer = setTimeout(check, 100).unref();
+      else this.endOfPlayback();
+    };
+    check();
+  }
+
+  private endOfPlayback(): void {
+    this.reply = null;
+    if (!this.request.aec) this.listener?.reset();
+    this.state(this.utterance ? 'user_speaking' : 'listening');
+  }
+
+  private considerBargeIn(): void {
+    const u = this.utterance;
+    const reply = this.reply;
+    if (!u || !reply || !this.listener) return;
+    const verdict = shouldBargeIn({ speechMs: this.listener.speechMs, interim: u.interim, minMs: this.services.settings.bargeInMinMs, aec: this.request.aec, playing: reply.playing });
+    if (!verdict) return;
+    this.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
+    this.cutReply();
+    this.state('user_speaking');
+  }
+
+  /**
+   * Stops the reply being spoken: the kiosk clears its audio, the model and speech requests are
+   * aborted, and the actor keeps only what the senior heard. Returns whether audio had started.
+   */
+  private cutReply(playedMs?: number, tellActor = true): boolean {
+    const reply = this.reply;
+    if (!reply || reply.cancelled) return false;
+    const heard = reply.heard(playedMs);
+    reply.cancel();
+    this.reply = null;
+    if (reply.started) this.request.link.send({ type: 'reply.audio.clear', turnId: reply.turnId });
+    if (tellActor) this.request.session.actor.send({ type: 'INTERRUPT', turnId: reply.turnId, heard });
+    return reply.started;
+  }
+
+  // --- kiosk frames ---
+
+  interrupt(turnId: string, playedMs?: number): void {
+    if (this.reply?.turnId === turnId && !this.reply.cancelled) {
+      this.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
+      this.cutReply(playedMs);
+      this.state('listening');
+      return;
+    }
+    this.request.session.actor.send({ type: 'INTERRUPT', turnId });
+  }
+
+  playbackProgress(turnId: string, playedMs: number): void {
+    if (this.reply?.turnId === turnId) this.reply.reportPlayed(playedMs);
+  }
+
+  playbackDone(turnId: string): void {
+    if (this.reply?.turnId !== turnId) return;
+    this.reply.playbackDone();
+    if (!this.reply.playing) this.endOfPlayback();
+  }
+
+  mute(muted: boolean): void {
+    this.muted = muted;
+    if (!muted) return;
+    this.listener?.reset();
+    if (this.utterance) {
+      this.utterance = null;
+      this.request.link.send({ type: 'vad', state: 'speech_stopped' });
+    }
+    this.state(this.reply?.playing ? 'speaking' : 'listening');
+  }
+
+  close(): void {
+    if (this.closed.signal.aborted) return;
+    // The kiosk goes (or the session ends) mid-reply: the window keeps what was heard.
+    if (this.attached) this.cutReply();
+    this.reply?.cancel();
+    this.reply = null;
+    this.state('off');
+    this.closed.abort();
+    if (this.playbackTimer) clearTimeout(this.playbackTimer);
+    for (const off of this.unsubscribe) off();
+    this.dropStream();
+    this.listener?.close();
+    this.listener = null;
+    this.lines.close();
+  }
+
+  /** The actor's voice state (ops views, inspector): a handful of events per turn, never one per frame. */
+  private state(state: VoiceActivity, stages?: VoiceStages): void {
+    const { actor } = this.request.session;
+    if (actor.getSnapshot().status !== 'active' || (!this.attached && state !== 'off')) return;
+    actor.send({ type: 'VOICE.STATE', state, ...(stages ? { stages } : {}) });
+  }
+}

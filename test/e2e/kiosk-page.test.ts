@@ -1,0 +1,249 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateToken } from '../../adapters/tokens.ts';
+import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
+import { heardText } from '../../machines/voice/barge-in.ts';
+import { decodeAudioFrame } from '../../machines/voice/frame-header.ts';
+import { readWav, writeWav } from '../../runtime/kiosk/wav.ts';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { speechScript } from '../support/speech.ts';
+
+/** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
+const CHROMIUM = '/usr/bin/chromium';
+const run = promisify(execFile);
+
+/** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
+const ASKED = 'raconte-moi une histoire sur le jardin';
+const BARGED = 'attends je voudrais te dire autre chose';
+/** The agent's reply: at 60 ms of fake speech per character, about 9 s, still playing when the WAV loops back to speech. */
+const REPLY = [
+  'Bien sûr, Marie. ',
+  'Il était une fois un grand jardin au bord de la rivière. ',
+  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
+  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
+];
+
+let voxtral: FakeVoxtral;
+let mistral: FakeMistral;
+let rt: TestRuntime;
+let browser: Browser;
+let dir: string;
+/** The fake microphone's file: a French phrase, then a silence long enough to end the utterance; Chromium loops it. */
+let micWav: string;
+
+beforeAll(async () => {
+  voxtral = new FakeVoxtral();
+  mistral = await new FakeMistral(voxtral).start();
+  mistral.mode = { kind: 'stream', chunks: REPLY };
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
+  dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
+  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: 2500 }]);
+  micWav = path.join(dir, 'micro.wav');
+  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${micWav}`, '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await rt?.close();
+  await mistral?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+type Logged = { at: number; frame: Record<string, unknown> & { type: string } };
+
+/** Every JSON frame the page sends and receives on its kiosk socket, timestamped. */
+function record(socket: PageSocket) {
+  const sent: Logged[] = [];
+  const received: Logged[] = [];
+  let audioFrames = 0;
+  const micFrameBytes = new Set<number>();
+  socket.on('framesent', ({ payload }) => {
+    if (typeof payload === 'string') sent.push({ at: performance.now(), frame: JSON.parse(payload) });
+    else micFrameBytes.add(payload.length);
+  });
+  socket.on('framereceived', ({ payload }) => {
+    if (typeof payload === 'string') received.push({ at: performance.now(), frame: JSON.parse(payload) });
+    else if (decodeAudioFrame(new Uint8Array(payload)).pcm.length > 0) audioFrames += 1;
+  });
+  return { sent, received, audioFrames: () => audioFrames, micFrameBytes };
+}
+
+describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
+  it('hears the senior, shows the transcript, plays the spoken reply with progress, and a barge-in cuts it', async () => {
+    voxtral.utterances.push({ text: ASKED }, { text: BARGED });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const socket = page.waitForEvent('websocket');
+    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
+    expect(await page.inputValue('#token')).toBe(KIOSK_TOKEN);
+    await page.click('#connect');
+    const log = record(await socket);
+    const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
+
+    // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
+    await expect.poll(() => got('session.ready')?.frame, { timeout: 10_000 }).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
+    expect(log.sent[0]!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
+
+    // Speech detected on the microphone's 20 ms frames, and the page says so.
+    await page.waitForSelector('#state[data-state="user_speaking"]', { timeout: 10_000 });
+    expect(got('vad')?.frame).toMatchObject({ state: 'speech_started' });
+    // Every microphone frame is 20 ms of 16 kHz s16le.
+    expect([...log.micFrameBytes]).toEqual([640]);
+
+    // The interim transcript replaces itself as it grows, then the transcript stays as the senior's caption.
+    await page.locator('#captions p.you.interim', { hasText: /^raconte-moi une/ }).waitFor({ timeout: 10_000 });
+    await page.locator('#captions p.you', { hasText: ASKED }).waitFor({ timeout: 10_000 });
+    expect(got('transcript.final')?.frame).toMatchObject({ turnId: 'v1', text: ASKED });
+
+    // The spoken reply plays; progress reports reach the runtime (which answers none of them with an error).
+    await page.waitForSelector('body[data-playing="v1"]', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="speaking"]');
+    await expect.poll(() => log.sent.filter((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0).length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    expect(log.audioFrames()).toBeGreaterThan(0);
+    await page.locator('#captions p.kohami', { hasText: 'Il était une fois' }).waitFor();
+
+    // The WAV loops back to speech over the reply: a barge-in, the runtime clears, the page goes silent at once.
+    await expect.poll(() => got('reply.audio.clear', 'v1'), { timeout: 15_000 }).toBeDefined();
+    const clearedAt = got('reply.audio.clear', 'v1')!.at;
+    await page.waitForSelector('body[data-playing=""]', { timeout: 500 });
+    expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
+    await page.waitForTimeout(600);
+    expect(log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === 'v1' && l.at > clearedAt + 50)).toEqual([]);
+    expect(log.sent.some((l) => l.frame.type === 'playback.done' && l.frame.turnId === 'v1')).toBe(false);
+    const progress = log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === 'v1' && l.at < clearedAt).map((l) => l.frame.playedMs as number);
+    expect(progress.at(-1)!).toBeGreaterThan(500);
+    expect(progress.at(-1)!).toBeLessThan(9000);
+
+    // What the senior heard, from the page's progress reports and the marks, is all the agent is told it said.
+    await page.locator('#captions p.you', { hasText: BARGED }).waitFor({ timeout: 10_000 });
+    await expect.poll(() => mistral.chatRequests.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    const messages = mistral.chatRequests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
+    const told = messages.filter((m) => m.role === 'assistant').map((m) => JSON.stringify(m.content)).join(' ');
+    const rate = (got('reply.audio.start', 'v1')!.frame.sampleRate as number) / 1000;
+    const marks = log.received.filter((l) => l.frame.type === 'reply.audio.mark' && l.frame.turnId === 'v1').map((l) => l.frame as unknown as { sampleOffset: number; textOffset: number });
+    const full = REPLY.join('');
+    // The runtime decided on one of the last reports it had before it cleared.
+    const candidates = progress.slice(-3).map((ms) => heardText(full, marks, Math.floor(ms * rate)));
+    const heard = candidates.find((c) => c !== '' && told.includes(JSON.stringify(c).slice(1, -1)));
+    expect(heard, `assistant messages ${told} should hold one of ${JSON.stringify(candidates)}`).toBeDefined();
+    expect(told).not.toContain(REPLY.at(-1)!.trim());
+
+    expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('the interrupt button stops the reply now and tells the runtime how much was played', async () => {
+    const page = await browser.newPage();
+    const socket = page.waitForEvent('websocket');
+    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
+    await page.click('#connect');
+    const log = record(await socket);
+    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready'), { timeout: 10_000 }).toBe(true);
+    // Muted: the looping microphone cannot barge in on its own.
+    await page.click('#mic');
+    await page.waitForSelector('#state[data-state="muted"]');
+    expect(log.sent.at(-1)!.frame).toEqual({ type: 'mic', muted: true });
+
+    await page.fill('#typed', 'raconte-moi encore une histoire');
+    await page.click('#send');
+    const typed = log.sent.find((l) => l.frame.type === 'turn')!.frame;
+    await page.locator('#captions p.you', { hasText: 'raconte-moi encore une histoire' }).waitFor();
+    await page.waitForSelector(`body[data-playing="${String(typed.turnId)}"]`, { timeout: 10_000 });
+    await page.waitForTimeout(800);
+    await page.click('#interrupt');
+    await page.waitForSelector('body[data-playing=""]', { timeout: 200 });
+    const interrupt = log.sent.find((l) => l.frame.type === 'interrupt')!.frame;
+    expect(interrupt).toMatchObject({ turnId: typed.turnId });
+    expect(interrupt.playedMs as number).toBeGreaterThan(300);
+    expect(interrupt.playedMs as number).toBeLessThan(5000);
+    // The runtime stops the turn's audio too.
+    await expect.poll(() => log.received.some((l) => l.frame.type === 'reply.audio.clear' && l.frame.turnId === typed.turnId)).toBe(true);
+    await page.close();
+  }, 60_000);
+});
+
+describe('npm run kiosk -- --voice', () => {
+  const cli = (args: string[], url = rt.wsUrl) =>
+    run(process.execPath, ['--import', 'tsx', 'runtime/kiosk-cli.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: 60_000 }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  it('streams a WAV as the microphone and writes the spoken reply to --out', async () => {
+    // Its own senior: the page's session belongs to Marie.
+    const seniorId = await rt.directory.createSenior({ displayName: 'Jeanne', preferredName: 'Jeanne', onboardingDone: true });
+    for (const category of CONSENT_CATEGORIES) await rt.consents.grant(seniorId, category);
+    const token = generateToken('kiosk');
+    await rt.directory.addDevice(seniorId, token);
+    voxtral.utterances.splice(0, voxtral.utterances.length, { text: ASKED });
+    mistral.mode = { kind: 'stream', chunks: ['Avec plaisir. ', 'Le jardin est en fleurs.'] };
+    const input = path.join(dir, 'question.wav');
+    const output = path.join(dir, 'reply.wav');
+    const audio = await speechScript(['Raconte-moi une histoire sur le jardin.']);
+    await writeFile(input, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
+
+    const { code, stdout, stderr } = await cli(['--token', token, '--voice', input, '--out', output, '--tail-ms', '1500']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain('[vad speech_started]');
+    expect(stdout).toContain(`vous> ${ASKED}`);
+    expect(stdout).toContain('kohami> Avec plaisir. Le jardin est en fleurs.');
+    const reply = readWav(new Uint8Array(await readFile(output)), 24_000);
+    // The fake speaks 60 ms per character of each sentence.
+    expect(reply.samples.length / 24_000).toBeGreaterThan(1.5);
+    expect(reply.samples.some((s) => Math.abs(s) > 1000)).toBe(true);
+  }, 60_000);
+
+  it('refuses a WAV in another format and says how to convert it', async () => {
+    const stereo = path.join(dir, 'stereo.wav');
+    const wav = writeWav({ sampleRate: 44_100, samples: new Int16Array(4410) });
+    new DataView(wav.buffer).setUint16(22, 2, true);
+    await writeFile(stereo, wav);
+    const { code, stderr } = await cli(['--token', KIOSK_TOKEN, '--voice', stereo]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('2 channel(s), 44100 Hz');
+    expect(stderr).toContain('sox IN.wav -r 16000 -c 1 -b 16');
+    expect(stderr).toContain('ffmpeg -i IN.wav -ar 16000 -ac 1 -c:a pcm_s16le');
+  });
+
+  it('offline (no key): the CLI says voice input needs MISTRAL_API_KEY; the page says so too and speaks typed turns', async () => {
+    const offline = await startTestRuntime();
+    try {
+      const { code, stderr } = await cli(['--token', KIOSK_TOKEN, '--voice', micWav], offline.wsUrl);
+      expect(code).toBe(3);
+      expect(stderr).toContain('MISTRAL_API_KEY');
+
+      const page = await browser.newPage();
+      const socket = page.waitForEvent('websocket');
+      await page.goto(`${offline.url}/kiosk?token=${KIOSK_TOKEN}`);
+      await page.click('#connect');
+      const log = record(await socket);
+      await expect.poll(() => page.textContent('#notice'), { timeout: 10_000 }).toContain('MISTRAL_API_KEY');
+      expect(await page.isDisabled('#mic')).toBe(true);
+      await page.fill('#typed', 'bonjour');
+      await page.press('#typed', 'Enter');
+      // espeak-ng speaks the reply: it plays to the end and the page says so.
+      await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.done'), { timeout: 20_000 }).toBe(true);
+      expect(log.audioFrames()).toBeGreaterThan(0);
+      expect(await page.locator('#captions p.kohami').count()).toBe(1);
+      await page.close();
+    } finally {
+      await offline.close();
+    }
+  }, 60_000);
+});

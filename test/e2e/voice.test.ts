@@ -1,0 +1,407 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { ADMIN_TOKEN, adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { concat, frenchSpeech, silence } from '../support/speech.ts';
+import { VoiceKiosk, VOICE_START } from '../support/voice-kiosk.ts';
+
+const CANARY = 'zorglub-canari-5521';
+const REPLY_CANARY = 'plumeau-canari-7734';
+const OUTPUT_RATE = 24_000;
+
+let voxtral: FakeVoxtral;
+let mistral: FakeMistral;
+let dir: string;
+let rt: TestRuntime;
+/** « Je suis allée au marché ce matin avec ma fille », then a second of silence (ends the utterance). */
+let utterance: Int16Array;
+/** « Attendez, j'ai une autre question à vous poser » */
+let interruption: Int16Array;
+/** « Ah oui, d'accord. » */
+let backchannel: Int16Array;
+
+const withSilence = (pcm: Int16Array, ms = 1000) => concat([silence(200), pcm, silence(ms)]);
+const session = () => rt.registry.list()[0]!;
+const metric = async (name: string) => (await rt.metrics.registry.getSingleMetricAsString(name));
+
+/** A reply long enough to be still playing when the senior speaks over it: three sentences, ~9 s of fake speech. */
+const LONG_REPLY = ['Le marché du samedi est un vrai plaisir. ', 'On y trouve des fruits, des fromages et des fleurs de saison. ', 'Votre fille a dû aimer cette promenade avec vous.'];
+
+beforeAll(async () => {
+  voxtral = new FakeVoxtral();
+  mistral = await new FakeMistral(voxtral).start();
+  dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-')), 'pglite');
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' });
+  [utterance, interruption, backchannel] = await Promise.all([
+    frenchSpeech('Je suis allée au marché ce matin avec ma fille.').then((p) => withSilence(p)),
+    frenchSpeech("Attendez, j'ai une autre question à vous poser.").then((p) => withSilence(p)),
+    frenchSpeech("Ah oui, d'accord.").then((p) => withSilence(p)),
+  ]);
+}, 60_000);
+
+// A script left unused by a failed test must not answer the next one.
+beforeEach(() => {
+  voxtral.utterances.length = 0;
+});
+
+afterAll(async () => {
+  await rt?.close();
+  await mistral?.stop();
+  await voxtral?.stop();
+});
+
+async function voiceKiosk(aec = true): Promise<VoiceKiosk> {
+  const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+  const ready = await k.start(aec, OUTPUT_RATE);
+  expect(ready).toMatchObject({ mode: 'voice', audio: { voiceInput: true } });
+  return k;
+}
+
+describe('voice mode negotiation', () => {
+  it('session.ready echoes the chosen formats; the first format the runtime produces wins', async () => {
+    const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+    k.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'opus', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 16000 }] } } });
+    expect(await k.next('session.ready')).toMatchObject({
+      mode: 'voice',
+      resumed: false,
+      audio: { input: { encoding: 'pcm_s16le', sampleRate: 16000 }, output: { encoding: 'pcm_s16le', sampleRate: 48000 }, aec: true, voiceInput: true },
+    });
+    k.close();
+  });
+
+  it('refuses formats it cannot take or produce, and audio before negotiation, with stable codes', async () => {
+    const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+    k.socket.send(Buffer.alloc(640));
+    expect(await k.next('error')).toMatchObject({ code: 'audio_not_negotiated' });
+    k.send({ ...VOICE_START, audio: { ...VOICE_START.audio, input: { encoding: 'pcm_s16le', sampleRate: 8000 } } });
+    expect(await k.next('error')).toMatchObject({ code: 'unsupported_audio_format', message: expect.stringContaining('16000') });
+    k.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'mp3', sampleRate: 24000 }] } } });
+    expect(await k.next('error')).toMatchObject({ code: 'unsupported_audio_format', message: expect.stringContaining('pcm_s16le') });
+    k.send({ type: 'session.start', mode: 'voice' });
+    expect(await k.next('error')).toMatchObject({ code: 'invalid_frame', message: expect.stringContaining('audio') });
+    expect(k.ofType('session.ready')).toEqual([]);
+    k.close();
+  });
+
+  it('text mode is unchanged: binary frames keep their error, voice frames need a voice session', async () => {
+    const k = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+    expect(await k.start()).not.toHaveProperty('mode');
+    k.socket.send(Buffer.alloc(640));
+    expect(await k.next('error')).toMatchObject({ code: 'binary_not_supported' });
+    k.send({ type: 'playback.done', turnId: 't1' });
+    expect(await k.next('error')).toMatchObject({ code: 'audio_not_negotiated' });
+    k.send({ type: 'mic', muted: true });
+    expect(await k.next('error')).toMatchObject({ code: 'audio_not_negotiated' });
+    k.close();
+  });
+});
+
+describe('a spoken turn', () => {
+  it('vad events, the final transcript as turn v1, captions, then reply audio with marks and an end', async () => {
+    const pieces = ['Quelle bonne idée que ce marché,', 'le matin on y est bien.', 'Qu’avez-vous acheté ?'];
+    mistral.mode = { kind: 'stream', chunks: ['Quelle bonne idée que ', 'ce marché, le matin on ', 'y est bien. Qu’avez-vous acheté ?'] };
+    voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
+    const k = await voiceKiosk();
+    await k.speak(utterance);
+    expect(await k.next((f) => f.type === 'vad' && f.state === 'speech_started', 8000, 0)).toBeTruthy();
+    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 8000, 0);
+    const final = await k.next('transcript.final', 8000, 0);
+    expect(final).toMatchObject({ turnId: 'v1', text: 'Je suis allée au marché ce matin avec ma fille' });
+    const done = await k.next((f) => f.type === 'reply.done' && f.turnId === 'v1', 8000, 0);
+    const text = pieces.join(' ');
+    expect(done.text).toBe(text);
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'v1', 15_000, 0);
+
+    // Interim text came first (display only), then the final one.
+    expect(k.ofType('transcript.delta').length).toBeGreaterThan(0);
+    // Start, audio frames with contiguous sample offsets, a mark per piece, then the end.
+    const start = k.frames.findIndex((f) => f.type === 'reply.audio.start');
+    expect(k.frames[start]).toMatchObject({ turnId: 'v1', encoding: 'pcm_s16le', sampleRate: OUTPUT_RATE });
+    const frames = k.audio.filter((a) => a.turnId === 'v1');
+    let offset = 0;
+    for (const frame of frames) {
+      expect(frame.sampleOffset).toBe(offset);
+      offset += frame.pcm.length;
+    }
+    const marks = k.ofType('reply.audio.mark', 'v1');
+    expect(marks.map((m) => m.textOffset)).toEqual(pieces.map((p) => text.indexOf(p) + p.length));
+    expect(marks.at(-1)!.sampleOffset).toBe(offset);
+    // The fake speaks 60 ms per character at 24 kHz: the kiosk got exactly that, resampled to its rate.
+    const expectedMs = pieces.reduce((ms, p) => ms + fakeSpeechDurationMs(p), 0);
+    expect(end.durationMs).toBe(Math.round((offset * 1000) / OUTPUT_RATE));
+    expect(Math.abs((end.durationMs as number) - expectedMs)).toBeLessThan(5);
+    // One speech request per piece, the first clause on its own so the first audio comes early.
+    expect(voxtral.speechRequests.slice(-3).map((r) => r.body.input)).toEqual(pieces);
+    // The recognizer was told the senior's preferred name, and the names of her contacts (consented).
+    expect(voxtral.sockets[0]!.updates.some((u) => JSON.stringify(u.context_bias ?? []).includes('Marie'))).toBe(true);
+    // The actor saw a turn, and the ops view shows the voice state and stage timings.
+    const view = rt.registry.views()[0]!;
+    expect(view.turnCount).toBe(1);
+    expect(view.voice.stages).toMatchObject({ turnId: 'v1', endpointingMs: expect.any(Number), transcriptionMs: expect.any(Number), firstTokenMs: expect.any(Number), firstAudioMs: expect.any(Number) });
+    expect(await metric('kohami_voice_stage_seconds')).toContain('stage="first_audio"');
+    k.send({ type: 'playback.done', turnId: 'v1' });
+    await expect.poll(() => rt.registry.views()[0]!.voice.state).toBe('listening');
+    k.close();
+  }, 30_000);
+
+  it('the recognizer favours the senior’s name and, only under the contacts consent, her contacts’ names', async () => {
+    const seniorId = rt.seed!.seniorId;
+    const api = adminApi(rt);
+    await rt.memory.memory.persist({ seniorId, content: 'Sa fille Claire vient le dimanche.', category: 'contacts' });
+    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    const biasOfNextSession = async () => {
+      voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
+      const k = await voiceKiosk();
+      const first = voxtral.sockets.length;
+      await k.speak(utterance);
+      await k.next('transcript.final', 10_000, 0);
+      k.close();
+      return voxtral.sockets.slice(first).flatMap((r) => r.updates.flatMap((u) => (u.context_bias as string[] | undefined) ?? []));
+    };
+    expect(await biasOfNextSession()).toEqual(expect.arrayContaining(['Marie', 'Claire']));
+    expect((await api('DELETE', `/v1/admin/seniors/${seniorId}/consents/contacts`)).status).toBe(200);
+    const withoutConsent = await biasOfNextSession();
+    expect(withoutConsent).toContain('Marie');
+    expect(withoutConsent).not.toContain('Claire');
+    expect((await api('PUT', `/v1/admin/seniors/${seniorId}/consents/contacts`)).status).toBe(200);
+  }, 30_000);
+
+  it('a typed turn in voice mode is answered with speech too', async () => {
+    mistral.mode = { kind: 'stream', chunks: ['Très bien.'] };
+    const k = await voiceKiosk();
+    k.send({ type: 'turn', turnId: 'typed-1', transcript: 'Je tape ma question' });
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'typed-1', 10_000, 0);
+    expect(end.durationMs).toBeGreaterThan(0);
+    expect(k.audio.filter((a) => a.turnId === 'typed-1').length).toBeGreaterThan(0);
+    k.close();
+  });
+});
+
+describe('speech-to-text failures', () => {
+  it.each([
+    ['an error', 'error' as const],
+    ['no transcript within STT_BUDGET_MS', 'hang' as const],
+  ])('%s → the SOS line is spoken, from RAM', async (_label, fault) => {
+    const k = await voiceKiosk();
+    voxtral.utterances.push({ text: 'peu importe', fault });
+    const before = (await metric('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? '0';
+    const from = k.frames.length;
+    await k.speak(utterance);
+    const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 10_000, from);
+    expect(done).toMatchObject({ reason: 'transcription', text: 'Bien sûr, je vous écoute.' });
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 10_000, from);
+    expect(end.durationMs).toBeGreaterThan(0);
+    expect(k.ofType('transcript.final')).toEqual([]);
+    // Pre-synthesized once for the process (every session says it the same way): never requested when spoken.
+    expect(voxtral.speechRequests.filter((r) => r.body.input === done.text)).toHaveLength(1);
+    // Nothing was understood: the conversation has no turn for it.
+    expect(session().actor.getSnapshot().context.turns).toEqual([]);
+    const after = (await metric('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1];
+    expect(Number(after)).toBe(Number(before) + 1);
+    k.close();
+  }, 20_000);
+});
+
+describe('the speech service down', () => {
+  it('the SOS line still plays, and replies fall back to espeak-ng sentence by sentence', async () => {
+    voxtral.speechStatus = 503;
+    try {
+      const k = await voiceKiosk();
+      voxtral.utterances.push({ text: 'peu importe', fault: 'error' });
+      await k.speak(utterance);
+      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 10_000, 0);
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 10_000, 0);
+      expect(end.durationMs).toBeGreaterThan(500);
+      mistral.mode = { kind: 'stream', chunks: ['Très bien, je note.'] };
+      k.send({ type: 'turn', turnId: 'down-1', transcript: 'Je tape ma question' });
+      const spoken = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'down-1', 15_000, 0);
+      expect(spoken.durationMs).toBeGreaterThan(500);
+      expect(k.audio.filter((a) => a.turnId === 'down-1').some((a) => a.pcm.some((x) => Math.abs(x) > 1000))).toBe(true);
+      expect(await metric('kohami_speech_errors_total')).toMatch(/service="tts"} [1-9]/);
+      k.close();
+    } finally {
+      voxtral.speechStatus = 200;
+    }
+  }, 30_000);
+});
+
+/** Starts a long reply and waits until its audio is flowing; returns the kiosk and the turnId. */
+async function longReplyPlaying(aec: boolean): Promise<{ k: VoiceKiosk; turnId: string }> {
+  mistral.mode = { kind: 'stream', chunks: LONG_REPLY };
+  const k = await voiceKiosk(aec);
+  k.send({ type: 'turn', turnId: `long-${aec}`, transcript: 'Parle-moi du marché' });
+  // The first sentence has been sent and marked: a kiosk playing in real time is past it after its duration.
+  const mark = await k.next((f) => f.type === 'reply.audio.mark' && f.turnId === `long-${aec}`, 10_000, 0);
+  k.send({ type: 'playback.progress', turnId: `long-${aec}`, playedMs: Math.ceil(((mark.sampleOffset as number) * 1000) / OUTPUT_RATE) + 10 });
+  return { k, turnId: `long-${aec}` };
+}
+
+describe('barge-in', () => {
+  it('speech over the reply cuts it: clear, and the window keeps only the sentence heard, flagged interrupted', async () => {
+    const { k, turnId } = await longReplyPlaying(true);
+    voxtral.utterances.push({ text: "Attendez j'ai une autre question à vous poser" });
+    mistral.mode = { kind: 'stream', chunks: ['Je vous écoute.'] };
+    const speaking = k.speak(interruption);
+    const clear = await k.next('reply.audio.clear', 10_000);
+    expect(clear).toMatchObject({ turnId });
+    await speaking;
+    await k.next((f) => f.type === 'transcript.final', 10_000, 0);
+    const window = session().actor.getSnapshot().context.window;
+    const cut = window.find((m) => m.role === 'assistant' && m.content.startsWith('Le marché'));
+    expect(cut).toEqual({ role: 'assistant', content: LONG_REPLY[0]!.trim(), interrupted: true });
+    const turn = session().actor.getSnapshot().context.turns.find((t) => t.turnId === turnId)!;
+    expect(turn).toMatchObject({ reply: LONG_REPLY[0]!.trim(), interrupted: true });
+    // No audio of the cut turn after the clear.
+    const clearAt = k.frames.indexOf(clear);
+    expect(k.frames.slice(clearAt).filter((f) => f.type === 'audio' && f.turnId === turnId)).toEqual([]);
+    expect(await metric('kohami_barge_in_total')).toMatch(/outcome="interrupted"} [1-9]/);
+    k.close();
+  }, 30_000);
+
+  it('a backchannel (« ah oui, d’accord ») over the reply does not cut it', async () => {
+    const { k, turnId } = await longReplyPlaying(true);
+    voxtral.utterances.push({ text: "Ah oui, d'accord" });
+    await k.speak(backchannel);
+    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 8000, 0);
+    await expect.poll(async () => metric('kohami_barge_in_total'), { timeout: 5000 }).toMatch(/outcome="backchannel_ignored"} [1-9]/);
+    await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 15_000, 0);
+    expect(k.ofType('reply.audio.clear')).toEqual([]);
+    expect(k.ofType('transcript.final')).toEqual([]);
+    k.close();
+  }, 30_000);
+
+  it('half-duplex (aec: false): the microphone is ignored while the reply plays, an explicit interrupt still cuts', async () => {
+    const { k, turnId } = await longReplyPlaying(false);
+    const from = k.frames.length;
+    await k.speak(interruption);
+    expect(k.frames.slice(from).filter((f) => f.type === 'vad' || f.type === 'reply.audio.clear')).toEqual([]);
+    const mark = k.ofType('reply.audio.mark', turnId)[0]!;
+    k.send({ type: 'interrupt', turnId, playedMs: Math.ceil(((mark.sampleOffset as number) * 1000) / OUTPUT_RATE) + 10 });
+    expect(await k.next('reply.audio.clear', 5000)).toMatchObject({ turnId });
+    const turn = session().actor.getSnapshot().context.turns.find((t) => t.turnId === turnId)!;
+    expect(turn).toMatchObject({ reply: LONG_REPLY[0]!.trim(), interrupted: true });
+    k.close();
+  }, 30_000);
+});
+
+describe('the microphone switch', () => {
+  it('mic {muted: true} stops listening; unmuted, speech is heard again', async () => {
+    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    const k = await voiceKiosk();
+    k.send({ type: 'mic', muted: true });
+    await k.speak(utterance);
+    expect(k.ofType('vad')).toEqual([]);
+    expect(voxtral.utterances).toEqual([]);
+    voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
+    k.send({ type: 'mic', muted: false });
+    await k.speak(utterance);
+    expect(await k.next('transcript.final', 10_000, 0)).toMatchObject({ turnId: 'v1' });
+    k.close();
+  }, 20_000);
+});
+
+describe('budgets', () => {
+  it('a text-frame flood does not drop microphone frames', async () => {
+    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    /** The bytes of utterance audio the recognizer got for one session's utterance, with or without a flood of text frames. */
+    const heardBytes = async (flood: boolean) => {
+      voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
+      const k = await voiceKiosk();
+      const first = voxtral.sockets.length;
+      let flooding = flood;
+      const flooder = (async () => {
+        while (flooding) {
+          for (let i = 0; i < 50; i++) k.send({ type: 'ping' });
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      await k.speak(utterance);
+      const final = await k.next('transcript.final', 10_000, 0);
+      flooding = false;
+      await flooder;
+      expect(final.text).toBe('Je suis allée au marché ce matin avec ma fille');
+      expect(k.ofType('error').some((e) => e.code === 'rate_limited')).toBe(flood);
+      expect(k.ofType('error').some((e) => e.code === 'audio_rate_limited')).toBe(false);
+      k.close();
+      return voxtral.sockets.slice(first).reduce((n, r) => n + r.audioBytes, 0);
+    };
+    const quiet = await heardBytes(false);
+    expect(quiet).toBeGreaterThan(0);
+    // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
+    expect(await heardBytes(true)).toBe(quiet);
+  }, 30_000);
+
+  it('microphone audio beyond 1.5× real time is dropped with audio_rate_limited', async () => {
+    const k = await voiceKiosk();
+    const second = Buffer.alloc(6400);
+    for (let i = 0; i < 20; i++) k.socket.send(second); // 4 s of audio at once
+    expect(await k.next((f) => f.type === 'error' && f.code === 'audio_rate_limited', 5000)).toBeTruthy();
+    k.close();
+  });
+});
+
+describe('never persisted, never logged: the voice path', () => {
+  it('a canary transcript and reply appear in no table, log line, ops view or file', async () => {
+    mistral.mode = { kind: 'stream', chunks: [`Oui, ${REPLY_CANARY}.`] };
+    voxtral.utterances.push({ text: `je vous confie le mot secret ${CANARY} que personne ne doit entendre` });
+    const k = await voiceKiosk();
+    await k.speak(utterance);
+    expect((await k.next('transcript.final', 10_000, 0)).text).toContain(CANARY);
+    await k.next((f) => f.type === 'reply.audio.end', 10_000, 0);
+    const ops = await fetch(`${rt.url}/v1/ops/sessions`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
+    const views = JSON.stringify(rt.registry.views());
+    k.send({ type: 'session.end' });
+    await k.next('session.closed');
+    k.close();
+    expect(await rt.closeJobs.drain(10_000)).toBe(true);
+    for (const needle of [CANARY, REPLY_CANARY]) {
+      expect(ops).not.toContain(needle);
+      expect(views).not.toContain(needle);
+      expect(rt.logs.text).not.toContain(needle);
+      expect(await metric('kohami_voice_stage_seconds')).not.toContain(needle);
+    }
+    expect(views).toContain('"voice"');
+    const tables = await rt.db.pool.query(`SELECT table_schema, table_name, column_name FROM information_schema.columns WHERE table_schema NOT IN ('pg_catalog','information_schema') AND data_type IN ('text','character varying','json','jsonb','ARRAY','USER-DEFINED','bytea')`);
+    for (const c of tables.rows as Array<{ table_schema: string; table_name: string; column_name: string }>) {
+      const q = `SELECT count(*)::int AS n FROM "${c.table_schema}"."${c.table_name}" WHERE "${c.column_name}"::text LIKE $1`;
+      for (const needle of [CANARY, REPLY_CANARY]) expect((await rt.db.pool.query<{ n: number }>(q, [`%${needle}%`])).rows[0]!.n, `${c.table_name}.${c.column_name}`).toBe(0);
+    }
+    await rt.close();
+    const files: string[] = [];
+    for (const entry of await readdir(path.dirname(dir), { recursive: true, withFileTypes: true })) if (entry.isFile()) files.push(path.join(entry.parentPath, entry.name));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const bytes = await readFile(file);
+      expect(bytes.includes(CANARY), file).toBe(false);
+      expect(bytes.includes(REPLY_CANARY), file).toBe(false);
+    }
+    const temp = await readdir(tmpdir());
+    expect(temp.filter((name) => name.includes(CANARY))).toEqual([]);
+  }, 40_000);
+});
+
+describe('offline (no MISTRAL_API_KEY)', () => {
+  it('voiceInput is false, microphone audio is refused with speech_unavailable, typed turns are spoken by espeak-ng', async () => {
+    const offline = await startTestRuntime();
+    try {
+      expect(offline.voiceInput).toBe(false);
+      const k = await VoiceKiosk.connect(offline.wsUrl, KIOSK_TOKEN);
+      expect(await k.start(true, 16_000)).toMatchObject({ mode: 'voice', audio: { voiceInput: false, output: { sampleRate: 16_000 } } });
+      k.socket.send(Buffer.alloc(640));
+      expect(await k.next('error')).toMatchObject({ code: 'speech_unavailable' });
+      k.send({ type: 'turn', turnId: 'o1', transcript: 'Raconte-moi ta journée' });
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'o1', 20_000, 0);
+      const audio = k.audio.filter((a) => a.turnId === 'o1');
+      expect(end.durationMs).toBe(Math.round((audio.reduce((n, a) => n + a.pcm.length, 0) * 1000) / 16_000));
+      // Real speech, not silence: espeak-ng's French voice.
+      expect(audio.some((a) => a.pcm.some((x) => Math.abs(x) > 1000))).toBe(true);
+      k.close();
+    } finally {
+      await offline.close();
+    }
+  }, 40_000);
+});

@@ -1,0 +1,323 @@
+import { readFileSync } from 'node:fs';
+import { Mistral } from '@mistralai/mistralai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { NEUTRAL_REPLY } from '../../adapters/memory-flux.adapter.ts';
+import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
+import { FallbackSpeaker } from '../../adapters/voice/fallback-speaker.ts';
+import { LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
+import { MistralSpeaker, SpeechServiceError } from '../../adapters/voice/mistral-speaker.ts';
+import { MistralTranscriber, TranscriberUnavailableError, TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
+import { float32ToS16 } from '../../adapters/voice/resample.ts';
+import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { FakeVoxtral, fakeSpeechDurationMs, fakeSpeechPcm } from '../support/fake-voxtral.ts';
+
+// One server answers chat, embeddings and audio, as MISTRAL_BASE_URL does in production.
+const voxtral = new FakeVoxtral();
+const mistral = new FakeMistral(voxtral);
+const KEY = 'test-key';
+
+beforeAll(async () => {
+  await mistral.start();
+});
+afterAll(async () => {
+  await voxtral.stop();
+  await mistral.stop();
+});
+beforeEach(() => {
+  voxtral.utterances.length = 0;
+  voxtral.sockets.length = 0;
+  voxtral.speechRequests.length = 0;
+  voxtral.refuseConnections = 0;
+  voxtral.refused = 0;
+  voxtral.transcriptionLatencyMs = 0;
+  voxtral.speechLatencyMs = 0;
+  voxtral.speechDeltaIntervalMs = 0;
+  voxtral.speechStatus = 200;
+  voxtral.speechSignal = 'tone';
+});
+
+/** `ms` of a 200 Hz tone at 16 kHz, in 20 ms frames: what the listener hands the stream while the senior speaks. */
+function speech(ms: number): Int16Array[] {
+  const frames: Int16Array[] = [];
+  for (let f = 0; f < ms / 20; f++) {
+    const frame = new Int16Array(320);
+    for (let i = 0; i < frame.length; i++) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 200 * (f * 320 + i)) / 16_000));
+    frames.push(frame);
+  }
+  return frames;
+}
+
+function transcriber(extra: Partial<ConstructorParameters<typeof MistralTranscriber>[0]> = {}) {
+  return new MistralTranscriber({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test', backoffMs: 10, ...extra });
+}
+
+async function collect(iterable: AsyncIterable<Int16Array>): Promise<Int16Array[]> {
+  const chunks: Int16Array[] = [];
+  for await (const chunk of iterable) chunks.push(chunk);
+  return chunks;
+}
+
+const samples = (chunks: Int16Array[]) => chunks.reduce((n, c) => n + c.length, 0);
+const peak = (chunks: Int16Array[]) => chunks.reduce((m, c) => c.reduce((a, s) => Math.max(a, Math.abs(s)), m), 0);
+function rms(chunks: Int16Array[]): number {
+  let sum = 0;
+  for (const c of chunks) for (const s of c) sum += s * s;
+  return Math.sqrt(sum / Math.max(1, samples(chunks)));
+}
+
+describe('MistralTranscriber over the realtime socket', () => {
+  let stream: TranscriptionStream | undefined;
+  afterAll(() => stream?.close());
+
+  it('configures the session, streams interim text and resolves the final transcript; one socket across utterances', async () => {
+    voxtral.utterances.push({ text: 'Bonjour je voudrais parler de mon petit-fils' }, { text: 'Il vient dimanche' });
+    stream = await transcriber().open({ contextBias: ['Mathilde', ' Mathilde ', 'Lucien', ''], signal: new AbortController().signal });
+    const interims: string[] = [];
+    stream.onDelta((text) => interims.push(text));
+    for (const frame of speech(1_200)) stream.append(frame);
+    await expect(stream.flush(new AbortController().signal)).resolves.toBe('Bonjour je voudrais parler de mon petit-fils');
+
+    const [socket] = voxtral.sockets;
+    expect(socket?.model).toBe('voxtral-mini-transcribe-realtime-2602');
+    expect(socket?.authorization).toBe(`Bearer ${KEY}`);
+    expect(socket?.updates).toEqual([
+      { audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 }, language: 'fr', context_bias: ['Mathilde', 'Lucien'] },
+    ]);
+    expect(socket?.audioBytes).toBe(1_200 * 32);
+    // Interim text arrives while audio flows, cumulative, and ends as the final transcript.
+    expect(interims[0]).toBe('Bonjour');
+    expect(interims.at(-1)).toBe('Bonjour je voudrais parler de mon petit-fils');
+
+    for (const frame of speech(400)) stream.append(frame);
+    await expect(stream.flush(new AbortController().signal)).resolves.toBe('Il vient dimanche');
+    expect(voxtral.sockets).toHaveLength(1);
+    expect(voxtral.sockets[0]?.flushes).toBe(2);
+  });
+
+  it('reopens a dropped socket and replays the utterance: the senior does not repeat themselves', async () => {
+    voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Je suis fatiguée aujourd’hui' });
+    const s = await transcriber().open({ contextBias: ['Mathilde'], signal: new AbortController().signal });
+    for (const frame of speech(600)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Je suis fatiguée aujourd’hui');
+    expect(voxtral.sockets).toHaveLength(2);
+    expect(voxtral.sockets[1]?.audioBytes).toBe(600 * 32);
+    expect(voxtral.sockets[1]?.updates[0]?.context_bias).toEqual(['Mathilde']);
+
+    // Dropped while idle (the service closes quiet sockets): reopened lazily by the next speech.
+    voxtral.dropAll();
+    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0));
+    voxtral.utterances.push({ text: 'Encore là' });
+    for (const frame of speech(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Encore là');
+    expect(voxtral.sockets).toHaveLength(3);
+    s.close();
+  });
+
+  it('bounds a flush that is never answered, by its signal and by its own bound, then carries on with a fresh socket', async () => {
+    voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais non plus', fault: 'hang' }, { text: 'Me revoilà' });
+    const s = await transcriber({ flushTimeoutMs: 150 }).open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of speech(200)) s.append(frame);
+    const budget = new AbortController();
+    const flushed = s.flush(budget.signal);
+    await vi.waitFor(() => expect(voxtral.sockets[0]?.flushes).toBe(1));
+    budget.abort(new Error('STT_BUDGET_MS'));
+    await expect(flushed).rejects.toThrow('STT_BUDGET_MS');
+    // The socket that owes a transcript is retired: a late answer cannot be taken for the next utterance's.
+    await vi.waitFor(() => expect(voxtral.sockets[0]?.closed).toBe(true));
+
+    for (const frame of speech(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).rejects.toBeInstanceOf(TranscriptionTimeoutError);
+
+    for (const frame of speech(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Me revoilà');
+    s.close();
+  });
+
+  it('rejects the flush on a service error event', async () => {
+    voxtral.utterances.push({ text: 'x', fault: 'error' });
+    const s = await transcriber().open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of speech(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).rejects.toThrow(/transcription failed: transcription failed \(code 5000\)/);
+    s.close();
+  });
+
+  it('gives up after its bounded attempts when the service refuses connections', async () => {
+    voxtral.refuseConnections = 10;
+    const opening = transcriber({ connectAttempts: 3 }).open({ contextBias: [], signal: new AbortController().signal });
+    await expect(opening).rejects.toBeInstanceOf(TranscriberUnavailableError);
+    expect(voxtral.refused).toBe(3);
+  });
+
+  it('refuses a base URL outside INV-T02 at construction, before any connection', () => {
+    const build = (baseUrl: string, env: 'test' | 'production') => () => new MistralTranscriber({ apiKey: KEY, baseUrl, env });
+    expect(build('https://eu.api.mistral.ai.evil.example/v1', 'test')).toThrow(InvalidMistralBaseUrlError);
+    expect(build('http://api.mistral.ai/v1', 'production')).toThrow(InvalidMistralBaseUrlError);
+    expect(build(mistral.baseUrl, 'production')).toThrow(InvalidMistralBaseUrlError);
+    expect(build(mistral.baseUrl.replace(/\/v1$/, ''), 'test')).toThrow(/must end in \/v1/);
+    expect(() => new MistralSpeaker({ apiKey: KEY, baseUrl: 'https://speech.example.com/v1', env: 'test' })).toThrow(InvalidMistralBaseUrlError);
+    expect(build('https://api.mistral.ai/v1', 'production')).not.toThrow();
+    expect(voxtral.sockets).toHaveLength(0);
+  });
+});
+
+describe('MistralSpeaker over the speech endpoint', () => {
+  const speaker = () => new MistralSpeaker({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test' });
+
+  it('streams float32 24 kHz PCM as s16, sample for sample', async () => {
+    const text = 'Bonjour Mathilde, ravi de vous revoir.';
+    const chunks = await collect(speaker().synthesize(text, new AbortController().signal));
+    expect(chunks.length).toBeGreaterThan(1);
+    const expected = float32ToS16(fakeSpeechPcm(text, 'tone'));
+    const got = new Int16Array(samples(chunks));
+    let at = 0;
+    for (const c of chunks) {
+      got.set(c, at);
+      at += c.length;
+    }
+    expect(got).toEqual(expected);
+    expect((got.length / 24_000) * 1000).toBeCloseTo(fakeSpeechDurationMs(text), 0);
+    expect(peak(chunks)).toBe(16_384);
+    const [request] = voxtral.speechRequests;
+    expect(request?.body).toMatchObject({ model: 'voxtral-mini-tts-2603', voice_id: 'fr_marie_neutral', input: text, response_format: 'pcm', stream: true });
+    expect(request?.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('aborts its request when the signal aborts: the server sees the connection close', async () => {
+    voxtral.speechDeltaIntervalMs = 20;
+    const controller = new AbortController();
+    const chunks: Int16Array[] = [];
+    for await (const chunk of speaker().synthesize('Une longue phrase que personne ne va écouter jusqu’au bout, hélas.', controller.signal)) {
+      chunks.push(chunk);
+      controller.abort();
+    }
+    expect(chunks).toHaveLength(1);
+    await vi.waitFor(() => expect(voxtral.speechRequests[0]?.closedEarly).toBe(true));
+  });
+
+  it('fails with SpeechServiceError on a 5xx, without retrying', async () => {
+    voxtral.speechStatus = 503;
+    await expect(collect(speaker().synthesize('Bonjour.', new AbortController().signal))).rejects.toBeInstanceOf(SpeechServiceError);
+    expect(voxtral.speechRequests).toHaveLength(1);
+  });
+
+  it('the fake also answers non-streamed requests in Mistral’s JSON shape', async () => {
+    const client = new Mistral({ apiKey: KEY, serverURL: mistral.baseUrl.replace(/\/v1$/, '') });
+    const res = await client.audio.speech.complete({ model: 'voxtral-mini-tts-2603', input: 'Oui.', voiceId: 'fr_marie_neutral', responseFormat: 'pcm' });
+    expect('audioData' in res && Buffer.from(res.audioData, 'base64').length).toBe(fakeSpeechPcm('Oui.', 'tone').byteLength);
+  });
+});
+
+describe('espeak-ng offline speaker', () => {
+  it('speaks French: non-silent, at 22,050 Hz, with a sensible duration', async () => {
+    const espeak = new EspeakSpeaker();
+    expect(espeak.sampleRate).toBe(ESPEAK_SAMPLE_RATE);
+    const chunks = await collect(espeak.synthesize('Bonjour, je suis là pour discuter avec vous.', new AbortController().signal));
+    const seconds = samples(chunks) / ESPEAK_SAMPLE_RATE;
+    // Nine words at 150 words a minute, with espeak's pauses: between 2 and 5 seconds.
+    expect(seconds).toBeGreaterThan(2);
+    expect(seconds).toBeLessThan(5);
+    expect(rms(chunks)).toBeGreaterThan(500);
+  });
+
+  it('stops at once when aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await collect(new EspeakSpeaker().synthesize('Bonjour.', controller.signal))).toEqual([]);
+  });
+});
+
+describe('FallbackSpeaker', () => {
+  const errors: Error[] = [];
+  const fallback = (firstAudioMs?: number) =>
+    new FallbackSpeaker({
+      primary: new MistralSpeaker({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test' }),
+      fallback: new EspeakSpeaker(),
+      onSpeechError: (err) => errors.push(err),
+      ...(firstAudioMs ? { firstAudioMs } : {}),
+    });
+  beforeEach(() => void (errors.length = 0));
+
+  it('speaks with Mistral when it answers', async () => {
+    const chunks = await collect(fallback().synthesize('Oui.', new AbortController().signal));
+    expect(samples(chunks)).toBe(fakeSpeechPcm('Oui.', 'tone').length);
+    expect(errors).toEqual([]);
+  });
+
+  it('falls back to espeak on a 503, at the primary’s rate, and counts the error', async () => {
+    voxtral.speechStatus = 503;
+    const speaker = fallback();
+    expect(speaker.sampleRate).toBe(24_000);
+    const chunks = await collect(speaker.synthesize('Bien sûr, je vous écoute.', new AbortController().signal));
+    expect(rms(chunks)).toBeGreaterThan(500);
+    expect(samples(chunks) / 24_000).toBeGreaterThan(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SpeechServiceError);
+  });
+
+  it('falls back when the service stays silent past the first-audio bound, closing the silent request', async () => {
+    voxtral.speechStatus = 'hang';
+    const chunks = await collect(fallback(150).synthesize('Je vous écoute.', new AbortController().signal));
+    expect(rms(chunks)).toBeGreaterThan(500);
+    expect(errors.map((e) => e.name)).toEqual(['NoSpeechError']);
+    await vi.waitFor(() => expect(voxtral.speechRequests[0]?.closedEarly).toBe(true));
+  });
+});
+
+describe('LineCache', () => {
+  const variations = loadCacheVariations();
+  const profile = { preferredName: 'Mathilde', isFreshSenior: false };
+  const lines = sessionLines(variations, profile);
+  const mistralSpeaker = () => new MistralSpeaker({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test' });
+
+  it('lists the SOS lines, the neutral line and every greeting as this senior hears it', () => {
+    expect(lines.always).toEqual([variations.sos_fallback, variations.sos_after_partial]);
+    expect(lines.shared).toEqual([NEUTRAL_REPLY]);
+    expect(lines.personal).toContain('Bonjour Mathilde, ravi de vous revoir.');
+    expect(lines.personal).toHaveLength(variations.greeting.length);
+  });
+
+  it('renders every line at the speaker’s rate, and shares the common ones between sessions', async () => {
+    const shared = new SharedLines();
+    const cache = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines, shared });
+    await cache.warm();
+    for (const text of [...lines.always, ...lines.shared, ...lines.personal]) {
+      expect(samples(cache.get(text)!)).toBe(fakeSpeechPcm(text, 'tone').length);
+    }
+    expect(voxtral.speechRequests).toHaveLength(3 + lines.personal.length);
+
+    const other = sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false });
+    const second = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: other, shared });
+    await second.warm();
+    // Only Lucien's greetings were synthesized again.
+    expect(voxtral.speechRequests).toHaveLength(3 + lines.personal.length + other.personal.length);
+    cache.close();
+    expect(cache.get(lines.personal[0]!)).toBeUndefined();
+    second.close();
+  });
+
+  it('has the SOS audio even with the speech service down, rendered offline at the speaker’s rate', async () => {
+    voxtral.speechStatus = 503;
+    const speaker = mistralSpeaker();
+    const cache = new LineCache({ speaker, lastResort: new EspeakSpeaker(), lines, shared: new SharedLines() });
+    await cache.warm();
+    for (const text of lines.always) {
+      const pcm = cache.get(text)!;
+      expect(rms(pcm)).toBeGreaterThan(500);
+      expect(samples(pcm) / speaker.sampleRate).toBeGreaterThan(1);
+    }
+    expect(cache.get(NEUTRAL_REPLY)).toBeUndefined();
+    expect(cache.get(lines.personal[0]!)).toBeUndefined();
+    cache.close();
+  });
+
+  it('never writes audio to disk: no voice adapter can reach a file-writing API', () => {
+    const files = ['line-cache.ts', 'mistral-speaker.ts', 'espeak-speaker.ts', 'fallback-speaker.ts', 'mistral-transcriber.ts', 'resample.ts'];
+    for (const file of files) {
+      const source = readFileSync(new URL(`../../adapters/voice/${file}`, import.meta.url), 'utf8');
+      expect(source, file).not.toMatch(/from 'node:fs|from 'fs|writeFile|createWriteStream|appendFile|mkdtemp|tmpdir/);
+    }
+  });
+});

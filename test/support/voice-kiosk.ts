@@ -1,0 +1,97 @@
+import WebSocket from 'ws';
+import { decodeAudioFrame, type AudioFrame } from '../../machines/voice/frame-header.ts';
+import type { Frame } from './kiosk-client.ts';
+import { chunks } from './speech.ts';
+
+export const VOICE_START = {
+  type: 'session.start',
+  mode: 'voice',
+  audio: { input: { encoding: 'pcm_s16le', sampleRate: 16000 }, output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 24000 }] }, kiosk: { aec: true } },
+};
+
+/** A voice kiosk over a real socket: JSON frames and binary reply-audio frames, in arrival order. */
+export class VoiceKiosk {
+  readonly frames: Frame[] = [];
+  readonly audio: AudioFrame[] = [];
+  private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; from: number }> = [];
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (raw, isBinary) => {
+      if (isBinary) {
+        const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
+        this.audio.push(frame);
+        // Binary frames appear in `frames` too, so order against JSON frames can be checked.
+        this.push({ type: 'audio', turnId: frame.turnId, sampleOffset: frame.sampleOffset, samples: frame.pcm.length });
+        return;
+      }
+      this.push(JSON.parse(raw.toString()) as Frame);
+    });
+  }
+
+  static connect(url: string, token: string): Promise<VoiceKiosk> {
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(new VoiceKiosk(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(frame: unknown): void {
+    this.socket.send(JSON.stringify(frame));
+  }
+
+  async start(aec = true, sampleRate = 24000): Promise<Frame> {
+    this.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'pcm_s16le', sampleRate }] }, kiosk: { aec } } });
+    return this.next('session.ready');
+  }
+
+  /** Streams microphone audio in 20 ms frames, faster than real time but within the audio budget (1.5×). */
+  async speak(pcm: Int16Array, speed = 1.3, stop?: () => boolean): Promise<void> {
+    const frames = chunks(pcm, 20);
+    const started = performance.now();
+    for (let i = 0; i < frames.length; i++) {
+      if (stop?.()) return;
+      const due = started + (i * 20) / speed;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      const frame = frames[i]!;
+      this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    }
+  }
+
+  /** The next frame from now on (or from index `from`) that matches. */
+  next(match: string | ((f: Frame) => boolean), timeoutMs = 8000, from = this.frames.length): Promise<Frame> {
+    const test = typeof match === 'string' ? (f: Frame) => f.type === match : match;
+    const seen = this.frames.slice(from).find(test);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no frame matched within ${timeoutMs} ms; got ${JSON.stringify(this.frames.slice(from).filter((f) => f.type !== 'audio'))}`)), timeoutMs);
+      this.waiters.push({
+        match: test,
+        from,
+        resolve: (f) => {
+          clearTimeout(timer);
+          resolve(f);
+        },
+      });
+    });
+  }
+
+  ofType(type: string, turnId?: string): Frame[] {
+    return this.frames.filter((f) => f.type === type && (turnId === undefined || f.turnId === turnId));
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+
+  private push(frame: Frame): void {
+    this.frames.push(frame);
+    for (let i = 0; i < this.waiters.length; i++) {
+      if (this.waiters[i]!.match(frame)) {
+        this.waiters.splice(i, 1)[0]!.resolve(frame);
+        i--;
+      }
+    }
+  }
+}

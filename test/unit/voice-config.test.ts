@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../runtime/config.ts';
+
+describe('voice configuration', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      ENDPOINT_SILENCE_MS: 700,
+      MIN_SPEECH_MS: 250,
+      MAX_UTTERANCE_MS: 30_000,
+      STT_BUDGET_MS: 2000,
+      BARGE_IN_MIN_MS: 400,
+      MISTRAL_STT_MODEL: 'voxtral-mini-transcribe-realtime-2602',
+      MISTRAL_TTS_MODEL: 'voxtral-mini-tts-2603',
+      MISTRAL_TTS_VOICE: 'fr_marie_neutral',
+    });
+  });
+
+  it.each([
+    ['ENDPOINT_SILENCE_MS', '200'],
+    ['ENDPOINT_SILENCE_MS', '3500'],
+    ['STT_BUDGET_MS', '0'],
+    ['BARGE_IN_MIN_MS', 'soon'],
+    ['MAX_UTTERANCE_MS', '500'],
+  ])('%s=%s is refused with a line naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`invalid configuration: ${name}`));
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { negotiateAudio, parseClientFrame, type VoiceAudioRequest } from '../../runtime/kiosk/protocol.ts';
+
+const audio = (patch: Partial<VoiceAudioRequest> = {}): VoiceAudioRequest => ({
+  input: { encoding: 'pcm_s16le', sampleRate: 16000 },
+  output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 24000 }] },
+  kiosk: { aec: true },
+  ...patch,
+});
+
+describe('kiosk protocol, voice mode', () => {
+  it('accepts the voice frames', () => {
+    for (const frame of [
+      { type: 'session.start', mode: 'voice', audio: audio() },
+      { type: 'session.start', mode: 'text' },
+      { type: 'playback.progress', turnId: 'v1', playedMs: 1200 },
+      { type: 'playback.done', turnId: 'v1' },
+      { type: 'interrupt', turnId: 'v1', playedMs: 640 },
+      { type: 'mic', muted: true },
+    ]) {
+      expect(parseClientFrame(JSON.stringify(frame))).toEqual({ ok: true, frame });
+    }
+  });
+
+  it.each([
+    ['{"type":"session.start","mode":"voice"}', 'audio'],
+    ['{"type":"session.start","mode":"voice","audio":{"input":{"encoding":"pcm_s16le","sampleRate":16000},"output":{"accept":[]},"kiosk":{"aec":true}}}', 'audio.output.accept'],
+    ['{"type":"session.start","mode":"voice","audio":{"input":{"encoding":"pcm_s16le","sampleRate":16000},"output":{"accept":[{"encoding":"pcm_s16le","sampleRate":24000}]},"kiosk":{}}}', 'audio.kiosk.aec'],
+    ['{"type":"session.start","mode":"radio"}', 'frame'],
+    ['{"type":"playback.progress","turnId":"v1","playedMs":-5}', 'playedMs'],
+    ['{"type":"mic","muted":"yes"}', 'muted'],
+    ['{"type":"interrupt","turnId":"v1","playedMs":"10"}', 'playedMs'],
+  ])('%s → invalid_frame naming %s', (raw, field) => {
+    const result = parseClientFrame(raw);
+    expect(result).toMatchObject({ ok: false, code: 'invalid_frame' });
+    expect(!result.ok && result.message).toContain(field);
+  });
+
+  it('negotiates 16 kHz s16 input and the first reply format the runtime produces', () => {
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 44100 }, { encoding: 'pcm_s16le', sampleRate: 48000 }] } }))).toEqual({
+      ok: true,
+      input: { encoding: 'pcm_s16le', sampleRate: 16000 },
+      output: { encoding: 'pcm_s16le', sampleRate: 48000 },
+      aec: true,
+    });
+    expect(negotiateAudio(audio({ input: { encoding: 'pcm_f32le', sampleRate: 16000 } }))).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le') });
+    expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
+  });
+});
