@@ -27,31 +27,60 @@ export function sessionLines(variations: CacheVariations, profile: SeniorProfile
 }
 
 /**
- * Lines every session says identically (SOS, neutral), rendered once per process and voice and
- * shared: a hundred sessions hold one copy. One per process; RAM only, like everything here.
+ * The process's copy of every pre-synthesized line, one per voice, rate and text, whichever sessions
+ * speak it: the SOS and neutral lines are kept for the process's life (every session needs them, and
+ * the speech service is asked for them once); a personal line (a greeting with the senior's name) is
+ * held by the sessions whose senior hears it and goes with the last of them. RAM only, like everything here.
  */
 export class SharedLines {
-  private readonly lines = new Map<string, Int16Array[]>();
+  private readonly common = new Map<string, Int16Array>();
+  private readonly personal = new Map<string, { pcm: Int16Array; holders: number }>();
 
-  get(voiceId: string, text: string): Int16Array[] | undefined {
-    return this.lines.get(`${voiceId}\n${text}`);
+  /** A common line. */
+  get(key: string): Int16Array | undefined {
+    return this.common.get(key);
   }
 
-  set(voiceId: string, text: string, pcm: Int16Array[]): void {
-    this.lines.set(`${voiceId}\n${text}`, pcm);
+  keep(key: string, pcm: Int16Array): void {
+    this.common.set(key, pcm);
+  }
+
+  /** A personal line already held by another session, now also by the caller; or `pcm`, held by the caller alone. */
+  hold(key: string, pcm?: Int16Array): Int16Array | undefined {
+    const line = this.personal.get(key);
+    if (line) {
+      line.holders += 1;
+      return line.pcm;
+    }
+    if (pcm) this.personal.set(key, { pcm, holders: 1 });
+    return pcm;
+  }
+
+  held(key: string): Int16Array | undefined {
+    return this.personal.get(key)?.pcm;
+  }
+
+  release(key: string): void {
+    const line = this.personal.get(key);
+    if (line && --line.holders === 0) this.personal.delete(key);
   }
 }
 
 export interface LineCacheOptions {
   /**
-   * The speaker whose voice the lines have, at its rate: Mistral's (not the fallback speaker, whose
-   * espeak renders would then be shared as if they were Mistral's), or espeak offline.
+   * The speaker whose voice the lines have: Mistral's (not the fallback speaker, whose espeak renders
+   * would then be shared as if they were Mistral's), or espeak offline.
    */
   speaker: SpeakerPort;
   /** Offline speaker (espeak-ng) that renders the `always` lines when `speaker` cannot. */
   lastResort: SpeakerPort;
   lines: SessionLines;
   shared: SharedLines;
+  /**
+   * The rate the lines are kept and played at: the kiosk's negotiated output rate, so playing one
+   * resamples nothing and a 16 kHz kiosk's lines take two thirds of the room. Default: the speaker's.
+   */
+  sampleRate?: number;
   /** Bound on one line's synthesis. Default 5,000 ms. */
   lineTimeoutMs?: number;
   /** Bound on the whole warm-up. Default 20,000 ms. */
@@ -61,22 +90,29 @@ export interface LineCacheOptions {
 /**
  * Per session, pre-synthesized lines in RAM (never on disk): played with no synthesis wait, and
  * the SOS audio even when the speech service is down. `warm()` runs in the background at session
- * start; `get()` answers what is ready.
+ * start; `get()` answers what is ready. Each line is one array at the session's output rate.
  */
 export class LineCache {
-  private readonly mine = new Map<string, Int16Array[]>();
+  /** The SOS lines rendered offline for this session, in espeak's voice (never shared as the speaker's). */
+  private readonly mine = new Map<string, Int16Array>();
+  /** Keys of the personal lines this session holds in SharedLines. */
+  private readonly holding = new Set<string>();
   private readonly lifetime = new AbortController();
+  private readonly sampleRate: number;
   private readonly lineTimeoutMs: number;
   private readonly warmupMs: number;
 
   constructor(private readonly options: LineCacheOptions) {
+    this.sampleRate = options.sampleRate ?? options.speaker.sampleRate;
     this.lineTimeoutMs = options.lineTimeoutMs ?? 5_000;
     this.warmupMs = options.warmupMs ?? 20_000;
   }
 
-  /** The line's audio at the speaker's rate, or undefined when it is not (yet) rendered. */
+  /** The line's audio at the cache's rate, or undefined when it is not (yet) rendered. */
   get(text: string): Int16Array[] | undefined {
-    return this.mine.get(text) ?? this.options.shared.get(this.options.speaker.voiceId, text);
+    const key = this.key(text);
+    const pcm = this.mine.get(text) ?? this.options.shared.get(key) ?? (this.holding.has(key) ? this.options.shared.held(key) : undefined);
+    return pcm && [pcm];
   }
 
   /** Renders the lines, SOS first, one at a time; never rejects, settles within `warmupMs`. */
@@ -90,23 +126,38 @@ export class LineCache {
     ];
     for (const [text, kind] of plan) {
       if (budget.aborted) break;
-      if (this.get(text)) continue;
+      const key = this.key(text);
+      if (this.get(text) || (kind === 'personal' && this.take(key))) continue;
       const pcm = await render(speaker, text, AbortSignal.any([budget, AbortSignal.timeout(this.lineTimeoutMs)]));
+      if (this.lifetime.signal.aborted) break;
       if (pcm) {
-        if (kind === 'personal') this.mine.set(text, pcm);
-        else shared.set(speaker.voiceId, text, pcm);
-      } else if (kind === 'always' && !this.lifetime.signal.aborted) {
+        const line = resample(concat(pcm), speaker.sampleRate, this.sampleRate);
+        if (kind === 'personal') this.take(key, line);
+        else shared.keep(key, line);
+      } else if (kind === 'always') {
         // The last resort is local: it gets its own bound, not what is left of the warm-up's.
         const offline = await render(this.options.lastResort, text, AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(this.lineTimeoutMs)]));
-        if (offline) this.mine.set(text, [resample(concat(offline), this.options.lastResort.sampleRate, speaker.sampleRate)]);
+        if (offline) this.mine.set(text, resample(concat(offline), this.options.lastResort.sampleRate, this.sampleRate));
       }
     }
   }
 
-  /** Stops the warm-up and lets the audio go. */
+  /** Stops the warm-up and lets the audio go (a personal line shared with another session stays with it). */
   close(): void {
     this.lifetime.abort();
     this.mine.clear();
+    for (const key of this.holding) this.options.shared.release(key);
+    this.holding.clear();
+  }
+
+  private take(key: string, pcm?: Int16Array): boolean {
+    const held = this.options.shared.hold(key, pcm);
+    if (held) this.holding.add(key);
+    return held !== undefined;
+  }
+
+  private key(text: string): string {
+    return `${this.options.speaker.voiceId}\n${this.sampleRate}\n${text}`;
   }
 }
 
@@ -122,6 +173,7 @@ async function render(speaker: SpeakerPort, text: string, signal: AbortSignal): 
 }
 
 function concat(chunks: Int16Array[]): Int16Array {
+  if (chunks.length === 1) return chunks[0]!;
   const out = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const chunk of chunks) {

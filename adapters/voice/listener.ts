@@ -55,6 +55,12 @@ export class Listener {
   private pendingLength = 0;
   /** Recent analysed audio, a ring indexed by absolute sample: pre-roll plus the onset still unconfirmed. */
   private readonly history: Int16Array;
+  /** The window being analysed, reused: only one is ever in the detector (drains run one after another). */
+  private readonly window: Int16Array;
+  /** A gate frame straddling two windows, reused (the gate copies it out before returning). */
+  private readonly straddle: Int16Array;
+  /** The detector failed and the gate alone decides: the caller was told once, on the first failure. */
+  private detectorFailing = false;
   private analysed = 0;
   private gated = 0;
   private lastVoicedEnd = Number.NEGATIVE_INFINITY;
@@ -76,6 +82,8 @@ export class Listener {
     this.preRollSamples = samplesOf(options.preRollMs);
     this.history = new Int16Array(this.preRollSamples + samplesOf(options.minSpeechMs) + 2 * this.windowSamples);
     this.pending = new Int16Array(samplesOf(200) + this.windowSamples);
+    this.window = new Int16Array(this.windowSamples);
+    this.straddle = new Int16Array(this.frameSamples);
   }
 
   /** ms of confirmed speech so far in the current utterance (0 outside one). */
@@ -85,8 +93,10 @@ export class Listener {
 
   /**
    * Queues 16 kHz mono audio of any length and analyses every complete window; resolves once it
-   * is analysed. Chunks are analysed in arrival order even when calls overlap. Rejects if the
-   * detector fails; the caller handles it (the next chunk is analysed normally).
+   * is analysed. Chunks are analysed in arrival order even when calls overlap. A window the
+   * detector cannot judge (it failed, or its worker is gone) is judged by the gate alone; the
+   * first such failure rejects the push once the chunk is analysed, so the caller hears of it
+   * once per outage, not once per window.
    */
   push(pcm: Int16Array): Promise<void> {
     this.append(pcm);
@@ -118,20 +128,32 @@ export class Listener {
   }
 
   private async drain(generation: number): Promise<void> {
+    let failure: unknown;
     while (generation === this.generation && this.pendingLength >= this.windowSamples) {
-      const window = this.pending.slice(0, this.windowSamples);
+      const window = this.window;
+      window.set(this.pending.subarray(0, this.windowSamples));
       const start = this.analysed;
       this.runGate(window, start);
-      // Consumed before the detector runs: a detector failure skips one window, never stalls the stream.
       this.pending.copyWithin(0, this.windowSamples, this.pendingLength);
       this.pendingLength -= this.windowSamples;
       this.remember(window, start);
       this.analysed += this.windowSamples;
-      const nearVoice = this.lastVoicedEnd > start - this.hangoverSamples;
-      const speech = nearVoice && isSpeechWindow(await this.options.detector.probability(window), this.state);
+      let speech = false;
+      if (this.lastVoicedEnd > start - this.hangoverSamples) {
+        try {
+          speech = isSpeechWindow(await this.options.detector.probability(window), this.state);
+          this.detectorFailing = false;
+        } catch (error) {
+          // Without the detector, speech is a voiced gate frame in this very window: the hangover only gives Silero the last word.
+          speech = this.lastVoicedEnd > start;
+          if (!this.detectorFailing) failure ??= error;
+          this.detectorFailing = true;
+        }
+      }
       if (generation !== this.generation) return;
       this.advance(speech);
     }
+    if (failure !== undefined) throw failure;
   }
 
   /** Gate frames lie on their own 20 ms grid; each is judged once all its samples are in the window. */
@@ -147,9 +169,9 @@ export class Listener {
   }
 
   private straddling(window: Int16Array, start: number): Int16Array {
-    const frame = new Int16Array(this.frameSamples);
+    const frame = this.straddle;
     const head = start - this.gated;
-    frame.set(this.recall(this.gated, start), 0);
+    this.copyHistory(this.gated, start, frame);
     frame.set(window.subarray(0, this.frameSamples - head), head);
     return frame;
   }
@@ -175,15 +197,23 @@ export class Listener {
   }
 
   private remember(window: Int16Array, start: number): void {
-    const size = this.history.length;
-    for (let i = 0; i < window.length; i++) this.history[(start + i) % size] = window[i]!;
+    const at = start % this.history.length;
+    const head = Math.min(window.length, this.history.length - at);
+    this.history.set(window.subarray(0, head), at);
+    this.history.set(window.subarray(head), 0);
   }
 
-  /** Analysed audio [from, to) from the ring; `from` is never older than the ring holds. */
+  /** Analysed audio [from, to) from the ring, handed out (a copy the receiver keeps). */
   private recall(from: number, to: number): Int16Array {
-    const size = this.history.length;
-    const out = new Int16Array(to - from);
-    for (let i = 0; i < out.length; i++) out[i] = this.history[(from + i) % size]!;
+    return this.copyHistory(from, to, new Int16Array(to - from));
+  }
+
+  /** Copies [from, to) of the ring into `out`; `from` is never older than the ring holds. */
+  private copyHistory(from: number, to: number, out: Int16Array): Int16Array {
+    const at = from % this.history.length;
+    const head = Math.min(to - from, this.history.length - at);
+    out.set(this.history.subarray(at, at + head), 0);
+    out.set(this.history.subarray(0, to - from - head), head);
     return out;
   }
 }

@@ -2,7 +2,7 @@ import { Mistral } from '@mistralai/mistralai';
 import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
 import type { KohamiEnv } from '../../runtime/config.ts';
 import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
-import { float32ToS16 } from './resample.ts';
+import { Float32LeDecoder } from './resample.ts';
 import { mistralSdkServerUrl } from './mistral-transcriber.ts';
 
 export const MISTRAL_TTS_MODEL = 'voxtral-mini-tts-2603';
@@ -63,8 +63,8 @@ export class MistralSpeaker implements SpeakerPort {
       clearTimeout(timer);
       timer = setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
     };
-    // float32 samples may straddle two deltas: the odd bytes wait for the next one.
-    let carry = new Uint8Array(0);
+    // float32 samples may straddle two deltas: the decoder keeps the odd bytes for the next one.
+    const decoder = new Float32LeDecoder();
     try {
       const events = await this.client.audio.speech.complete(
         { model: this.model, input: text, voiceId: this.voice, responseFormat: 'pcm', stream: true },
@@ -75,13 +75,8 @@ export class MistralSpeaker implements SpeakerPort {
         const data = event.data;
         if (data.type === 'speech.audio.done') break;
         if (data.type !== 'speech.audio.delta' || !('audioData' in data)) continue;
-        const bytes = concat(carry, Buffer.from(data.audioData, 'base64'));
-        const usable = bytes.length - (bytes.length % 4);
-        carry = new Uint8Array(bytes.subarray(usable));
-        if (usable === 0) continue;
-        // Copied into a buffer of its own: a Float32Array view needs a 4-byte aligned offset.
-        const floats = new Float32Array(new Uint8Array(bytes.subarray(0, usable)).buffer);
-        yield float32ToS16(floats);
+        const pcm = decoder.push(Buffer.from(data.audioData, 'base64'));
+        if (pcm.length > 0) yield pcm;
       }
     } catch (err) {
       if (signal.aborted) return;
@@ -94,12 +89,4 @@ export class MistralSpeaker implements SpeakerPort {
       request.abort();
     }
   }
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

@@ -54,6 +54,14 @@ const MAX_CONTEXT_BIAS_CHARS = 100;
 const MAX_APPEND_SAMPLES = 131_072;
 /** Audio kept for replay after a drop: the longest utterance the listener lets through (30 s at 16 kHz). */
 const MAX_BUFFERED_SAMPLES = 30 * INPUT_SAMPLE_RATE;
+/**
+ * Microphone audio leaves in appends of 100 ms, not one per analysis window (32 ms): each append is a
+ * base64 string, a JSON message, a masked WebSocket frame and a socket write, and those were the
+ * largest cost of the audio path after the detector. A flush sends what is batched first, so the end
+ * of speech waits for nothing; interim text may come up to 100 ms later.
+ */
+const APPEND_BATCH_SAMPLES = INPUT_SAMPLE_RATE / 10;
+const ignore = (): void => undefined;
 
 /** TranscriberPort over Voxtral realtime (`@mistralai/mistralai/extra/realtime`), one socket per session. */
 export class MistralTranscriber implements TranscriberPort {
@@ -128,9 +136,12 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private connecting: Promise<RealtimeConnection> | undefined;
   /** Audio flushed and awaiting `transcription.done`. */
   private flushed: Int16Array[] = [];
-  /** Audio appended since the last flush. */
+  /** Audio appended since the last flush, and sent (or to be sent on the next socket). */
   private current: Int16Array[] = [];
   private currentSamples = 0;
+  /** Audio appended and not yet sent: it becomes one chunk of `current` when full or at the flush. */
+  private batch = new Int16Array(APPEND_BATCH_SAMPLES);
+  private batchLength = 0;
   private pending: PendingFlush | undefined;
   private interim = '';
   private readonly listeners: Array<(text: string) => void> = [];
@@ -149,12 +160,26 @@ class MistralTranscriptionStream implements TranscriptionStream {
 
   append(pcm: Int16Array): void {
     if (this.lifetime.signal.aborted || pcm.length === 0) return;
-    const copy = pcm.slice();
-    this.current.push(copy);
-    this.currentSamples += copy.length;
+    // Copied into the batch: the caller may reuse its array.
+    for (let at = 0; at < pcm.length; ) {
+      const n = Math.min(pcm.length - at, APPEND_BATCH_SAMPLES - this.batchLength);
+      this.batch.set(pcm.subarray(at, at + n), this.batchLength);
+      this.batchLength += n;
+      at += n;
+      if (this.batchLength === APPEND_BATCH_SAMPLES) this.sendBatch();
+    }
+  }
+
+  private sendBatch(): void {
+    if (this.batchLength === 0) return;
+    const chunk = this.batch.subarray(0, this.batchLength);
+    this.batch = new Int16Array(APPEND_BATCH_SAMPLES);
+    this.batchLength = 0;
+    this.current.push(chunk);
+    this.currentSamples += chunk.length;
     // Bounded: past the longest utterance, the oldest audio goes (the listener cuts utterances there anyway).
     while (this.currentSamples > MAX_BUFFERED_SAMPLES) this.currentSamples -= this.current.shift()!.length;
-    if (this.connection) this.send(this.connection, copy);
+    if (this.connection) this.send(this.connection, chunk);
     else this.reconnect();
   }
 
@@ -162,6 +187,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     if (this.lifetime.signal.aborted) return Promise.reject(new TranscriberUnavailableError('transcription stream closed'));
     if (this.pending) return Promise.reject(new Error('a flush is already waiting for its transcript'));
     signal.throwIfAborted();
+    this.sendBatch();
     if (this.current.length === 0) return Promise.resolve('');
     this.flushed = this.current;
     this.current = [];
@@ -184,7 +210,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
       const timer = setTimeout(() => giveUp(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.pending = { resolve: (text) => settle(() => resolve(text)), reject: (err) => settle(() => reject(err)) };
-      if (this.connection) void this.connection.flushAudio().catch(() => undefined);
+      if (this.connection) void this.connection.flushAudio().catch(ignore);
       else this.reconnect();
     });
   }
@@ -199,6 +225,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.pending?.reject(new TranscriberUnavailableError('transcription stream closed'));
     this.current = [];
     this.currentSamples = 0;
+    this.batchLength = 0;
     this.retire();
   }
 
@@ -211,6 +238,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
       // Audio nobody can transcribe is not kept: the next utterance starts a fresh attempt.
       this.current = [];
       this.currentSamples = 0;
+      this.batchLength = 0;
     });
   }
 
@@ -267,7 +295,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.connection = connection;
     this.interim = '';
     for (const pcm of this.flushed) this.send(connection, pcm);
-    if (this.pending) void connection.flushAudio().catch(() => undefined);
+    if (this.pending) void connection.flushAudio().catch(ignore);
     for (const pcm of this.current) this.send(connection, pcm);
   }
 
@@ -308,7 +336,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     for (let at = 0; at < pcm.length; at += MAX_APPEND_SAMPLES) {
       const part = pcm.subarray(at, at + MAX_APPEND_SAMPLES);
       // s16le on the wire; Node's typed arrays are little-endian on every platform it ships for.
-      void connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(() => undefined);
+      void connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(ignore);
     }
   }
 }

@@ -70,11 +70,43 @@ export function resample(input: Int16Array, fromRate: number, toRate: number): I
 /** Float samples in [−1, 1] (Voxtral's `pcm` format) to s16, clipped. */
 export function float32ToS16(input: Float32Array): Int16Array {
   const output = new Int16Array(input.length);
-  for (let i = 0; i < input.length; i++) {
-    const sample = Math.max(-1, Math.min(1, input[i]!));
-    output[i] = sample < 0 ? Math.round(sample * 32768) : Math.round(sample * 32767);
-  }
+  for (let i = 0; i < input.length; i++) output[i] = floatToS16(input[i]!);
   return output;
+}
+
+function floatToS16(x: number): number {
+  const sample = Math.max(-1, Math.min(1, x));
+  return sample < 0 ? Math.round(sample * 32768) : Math.round(sample * 32767);
+}
+
+/**
+ * Streamed little-endian float32 bytes (Voxtral's `pcm`, base64 in server-sent events) to s16, read
+ * where they lie: no concatenation, no aligned copy. A sample split across two chunks waits in a
+ * 4-byte carry for the rest of its bytes.
+ */
+export class Float32LeDecoder {
+  private readonly carry = new Uint8Array(4);
+  private readonly carryView = new DataView(this.carry.buffer);
+  private carried = 0;
+
+  push(bytes: Uint8Array): Int16Array {
+    const output = new Int16Array((this.carried + bytes.length) >>> 2);
+    let n = 0;
+    let at = 0;
+    if (this.carried > 0) {
+      at = Math.min(4 - this.carried, bytes.length);
+      this.carry.set(bytes.subarray(0, at), this.carried);
+      this.carried += at;
+      if (this.carried < 4) return output;
+      output[n++] = floatToS16(this.carryView.getFloat32(0, true));
+      this.carried = 0;
+    }
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (; at + 4 <= bytes.length; at += 4) output[n++] = floatToS16(view.getFloat32(at, true));
+    this.carry.set(bytes.subarray(at), 0);
+    this.carried = bytes.length - at;
+    return output;
+  }
 }
 
 /** s16 to floats in [−1, 1), as neural models take them. */

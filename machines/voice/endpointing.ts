@@ -39,6 +39,8 @@ export interface EndpointingStep {
 }
 
 export const QUIET: EndpointingState = { phase: 'quiet' };
+/** The step of most windows (silence while quiet), shared: the audio path allocates nothing for it. */
+const STAY_QUIET: EndpointingStep = { state: QUIET };
 
 export function validateEndpointingConfig(config: EndpointingConfig): void {
   for (const name of ['minSpeechMs', 'endpointSilenceMs', 'maxUtteranceMs'] as const) {
@@ -60,7 +62,7 @@ export function advanceEndpointing(state: EndpointingState, speech: boolean, ms:
   switch (state.phase) {
     case 'quiet':
     case 'onset': {
-      if (!speech) return { state: QUIET };
+      if (!speech) return STAY_QUIET;
       const speechMs = (state.phase === 'onset' ? state.speechMs : 0) + ms;
       if (speechMs < config.minSpeechMs) return { state: { phase: 'onset', speechMs } };
       return {

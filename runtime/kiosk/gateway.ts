@@ -148,7 +148,7 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
       socket.on('message', (data, isBinary) => {
         // Microphone audio has its own byte budget: the text-frame limit never drops it, nor it text.
         if (isBinary && voice && audioBudget && session?.link === link) {
-          const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+          const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
           if (!audioBudget.take(bytes.length)) {
             noticeAudio('audio_rate_limited', 'microphone audio over 1.5× real time: frame dropped');
             return;
@@ -161,10 +161,7 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
             noticeAudio('speech_unavailable', 'voice input is unavailable on this runtime (no speech-to-text service): send typed turns');
             return;
           }
-          // A copy aligned for Int16Array: ws may hand a Buffer at an odd offset of its pool.
-          const pcm = new Int16Array(bytes.length / 2);
-          Buffer.from(pcm.buffer).set(bytes);
-          voice.pushAudio(pcm);
+          voice.pushAudio(pcmView(bytes));
           return;
         }
         if (!bucket.take()) {
@@ -280,3 +277,15 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
     },
   );
 };
+
+/**
+ * The frame's samples as s16, viewed in place (no copy, no garbage per frame) when the bytes sit at an
+ * even offset, which is how ws hands a whole frame; copied only at an odd offset of a pooled buffer.
+ * ws never reuses a message's memory, and the listener copies what it keeps.
+ */
+function pcmView(bytes: Buffer): Int16Array {
+  if (bytes.byteOffset % 2 === 0) return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2);
+  const pcm = new Int16Array(bytes.length / 2);
+  new Uint8Array(pcm.buffer).set(bytes);
+  return pcm;
+}

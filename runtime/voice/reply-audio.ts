@@ -5,7 +5,7 @@ import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
 import { Resampler } from '../../adapters/voice/resample.ts';
 import type { VoiceLink } from './voice-link.ts';
 
-/** A pre-synthesized line's audio at the speaker's rate, if the text is one (no text-to-speech wait). */
+/** A pre-synthesized line's audio at the negotiated rate, if the text is one (no text-to-speech wait). */
 export type LineLookup = (text: string) => Int16Array[] | undefined;
 
 export interface ReplyAudioOptions {
@@ -162,21 +162,25 @@ export class ReplyAudio {
 
   private async speak(text: string): Promise<void> {
     const line = this.o.lines(text);
-    if (line) return this.send(new Resampler(this.o.speaker.sampleRate, this.o.sampleRate), line);
+    if (line) return this.send(null, line);
+    const { speaker, sampleRate } = this.o;
     try {
-      await this.send(new Resampler(this.o.speaker.sampleRate, this.o.sampleRate), this.o.speaker.synthesize(text, this.controller.signal));
+      await this.send(speaker.sampleRate === sampleRate ? null : new Resampler(speaker.sampleRate, sampleRate), speaker.synthesize(text, this.controller.signal));
     } catch (err) {
       if (!this.cancelled) this.o.onSpeechError(err);
     }
   }
 
-  private async send(resampler: Resampler, chunks: AsyncIterable<Int16Array> | Iterable<Int16Array>): Promise<void> {
+  /** `resampler` null: the chunks are at the kiosk's rate already (framing copies them into each frame). */
+  private async send(resampler: Resampler | null, chunks: AsyncIterable<Int16Array> | Iterable<Int16Array>): Promise<void> {
     const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
     for await (const chunk of chunks) {
       if (this.cancelled) return;
-      const pcm = resampler.push(chunk);
+      const pcm = resampler ? resampler.push(chunk) : chunk;
       for (let at = 0; at < pcm.length; at += frameSamples) {
-        if (!(await this.drained())) return this.cancel();
+        // Waits only when the kiosk is behind: no promise per frame otherwise.
+        if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) return this.cancel();
+        if (this.cancelled) return;
         const frame = pcm.subarray(at, at + frameSamples);
         if (this.firstFrameAt === null) {
           this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });

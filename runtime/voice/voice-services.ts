@@ -59,11 +59,15 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
           return listener.speechMs;
         },
         reset: () => listener.reset(),
-        close: () => gate.close(),
+        close: () => {
+          gate.close();
+          // Gives the session's slot in the Silero worker back at once, not at garbage collection.
+          detector.close();
+        },
       };
     },
-    linesFor(session) {
-      const cache = new LineCache({ speaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared });
+    linesFor(session, sampleRate) {
+      const cache = new LineCache({ speaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared, sampleRate });
       void cache.warm();
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },

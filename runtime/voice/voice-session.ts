@@ -31,8 +31,8 @@ export interface VoiceServices {
   transcriber: TranscriberPort | null;
   speaker: SpeakerPort;
   createListener(callbacks: ListenerCallbacks): Promise<SessionListener>;
-  /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name), warming up. */
-  linesFor(session: LiveSession): { get: LineLookup; close(): void };
+  /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name) at `sampleRate`, warming up. */
+  linesFor(session: LiveSession, sampleRate: number): { get: LineLookup; close(): void };
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
   contextBias(session: LiveSession): Promise<string[]>;
   settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number };
@@ -119,7 +119,7 @@ class VoiceSession implements VoiceSessionHandle {
     const { session } = request;
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
     this.voiceInput = services.transcriber !== null;
-    this.lines = services.linesFor(session);
+    this.lines = services.linesFor(session, request.output.sampleRate);
     this.listenerReady = this.voiceInput
       ? services.createListener({
           speechStarted: () => this.onSpeechStarted(),
@@ -171,13 +171,13 @@ class VoiceSession implements VoiceSessionHandle {
   }
 
   private feed(pcm: Int16Array): void {
-    this.listener!.push(pcm).then(
-      () => this.afterPush(),
-      (err: unknown) => this.log.warn({ err }, 'voice detector failed on a window'),
-    );
+    this.listener!.push(pcm).then(this.afterPush, this.pushFailed);
   }
 
-  private afterPush(): void {
+  // Bound once: the microphone path runs 50 times a second per session and creates no closure per frame.
+  private readonly pushFailed = (err: unknown): void => this.log.warn({ err }, 'voice detector failed on a window');
+
+  private readonly afterPush = (): void => {
     const u = this.utterance;
     if (!u || !this.listener) return;
     const speechMs = this.listener.speechMs;
@@ -186,7 +186,7 @@ class VoiceSession implements VoiceSessionHandle {
       u.lastSpeechAt = performance.now();
     }
     this.considerBargeIn();
-  }
+  };
 
   private onSpeechStarted(): void {
     const now = performance.now();

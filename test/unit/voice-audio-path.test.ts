@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
+import { LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
+import { float32ToS16, Float32LeDecoder } from '../../adapters/voice/resample.ts';
+
+describe('Float32LeDecoder (Voxtral speech deltas)', () => {
+  const floats = Float32Array.from({ length: 301 }, (_, i) => Math.sin(i / 7) * (i % 11 === 0 ? 1.5 : 0.9));
+  const expected = float32ToS16(floats);
+  const bytes = new Uint8Array(floats.buffer);
+
+  it('decodes samples split anywhere across deltas, at any byte offset, exactly as the whole', () => {
+    for (const sizes of [[1], [3], [5, 2, 7], [4], [1203, 1], [2, 1, 1, 9]]) {
+      const decoder = new Float32LeDecoder();
+      const out: number[] = [];
+      for (let at = 0, i = 0; at < bytes.length; i++) {
+        const n = sizes[i % sizes.length]!;
+        // Copied at an odd offset of a bigger buffer, as a pooled base64 decode may hand it.
+        const holder = new Uint8Array(n + 3);
+        holder.set(bytes.subarray(at, at + n), 3);
+        out.push(...decoder.push(holder.subarray(3, 3 + Math.min(n, bytes.length - at))));
+        at += n;
+      }
+      expect(Int16Array.from(out), `sizes ${sizes.join(',')}`).toEqual(expected);
+    }
+  });
+
+  it('yields nothing until a whole sample has arrived', () => {
+    const decoder = new Float32LeDecoder();
+    expect(decoder.push(bytes.subarray(0, 3))).toHaveLength(0);
+    expect([...decoder.push(bytes.subarray(3, 4))]).toEqual([expected[0]]);
+  });
+});
+
+describe('pre-synthesized lines kept once, at the kiosk’s rate', () => {
+  const variations = loadCacheVariations();
+  const marie = sessionLines(variations, { preferredName: 'Marie', isFreshSenior: false });
+  const lucien = sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false });
+
+  it('stores each line as one array at the negotiated rate, shares a personal line between the sessions that say it, frees it with the last', async () => {
+    const espeak = new EspeakSpeaker();
+    let requests = 0;
+    const speaker = { voiceId: espeak.voiceId, sampleRate: espeak.sampleRate, synthesize: (t: string, s: AbortSignal) => (requests++, espeak.synthesize(t, s)) };
+    const shared = new SharedLines();
+    const open = (lines: typeof marie) => new LineCache({ speaker, lastResort: espeak, lines, shared, sampleRate: 16_000 });
+
+    const first = open(marie);
+    await first.warm();
+    const rendered = requests;
+    expect(rendered).toBe(marie.always.length + marie.shared.length + marie.personal.length);
+    const greeting = marie.personal[0]!;
+    const line = first.get(greeting)!;
+    expect(line).toHaveLength(1);
+    // At 16 kHz: the render's duration (within 1 ms) in 16,000 samples a second, not espeak's 22,050.
+    const native = await collect(espeak.synthesize(greeting, new AbortController().signal));
+    expect(Math.abs(line[0]!.length - Math.round((native * 16_000) / ESPEAK_SAMPLE_RATE))).toBeLessThanOrEqual(16);
+
+    const second = open(marie);
+    await second.warm();
+    expect(requests).toBe(rendered); // nothing synthesized again
+    expect(second.get(greeting)![0]).toBe(line[0]); // the same memory, not a copy
+
+    const other = open(lucien);
+    await other.warm();
+    expect(requests).toBe(rendered + lucien.personal.length);
+    expect(other.get(greeting)).toBeUndefined();
+
+    first.close();
+    expect(first.get(greeting)).toBeUndefined();
+    expect(second.get(greeting)![0]).toBe(line[0]); // still held by the other session
+    second.close();
+    const third = open(marie);
+    await third.warm();
+    // The last holder gone, the personal lines went; the SOS and neutral lines stayed for the process.
+    expect(requests).toBe(rendered + lucien.personal.length + marie.personal.length);
+    expect(third.get(greeting)![0]).not.toBe(line[0]);
+    third.close();
+    other.close();
+  });
+});
+
+async function collect(chunks: AsyncIterable<Int16Array>): Promise<number> {
+  let n = 0;
+  for await (const chunk of chunks) n += chunk.length;
+  return n;
+}
