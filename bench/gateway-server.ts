@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
+import { seedBenchSeniors } from './support/seed-seniors.ts';
 
 /**
  * The server side of bench:gateway, run as its own process so its RSS is its own.
@@ -25,14 +26,7 @@ async function start(): Promise<{ url: string; sessions: () => number }> {
   const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://' });
   // The per-socket flood limit (20 frames/s) would cap a closed-loop generator, not measure the runtime.
   const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
-  // One senior per kiosk (one live session per senior), token kiosk_bench_<i>.
-  await rt.db.pool.query(
-    `WITH s AS (INSERT INTO seniors (display_name, preferred_name, onboarding_done)
-                SELECT 'bench-' || i, 'Marie', true FROM generate_series(1, $1::int) i RETURNING id, display_name)
-     INSERT INTO devices (senior_id, token_hash)
-     SELECT id, encode(sha256(convert_to('kiosk_bench_' || substr(display_name, 7), 'UTF8')), 'hex') FROM s`,
-    [seniors],
-  );
+  await seedBenchSeniors(rt, seniors);
   return { url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, sessions: () => rt.registry.size };
 }
 

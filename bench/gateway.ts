@@ -1,8 +1,9 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
 import WebSocket from 'ws';
 import { CacheFluxAdapter, loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
 import { parseClientFrame } from '../runtime/kiosk/protocol.ts';
+import { ask } from './support/child.ts';
 
 /**
  * bench:gateway — the same load generator drives a bare Fastify echo server and the
@@ -29,18 +30,6 @@ interface Result {
   rssPerSessionKiB: number;
 }
 
-function request<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve) => {
-    const onMessage = (msg: { type: string }) => {
-      if (msg.type !== type) return;
-      child.off('message', onMessage);
-      resolve(msg as T);
-    };
-    child.on('message', onMessage);
-    if (type !== 'ready') child.send({ type });
-  });
-}
-
 function connect(url: string, kind: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
@@ -58,12 +47,12 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF && kind === 'runtime' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
   if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '0', String(child.pid)], { stdio: 'ignore' });
-  const { url } = await request<{ url: string }>(child, 'ready');
-  const base = await request<{ rss: number }>(child, 'measure');
+  const { url } = await ask<{ url: string }>(child, 'ready');
+  const base = await ask<{ rss: number }>(child, 'measure');
   const urls = Array.from({ length: n }, (_, i) => (kind === 'runtime' ? `${url}?token=kiosk_bench_${i + 1}` : url));
   const sockets: WebSocket[] = [];
   for (let i = 0; i < n; i += 200) sockets.push(...(await Promise.all(urls.slice(i, i + 200).map((u) => connect(u, kind)))));
-  const idle = await request<{ rss: number; sessions: number }>(child, 'measure');
+  const idle = await ask<{ rss: number; sessions: number }>(child, 'measure');
   if (kind === 'runtime' && idle.sessions !== n) throw new Error(`expected ${n} live sessions, found ${idle.sessions}`);
 
   const latencies: number[] = [];

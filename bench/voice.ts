@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import WebSocket from 'ws';
@@ -8,6 +8,7 @@ import { WebRtcVoiceGate } from '../adapters/voice/webrtc-vad.ts';
 import { decodeAudioFrame } from '../machines/voice/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
+import { ask } from './support/child.ts';
 
 /**
  * bench:voice — N concurrent voice kiosks over real sockets, each streaming French speech
@@ -171,18 +172,6 @@ class PacedKiosk {
 function loadSeconds(n: number, loop: Loop): number {
   const secondsPerPhrase = loop.pcm.length / INPUT_SAMPLE_RATE / PHRASES.length;
   return Math.max(LOAD_SECONDS, Math.ceil((MIN_UTTERANCES * secondsPerPhrase) / n));
-}
-
-function ask<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve) => {
-    const onMessage = (msg: { type: string }) => {
-      if (msg.type !== type) return;
-      child.off('message', onMessage);
-      resolve(msg as T);
-    };
-    child.on('message', onMessage);
-    if (type !== 'ready') child.send({ type });
-  });
 }
 
 const percentile = (xs: number[], p: number) => {
