@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Listener } from '../adapters/voice/listener.ts';
 import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../adapters/voice/webrtc-vad.ts';
@@ -80,6 +80,14 @@ await seedBenchSeniors(rt, seniors);
 const { rows } = await rt.db.pool.query<{ id: string }>('SELECT id FROM seniors');
 for (const { id } of rows) for (const category of CONSENT_CATEGORIES) await rt.consents.grant(id, category);
 
+/** Every stage timing observed since the last reset (ms), for its tail: the metric itself keeps only buckets. */
+let stageSamples: Record<string, number[]> = {};
+const observe = rt.metrics.voiceStage.observe.bind(rt.metrics.voiceStage);
+rt.metrics.voiceStage.observe = ((labels: { stage: string }, seconds: number) => {
+  (stageSamples[labels.stage] ??= []).push(seconds * 1000);
+  observe(labels, seconds);
+}) as typeof rt.metrics.voiceStage.observe;
+
 /** The runtime's own per-stage timings of voice turns (kohami_voice_stage_seconds): sum and count per stage. */
 async function stageTotals(): Promise<Record<string, { sum: number; count: number }>> {
   const totals: Record<string, { sum: number; count: number }> = {};
@@ -96,7 +104,24 @@ async function stageTotals(): Promise<Record<string, { sum: number; count: numbe
 const loop = monitorEventLoopDelay({ resolution: 5 });
 /** Garbage-collection pauses: the event loop stalls the collector causes, told apart from the runtime's own work. */
 let gcPauses: number[] = [];
-new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((e) => e.duration))).observe({ entryTypes: ['gc'] });
+/** Per kind of collection (scavenge, mark-compact …): how many and how long, to tell young-generation churn from a full heap. */
+let gcByKind: Record<string, { count: number; ms: number; maxMs: number }> = {};
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gcPauses.push(e.duration);
+    const kind = GC_KINDS[(e as PerformanceEntry & { detail?: { kind: number } }).detail?.kind ?? -1] ?? 'other';
+    const k = (gcByKind[kind] ??= { count: 0, ms: 0, maxMs: 0 });
+    k.count += 1;
+    k.ms += e.duration;
+    k.maxMs = Math.max(k.maxMs, e.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 let stagesAtReset: Record<string, { sum: number; count: number }> = {};
 let cpu = process.cpuUsage();
 let since = performance.now();
@@ -106,6 +131,8 @@ process.on('message', async (msg: { type: string }) => {
     stagesAtReset = await stageTotals();
     analysis = [];
     gcPauses = [];
+    gcByKind = {};
+    stageSamples = {};
     for (const stream of streams.values()) stream.done = [];
     windows = 0;
     loop.reset();
@@ -130,6 +157,7 @@ process.on('message', async (msg: { type: string }) => {
     rss: process.memoryUsage().rss,
     heap: process.memoryUsage().heapUsed + process.memoryUsage().external,
     stagesMs,
+    stagesP99Ms: Object.fromEntries(Object.entries(stageSamples).map(([stage, xs]) => [stage, percentile(xs, 99)])),
     sessions: rt.registry.size,
     frames: analysis.length,
     analysisP50Ms: percentile(analysis, 50),
@@ -139,6 +167,8 @@ process.on('message', async (msg: { type: string }) => {
     loopP99Ms: loop.percentile(99) / 1e6,
     gcP99Ms: percentile(gcPauses, 99),
     gcMaxMs: Math.max(0, ...gcPauses),
+    gcByKind,
+    heapTotalMiB: process.memoryUsage().heapTotal / 2 ** 20,
     gcMsPerSecond: (gcPauses.reduce((a, b) => a + b, 0) / elapsedMs) * 1000,
     cpuPct: ((used.user + used.system) / 1000 / elapsedMs) * 100,
     sileroPerSecond: (windows / elapsedMs) * 1000,

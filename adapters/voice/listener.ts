@@ -7,12 +7,14 @@
  */
 import {
   advanceEndpointing,
-  isSpeechWindow,
+  decideWindow,
   QUIET,
   validateEndpointingConfig,
   type EndpointingState,
+  type WindowDecision,
 } from '../../machines/voice/endpointing.ts';
 import { INPUT_SAMPLE_RATE, type SpeechProbability, type VoiceGate } from '../../machines/voice/voice.port.ts';
+import { AudibleEnd, SUB_FRAME_SAMPLES } from './audible-end.ts';
 
 export interface ListenerOptions {
   gate: VoiceGate;
@@ -42,6 +44,7 @@ export interface ListenerEvents {
 export const GATE_HANGOVER_MS = 200;
 
 const samplesOf = (ms: number): number => Math.round((ms * INPUT_SAMPLE_RATE) / 1000);
+const toMs = (samples: number): number => (samples * 1000) / INPUT_SAMPLE_RATE;
 
 export class Listener {
   private readonly windowSamples: number;
@@ -67,6 +70,8 @@ export class Listener {
   /** Audio before this absolute sample was already handed out (never send the same audio twice). */
   private emittedUntil = 0;
   private state: EndpointingState = QUIET;
+  /** Where the utterance's audio went quiet by its level (when Silero's decay hides it). */
+  private readonly level = new AudibleEnd();
   private generation = 0;
   private work: Promise<void> = Promise.resolve();
 
@@ -89,6 +94,11 @@ export class Listener {
   /** ms of confirmed speech so far in the current utterance (0 outside one). */
   get speechMs(): number {
     return this.state.phase === 'speech' ? this.state.speechMs : 0;
+  }
+
+  /** Inside an utterance, confident speech has stopped and the endpointing silence is counting (it may still resume). */
+  get paused(): boolean {
+    return this.state.phase === 'speech' && this.state.silenceMs > 0;
   }
 
   /**
@@ -114,6 +124,7 @@ export class Listener {
     this.lastVoicedEnd = Number.NEGATIVE_INFINITY;
     this.emittedUntil = 0;
     this.state = QUIET;
+    this.level.reset();
     this.options.detector.reset();
   }
 
@@ -132,28 +143,56 @@ export class Listener {
     while (generation === this.generation && this.pendingLength >= this.windowSamples) {
       const window = this.window;
       window.set(this.pending.subarray(0, this.windowSamples));
+      this.endpointWithin(window);
       const start = this.analysed;
       this.runGate(window, start);
+      if (this.state.phase === 'quiet') this.level.forget();
+      this.level.observe(window, start);
       this.pending.copyWithin(0, this.windowSamples, this.pendingLength);
       this.pendingLength -= this.windowSamples;
       this.remember(window, start);
       this.analysed += this.windowSamples;
-      let speech = false;
+      let decision: WindowDecision = 'silence';
       if (this.lastVoicedEnd > start - this.hangoverSamples) {
         try {
-          speech = isSpeechWindow(await this.options.detector.probability(window), this.state);
+          decision = decideWindow(await this.options.detector.probability(window), this.state);
           this.detectorFailing = false;
         } catch (error) {
           // Without the detector, speech is a voiced gate frame in this very window: the hangover only gives Silero the last word.
-          speech = this.lastVoicedEnd > start;
+          decision = this.lastVoicedEnd > start ? 'speech' : 'silence';
           if (!this.detectorFailing) failure ??= error;
           this.detectorFailing = true;
         }
       }
       if (generation !== this.generation) return;
-      this.advance(speech);
+      this.advance(decision);
     }
+    // Audio short of a whole window may already complete the endpoint's silence.
+    if (generation === this.generation) this.endpointWithin(this.pending.subarray(0, this.pendingLength));
     if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * Once the detector has let go of the speech, the endpoint need not wait for the end of a window:
+   * audio from the last analysed window on counts toward the silence, 8 ms at a time, as long as its
+   * level is quiet. Checked before Silero judges a window and on what arrived short of one, over the
+   * same sub-frames in the same order, so the result does not depend on the kiosk's chunk size.
+   */
+  private endpointWithin(audio: Int16Array): void {
+    const state = this.state;
+    if (state.phase !== 'speech' || state.silenceMs === 0) return;
+    const quietBefore = this.level.quietSamples(this.analysed);
+    for (let from = 0; from + SUB_FRAME_SAMPLES <= audio.length; from += SUB_FRAME_SAMPLES) {
+      if (!this.level.isQuiet(audio, from)) return;
+      const samples = from + SUB_FRAME_SAMPLES;
+      const step = advanceEndpointing(state, 'silence', toMs(samples), this.options, toMs(quietBefore + samples));
+      if (step.event?.type === 'stopped' && step.event.reason === 'silence') {
+        this.state = step.state;
+        this.emit(this.emittedUntil, this.analysed);
+        this.events.speechStopped('silence');
+        return;
+      }
+    }
   }
 
   /** Gate frames lie on their own 20 ms grid; each is judged once all its samples are in the window. */
@@ -176,9 +215,9 @@ export class Listener {
     return frame;
   }
 
-  private advance(speech: boolean): void {
+  private advance(decision: WindowDecision): void {
     const wasSpeaking = this.state.phase === 'speech';
-    const step = advanceEndpointing(this.state, speech, this.windowMs, this.options);
+    const step = advanceEndpointing(this.state, decision, this.windowMs, this.options, toMs(this.level.quietSamples(this.analysed)));
     this.state = step.state;
     const end = this.analysed;
     if (step.event?.type === 'started') {

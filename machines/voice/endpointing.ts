@@ -5,7 +5,14 @@
  * Tuned for seniors, who pause mid-sentence to find a word: an utterance ends only after
  * `endpointSilenceMs` of continuous silence (700 ms by default, longer than those pauses), a
  * burst shorter than `minSpeechMs` (a cough, a chair) never starts one, and the neural
- * detector's probability is read with hysteresis so a soft, trailing voice keeps the utterance open.
+ * detector's probability is read with hysteresis: a window in the band between the two thresholds
+ * (`weak`) continues an onset or an utterance and counts as speech heard, but only a confident
+ * window (`speech`) holds the endpoint off. The silence is therefore counted from the end of the
+ * last confident window: Silero's probability decays through the band for a window or two after
+ * the audible end, and that decay is part of the senior's wait, not of their speech; where the
+ * audio's level shows it went quiet earlier still, the silence runs from there (bounded by
+ * AUDIBLE_END_CREDIT_MS). Speech that comes back confidently resets the silence, so a mid-sentence
+ * pause still never ends the utterance: the silence counted never exceeds the quiet actually heard.
  */
 
 export interface EndpointingConfig {
@@ -21,6 +28,12 @@ export interface EndpointingConfig {
 export const SPEECH_START_THRESHOLD = 0.5;
 /** Probability at or above which a window continues speech already under way (hysteresis, as Silero's own). */
 export const SPEECH_CONTINUE_THRESHOLD = 0.35;
+
+/**
+ * One analysis window as endpointing reads it: `speech` at or above the start threshold, `weak`
+ * in the hysteresis band (only while an onset or an utterance is under way), `silence` below.
+ */
+export type WindowDecision = 'speech' | 'weak' | 'silence';
 
 export type EndpointingState =
   | { readonly phase: 'quiet' }
@@ -38,6 +51,14 @@ export interface EndpointingStep {
   readonly event?: EndpointingEvent;
 }
 
+/**
+ * Silero stays confident for a window or two after the audible end of speech (its recurrent state,
+ * 32 ms windows). Once it is no longer confident, the silence runs from where the audio itself went
+ * quiet if that came earlier — by at most this much: a level can say when speech ended, only the
+ * detector whether it did.
+ */
+export const AUDIBLE_END_CREDIT_MS = 96;
+
 export const QUIET: EndpointingState = { phase: 'quiet' };
 /** The step of most windows (silence while quiet), shared: the audio path allocates nothing for it. */
 const STAY_QUIET: EndpointingStep = { state: QUIET };
@@ -52,17 +73,22 @@ export function validateEndpointingConfig(config: EndpointingConfig): void {
   }
 }
 
-/** The speech decision of one window: hysteresis keeps speech going on a weaker probability. */
-export function isSpeechWindow(probability: number, state: EndpointingState): boolean {
-  return probability >= (state.phase === 'quiet' ? SPEECH_START_THRESHOLD : SPEECH_CONTINUE_THRESHOLD);
+/** Reads one window's speech probability: hysteresis, the band counting only once something is under way. */
+export function decideWindow(probability: number, state: EndpointingState): WindowDecision {
+  if (probability >= SPEECH_START_THRESHOLD) return 'speech';
+  return state.phase !== 'quiet' && probability >= SPEECH_CONTINUE_THRESHOLD ? 'weak' : 'silence';
 }
 
-/** Advances endpointing by one window of `ms` milliseconds that was (or was not) speech. */
-export function advanceEndpointing(state: EndpointingState, speech: boolean, ms: number, config: EndpointingConfig): EndpointingStep {
+/**
+ * Advances endpointing by one window of `ms` milliseconds. `quietMs`: how long the audio has been
+ * quiet by its level at this window's end (0 when unknown or loud).
+ */
+export function advanceEndpointing(state: EndpointingState, decision: WindowDecision, ms: number, config: EndpointingConfig, quietMs = 0): EndpointingStep {
+  const heard = decision !== 'silence';
   switch (state.phase) {
     case 'quiet':
     case 'onset': {
-      if (!speech) return STAY_QUIET;
+      if (!heard) return STAY_QUIET;
       const speechMs = (state.phase === 'onset' ? state.speechMs : 0) + ms;
       if (speechMs < config.minSpeechMs) return { state: { phase: 'onset', speechMs } };
       return {
@@ -72,10 +98,13 @@ export function advanceEndpointing(state: EndpointingState, speech: boolean, ms:
     }
     case 'speech': {
       const utteranceMs = state.utteranceMs + ms;
-      const silenceMs = speech ? 0 : state.silenceMs + ms;
-      if (silenceMs >= config.endpointSilenceMs) return { state: QUIET, event: { type: 'stopped', reason: 'silence' } };
+      // A weak window counts toward the silence (the detector's decay after the last word) unless confident speech follows.
+      const silenceMs = decision === 'speech' ? 0 : state.silenceMs + ms;
+      // Once the detector has let go, the wait runs from where the audio went quiet if that was earlier (bounded by its lag).
+      const waitedMs = silenceMs === 0 ? 0 : Math.max(silenceMs, Math.min(quietMs, silenceMs + AUDIBLE_END_CREDIT_MS));
+      if (waitedMs >= config.endpointSilenceMs) return { state: QUIET, event: { type: 'stopped', reason: 'silence' } };
       if (utteranceMs >= config.maxUtteranceMs) return { state: QUIET, event: { type: 'stopped', reason: 'max_length' } };
-      return { state: { phase: 'speech', speechMs: state.speechMs + (speech ? ms : 0), silenceMs, utteranceMs } };
+      return { state: { phase: 'speech', speechMs: state.speechMs + (heard ? ms : 0), silenceMs, utteranceMs } };
     }
   }
 }

@@ -24,6 +24,8 @@ export interface VoiceServiceDeps {
   variations: CacheVariations;
   metrics: Metrics;
   logger: Logger;
+  /** Warms the senior's next turn (its embedding) from the interim transcript while endpointing waits; see VoiceServices. */
+  prefetchTurn?: (seniorId: string, transcript: string) => void;
 }
 
 /**
@@ -58,6 +60,9 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
         get speechMs() {
           return listener.speechMs;
         },
+        get paused() {
+          return listener.paused;
+        },
         reset: () => listener.reset(),
         close: () => {
           gate.close();
@@ -79,5 +84,6 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     metrics,
     logger: deps.logger,
+    ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
   };
 }

@@ -15,6 +15,8 @@ export type { VoiceLink } from './voice-link.ts';
 export interface SessionListener {
   push(pcm: Int16Array): Promise<void>;
   readonly speechMs: number;
+  /** Confident speech stopped inside an utterance: the endpointing silence is counting. */
+  readonly paused: boolean;
   reset(): void;
   close(): void;
 }
@@ -40,6 +42,13 @@ export interface VoiceServices {
   onSentenceLost(): void;
   metrics: Metrics;
   logger: Logger;
+  /**
+   * Optional: called with the interim transcript when the senior stops speaking (the endpointing
+   * silence starts counting) and again if the interim changes during that silence, so the turn's
+   * work (its embedding, shared by recall and the semantic cache) starts before the endpoint. Fire
+   * and forget: it must not throw nor log the text; a resumed sentence simply calls it again later.
+   */
+  prefetchTurn?: (seniorId: string, transcript: string) => void;
 }
 
 export interface VoiceSessionHandle {
@@ -79,6 +88,10 @@ interface Utterance {
   /** When confirmed speech last grew: the endpointing stage runs from here to speech stopped. */
   lastSpeechAt: number;
   lastSpeechMs: number;
+  /** The listener's pause (endpointing silence counting) as last seen after a push. */
+  paused: boolean;
+  /** The interim text last handed to prefetchTurn (never the same text twice). */
+  prefetched: string;
 }
 
 interface TurnTiming {
@@ -185,12 +198,31 @@ class VoiceSession implements VoiceSessionHandle {
       u.lastSpeechMs = speechMs;
       u.lastSpeechAt = performance.now();
     }
+    const paused = this.listener.paused;
+    if (paused !== u.paused) {
+      u.paused = paused;
+      if (paused) this.prefetch(u);
+    }
     this.considerBargeIn();
   };
 
+  /** While endpointing waits, the turn's work may start on the interim transcript (once per distinct text). */
+  private prefetch(u: Utterance): void {
+    const prefetchTurn = this.services.prefetchTurn;
+    const text = u.interim.trim();
+    if (!prefetchTurn || text === '' || text === u.prefetched) return;
+    u.prefetched = text;
+    try {
+      prefetchTurn(this.request.session.seniorId, text);
+    } catch (err) {
+      // A warm-up only: the turn itself does the work if this failed. The text is never logged.
+      this.log.warn({ err: { name: (err as Error)?.name } }, 'turn prefetch failed');
+    }
+  }
+
   private onSpeechStarted(): void {
     const now = performance.now();
-    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0 };
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '' };
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();
@@ -223,6 +255,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.request.link.send({ type: 'transcript.delta', text });
     if (!this.utterance) return;
     this.utterance.interim = text;
+    if (this.utterance.paused) this.prefetch(this.utterance);
     this.considerBargeIn();
   }
 

@@ -1,12 +1,17 @@
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { loadConfig } from '../../runtime/config.ts';
+import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
+import { voiceSessionFactory } from '../../runtime/voice/voice-session.ts';
+import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { ADMIN_TOKEN, adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { concat, frenchSpeech, silence } from '../support/speech.ts';
+import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk, VOICE_START } from '../support/voice-kiosk.ts';
 
 const CANARY = 'zorglub-canari-5521';
@@ -342,6 +347,54 @@ describe('budgets', () => {
     expect(await k.next((f) => f.type === 'error' && f.code === 'audio_rate_limited', 5000)).toBeTruthy();
     k.close();
   });
+});
+
+describe('turn prefetch while endpointing waits', () => {
+  it('hands prefetchTurn the interim transcript when the senior stops, again when it grows in the silence, and logs no text', async () => {
+    // The runtime's own session for this senior; a second voice session on it, built from services given a prefetchTurn.
+    const k = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+    await k.start();
+    const live = session();
+    const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: '3000' });
+    const prefetchTurn = vi.fn<(seniorId: string, transcript: string) => void>();
+    const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger, prefetchTurn });
+    let interim = '';
+    const link: VoiceLink = {
+      send: (frame) => {
+        if (frame.type === 'transcript.delta') interim = frame.text;
+      },
+      sendAudio: () => undefined,
+      unreadBytes: 0,
+    };
+    let turns = 0;
+    const voice = voiceSessionFactory(services).create({ session: live, link, output: { encoding: 'pcm_s16le', sampleRate: 16_000 }, aec: true, nextTurnId: () => `p${++turns}` });
+    // More words than the speech carries: the fake recognizer releases one per 200 ms heard, so some arrive during the silence.
+    const words = 'je suis allée au marché ce matin avec ma fille et nous avons acheté des fleurs pour le balcon de la cuisine';
+    voxtral.utterances.push({ text: words });
+    for (const chunk of chunks(await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), 20)) voice.pushAudio(chunk);
+    await vi.waitFor(() => expect(interim.split(' ').length).toBeGreaterThanOrEqual(8), { timeout: 10_000 });
+    expect(prefetchTurn).not.toHaveBeenCalled();
+    // Silence in real time, well within the 3 s endpoint: the utterance stays open, its audio still reaches the recognizer.
+    for (const chunk of chunks(silence(2000), 20)) {
+      voice.pushAudio(chunk);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (prefetchTurn.mock.calls.length >= 2) break;
+    }
+    const texts = prefetchTurn.mock.calls.map(([seniorId, text]) => {
+      expect(seniorId).toBe(live.seniorId);
+      return text;
+    });
+    expect(texts.length).toBeGreaterThanOrEqual(2);
+    expect(texts[0]!.split(' ').length).toBeGreaterThanOrEqual(8);
+    for (const [i, text] of texts.entries()) {
+      expect(words.startsWith(text)).toBe(true);
+      if (i > 0) expect(text.length).toBeGreaterThan(texts[i - 1]!.length);
+    }
+    voice.close();
+    expect(turns).toBe(0);
+    expect(rt.logs.text).not.toContain('marché');
+    k.close();
+  }, 20_000);
 });
 
 describe('never persisted, never logged: the voice path', () => {
