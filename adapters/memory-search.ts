@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import pgvector from 'pgvector';
 import { isDegenerateVector, type ConsentPort, type MemoryEmbedderPort, type MemoryPort } from '../machines/memory.port.ts';
 import type { MemorySearchPort } from '../machines/ports.ts';
+import { vectorParam } from './pgvector-memory.adapter.ts';
 
 /**
  * Tier 3, reached only on demand through the agent's `search_memory` tool: the facts of the
@@ -27,7 +27,7 @@ export class MemorySearch implements MemorySearchPort {
       `SELECT summary, ended_at FROM segments
         WHERE senior_id = $1::uuid AND embedding IS NOT NULL AND embedding_model = $2
         ORDER BY embedding <=> $3::vector LIMIT 3`,
-      [seniorId, this.embedder.modelId, pgvector.toSql(vector!)],
+      [seniorId, this.embedder.modelId, vectorParam(vector!)],
     );
     return { segments: segments.rows.map((r) => `${r.ended_at.toISOString().slice(0, 10)} : ${r.summary}`), facts };
   }

@@ -51,6 +51,19 @@ SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS p
 export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
 const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`;
 
+/**
+ * A query vector in pgvector's binary input format (int16 dimensions, int16 unused, float4s, big
+ * endian), which `pg` sends as a binary parameter: a fifth of the text form's bytes, and nothing
+ * for the database to parse. The stored vectors are float4 too, so the ranking is the same.
+ */
+export function vectorParam(vector: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(4 + 4 * vector.length);
+  buf.writeInt16BE(vector.length, 0);
+  buf.writeInt16BE(0, 2);
+  for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i]!, 4 + 4 * i);
+  return buf;
+}
+
 /** The reference MemoryPort: facts in `memory_facts`, vector(1024), cosine distance. */
 export class PgVectorMemoryAdapter implements MemoryPort {
   private readonly exactScanLimit: number;
@@ -93,7 +106,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
       return this.chronological(seniorId, limit);
     }
     signal?.throwIfAborted();
-    return this.ranked(seniorId, pgvector.toSql(vector!)!, limit);
+    return this.ranked(seniorId, vectorParam(vector!), limit);
   }
 
   async deleteSenior(seniorId: string): Promise<number> {
@@ -101,7 +114,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
     return res.rowCount ?? 0;
   }
 
-  private async ranked(seniorId: string, vector: string, limit: number): Promise<MemoryFact[]> {
+  private async ranked(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
     const cap = this.exactScanLimit + 1;
     const exact = await this.pool.query<FactRow>(EXACT_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit, cap]);
     if ((exact.rows[0]?.partition_size ?? 0) < cap) return exact.rows.map(toFact);
@@ -109,7 +122,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
   }
 
   /** A senior too large for an exact scan: HNSW with iterative scans, settings local to one transaction. */
-  private async indexed(seniorId: string, vector: string, limit: number): Promise<MemoryFact[]> {
+  private async indexed(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom, type ActorSystem } from 'xstate';
 import type {
   AgentPort,
   AgentRequest,
@@ -48,6 +48,10 @@ interface CurrentTurn {
   cacheTicket: unknown;
   /** The agent called a tool (search_memory): its reply depends on that call and is never cached. */
   usedTools: boolean;
+  /** When the latest chunk arrived, on the actor's clock. */
+  lastChunkAt: number;
+  /** The `lastChunkAt` the stall timer was armed from: a later one means chunks came since. */
+  stallArmedFrom: number;
 }
 
 /** What a voice session is doing, as operators see it (voice mode only; `off` for text kiosks). */
@@ -93,10 +97,16 @@ export interface SessionContext extends Omit<SessionInput, 'windowBudget' | 'age
   lastSosReason: SosReason | null;
   /** The latest voice turn's stage timings (voice mode). */
   voiceStages: VoiceStages | null;
+  /** When the senior's latest turn arrived (before the first: the session's start), on the actor's clock. */
+  lastTurnAt: number;
+  /** The `lastTurnAt` the pause timer was armed from: a later one means turns came since. */
+  pauseArmedFrom: number;
 }
 
 export type SessionEvent =
   | { type: 'TURN'; turnId: string; transcript: string }
+  /** Raised by the machine itself: CacheFlux had no answer for this turn, which goes on to the other fluxes. */
+  | { type: 'CACHE.MISS'; turnId: string; transcript: string }
   /** `heard`: in voice mode, the part of the reply the senior actually heard (from the audio played). */
   | { type: 'INTERRUPT'; turnId: string; heard?: string }
   /** Voice mode: the runtime's audio pipeline reports its state (never per audio frame). */
@@ -178,6 +188,15 @@ const agentNotProvided = fromCallback<SessionEvent, AgentRequest>(({ sendBack })
 
 const now = () => Date.now();
 
+/**
+ * The time on the actor's clock, the one its delayed transitions run on: a SimulatedClock (tests)
+ * has `now()`; XState's default clock is the real timers, read with Date.now().
+ */
+function clockNow(system: Pick<ActorSystem<never>, '_clock'>): number {
+  const clock: ActorSystem<never>['_clock'] & { now?: () => number } = system._clock;
+  return clock.now ? clock.now() : Date.now();
+}
+
 function isStrictPrefix(heard: string, reply: string): boolean {
   return heard.length < reply.length && reply.startsWith(heard);
 }
@@ -191,19 +210,28 @@ interface FinishParams {
 
 function completeTurn(context: SessionContext, params: FinishParams): Pick<SessionContext, 'turns' | 'window' | 'current'> {
   const current = context.current!;
+  return recordTurn(context, context.window, current, params);
+}
+
+/** Appends the turn record and its reply to the window (`window` already ends with the question). */
+function recordTurn(
+  context: SessionContext,
+  window: ChatMessage[],
+  started: { turnId: string; transcript: string; startedAt: number },
+  params: FinishParams,
+): Pick<SessionContext, 'turns' | 'window' | 'current'> {
   const turn: Turn = {
-    turnId: current.turnId,
-    transcript: current.transcript,
+    turnId: started.turnId,
+    transcript: started.transcript,
     reply: params.text,
     flux: params.flux,
-    latencyMs: now() - current.startedAt,
+    latencyMs: now() - started.startedAt,
     interrupted: params.interrupted === true,
-    startedAt: current.startedAt,
+    startedAt: started.startedAt,
     ...(params.flux === 'sos' && context.lastSosReason ? { sosReason: context.lastSosReason } : {}),
   };
   const reply: ChatMessage = { role: 'assistant', content: params.text, ...(params.interrupted ? { interrupted: true } : {}) };
-  const window = params.text ? appendToWindow(context.window, reply, context.windowBudget) : context.window;
-  return { turns: [...context.turns, turn], window, current: null };
+  return { turns: [...context.turns, turn], window: params.text ? appendToWindow(window, reply, context.windowBudget) : window, current: null };
 }
 
 /** The exchange before the current question (the window ends with it), for follow-up keys. */
@@ -247,13 +275,17 @@ export const sessionMachine = setup({
   },
   delays: {
     turnBudget: ({ context }) => context.turnBudgetMs,
-    agentStall: ({ context }) => context.agentStallMs,
+    // What is left of the stall bound after the latest chunk.
+    agentStall: ({ context, system }) => Math.max(0, (context.current?.lastChunkAt ?? 0) + context.agentStallMs - clockNow(system)),
     replyMax: ({ context }) => context.replyMaxMs,
-    sessionPause: ({ context }) => context.sessionPauseMs,
+    // What is left of the pause after the latest turn.
+    sessionPause: ({ context, system }) => Math.max(0, context.lastTurnAt + context.sessionPauseMs - clockNow(system)),
     kioskGrace: ({ context }) => context.kioskGraceMs,
   },
   guards: {
     cacheHit: ({ context }) => context.current?.cacheReply != null,
+    turnSincePauseArmed: ({ context }) => context.lastTurnAt !== context.pauseArmedFrom,
+    chunkSinceStallArmed: ({ context }) => context.current !== null && context.current.lastChunkAt !== context.current.stallArmedFrom,
     windowOverflows: ({ context }) => overflows(context.window, context.windowBudget),
     noChunkSent: ({ context }) => (context.current?.chunks ?? 0) === 0,
     isCurrentTurn: ({ context, event }) => event.type === 'INTERRUPT' && context.current?.turnId === event.turnId,
@@ -267,19 +299,38 @@ export const sessionMachine = setup({
     emptyReply: ({ context }) => (context.current?.reply.trim() ?? '') === '',
   },
   actions: {
-    beginTurn: assign(({ context, event }) => {
-      if (event.type !== 'TURN') return {};
-      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null, usedTools: false };
-      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget) };
+    beginTurn: assign(({ context, event, system }) => {
+      if (event.type !== 'TURN' && event.type !== 'CACHE.MISS') return {};
+      const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null, usedTools: false, lastChunkAt: 0, stallArmedFrom: 0 };
+      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget), lastTurnAt: clockNow(system) };
     }),
+    /**
+     * Flux 1 between turns, the hot path: a CacheFlux reply is recorded and told in this one targetless
+     * transition — no state left or entered, no timer armed, no actor started. A miss is raised as
+     * `CACHE.MISS`, which starts the turn at the next flux.
+     */
+    answerFromCacheFlux: enqueueActions(({ context, event, system, enqueue }) => {
+      if (event.type !== 'TURN') return;
+      const reply = context.cacheFlux.resolve(event.transcript, context.profile);
+      if (reply === null) {
+        enqueue.raise({ type: 'CACHE.MISS', turnId: event.turnId, transcript: event.transcript });
+        return;
+      }
+      const asked = appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget);
+      const update = recordTurn(context, asked, { turnId: event.turnId, transcript: event.transcript, startedAt: now() }, { text: reply, flux: 'cache' });
+      enqueue.assign({ ...update, lastTurnAt: clockNow(system) });
+      enqueue.emit(replyDoneOf(update.turns.at(-1)!));
+    }),
+    armPause: assign(({ context }) => ({ pauseArmedFrom: context.lastTurnAt })),
     /** Flux 1: the per-session CacheFluxAdapter is pure in-memory state (no I/O), so it runs inline. */
     resolveCacheFlux: assign(({ context }) => ({
       current: context.current && { ...context.current, cacheReply: context.cacheFlux.resolve(context.current.transcript, context.profile) },
     })),
-    appendChunk: assign(({ context, event }) => {
+    appendChunk: assign(({ context, event, system }) => {
       if (event.type !== 'AGENT.CHUNK' || !context.current) return {};
-      return { current: { ...context.current, reply: context.current.reply + event.text, chunks: context.current.chunks + 1 } };
+      return { current: { ...context.current, reply: context.current.reply + event.text, chunks: context.current.chunks + 1, lastChunkAt: clockNow(system) } };
     }),
+    armStall: assign(({ context }) => ({ current: context.current && { ...context.current, stallArmedFrom: context.current.lastChunkAt } })),
     emitDelta: emit(({ context, event }) => ({
       type: 'reply.delta' as const,
       turnId: context.current!.turnId,
@@ -361,7 +412,7 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'kohamiSession',
-  context: ({ input }) => ({
+  context: ({ input, self }) => ({
     ...input,
     windowBudget: input.windowBudget ?? DEFAULT_WINDOW_BUDGET,
     agentStallMs: input.agentStallMs ?? DEFAULT_AGENT_STALL_MS,
@@ -375,6 +426,8 @@ export const sessionMachine = setup({
     closeReason: null,
     lastSosReason: null,
     voiceStages: null,
+    lastTurnAt: clockNow(self.system),
+    pauseArmedFrom: clockNow(self.system),
   }),
   initial: 'live',
   states: {
@@ -394,13 +447,20 @@ export const sessionMachine = setup({
             },
           },
         },
-        // The pause is counted from the senior's last turn, whatever the conversation is doing.
+        // The pause is counted from the senior's last turn, whatever the conversation is doing. A turn
+        // only notes its time: the timer is not re-armed per turn but, when it fires after turns came,
+        // for what is left of the pause after the latest.
         inactivity: {
           initial: 'counting',
           states: {
             counting: {
-              on: { TURN: { target: 'counting', reenter: true } },
-              after: { sessionPause: { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'pause' }] } },
+              entry: 'armPause',
+              after: {
+                sessionPause: [
+                  { guard: 'turnSincePauseArmed', target: 'counting', reenter: true },
+                  { target: '#kohamiSession.closed', actions: [{ type: 'setCloseReason', params: 'pause' }] },
+                ],
+              },
             },
           },
         },
@@ -442,7 +502,11 @@ export const sessionMachine = setup({
           },
           states: {
             idle: {
-              on: { TURN: { target: 'turn', actions: 'beginTurn' } },
+              on: {
+                TURN: { actions: 'answerFromCacheFlux' },
+                // CacheFlux was already asked (and had nothing): the turn starts at recall.
+                'CACHE.MISS': { target: 'turn.recall', actions: 'beginTurn' },
+              },
             },
             turn: {
               initial: 'cacheFlux',
@@ -457,6 +521,7 @@ export const sessionMachine = setup({
                 'SOCKET.LOST': { target: 'idle', actions: 'interruptCurrent' },
               },
               states: {
+                // A new turn while one runs (barge-in) enters here; between turns, `idle` asks CacheFlux itself.
                 cacheFlux: {
                   // Synchronous and in memory (sub-millisecond): resolved on entry, no actor spawned.
                   entry: 'resolveCacheFlux',
@@ -523,9 +588,20 @@ export const sessionMachine = setup({
                   initial: 'waiting',
                   states: {
                     // Before the first chunk the turn budget applies; after it, each gap between chunks is bounded.
-                    waiting: {},
+                    waiting: {
+                      on: { 'AGENT.CHUNK': { target: 'streaming', actions: ['appendChunk', 'emitDelta'] } },
+                    },
+                    // A chunk only notes its time: the stall timer is not re-armed per chunk but, when it
+                    // fires after chunks came, for what is left of the bound after the latest.
                     streaming: {
-                      after: { agentStall: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'stall' }] } },
+                      entry: 'armStall',
+                      on: { 'AGENT.CHUNK': { actions: ['appendChunk', 'emitDelta'] } },
+                      after: {
+                        agentStall: [
+                          { guard: 'chunkSinceStallArmed', target: 'streaming', reenter: true },
+                          { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'stall' }] },
+                        ],
+                      },
                     },
                   },
                   invoke: {
@@ -540,8 +616,6 @@ export const sessionMachine = setup({
                     onError: { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'flux_error' }] },
                   },
                   on: {
-                    // Re-entering `streaming` restarts the stall timer; the model call (invoked on `agent`) goes on.
-                    'AGENT.CHUNK': { target: '.streaming', actions: ['appendChunk', 'emitDelta'] },
                     'AGENT.TOOL': { actions: 'markToolUse' },
                     'AGENT.DONE': [
                       { guard: 'emptyReply', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'empty_reply' }] },

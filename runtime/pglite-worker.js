@@ -44,7 +44,7 @@ function release(conn) {
   next?.resolve();
 }
 
-/** Runs one client message; returns the status of the last ReadyForQuery in PGlite's answer, or null. */
+/** Runs client messages; returns the status of the last ReadyForQuery in PGlite's answer, or null. */
 async function exec(message, write) {
   const ready = readyWatcher();
   try {
@@ -159,12 +159,18 @@ function take(conn) {
   return buffer.subarray(0, length);
 }
 
+/**
+ * Every whole message that arrived together runs as one batch: a query's Parse, Bind, Describe,
+ * Execute and Sync (one write from the client) cost one call into PGlite, which loops over the
+ * messages of its input, and one sync to the file system, instead of five of each.
+ */
 function receive(conn, data) {
   conn.buffer = conn.buffer.length ? Buffer.concat([conn.buffer, data]) : data;
+  const batch = [];
   for (let message = take(conn); message && !conn.closed; message = take(conn)) {
     if (conn.started) {
       if (message[0] === TERMINATE) close(conn);
-      else conn.chain = conn.chain.then(() => run(conn, message));
+      else batch.push(message);
       continue;
     }
     const code = message.length >= 8 ? message.readInt32BE(4) : 0;
@@ -174,6 +180,9 @@ function receive(conn, data) {
       conn.chain = conn.chain.then(() => run(conn, message));
     } else close(conn); // a cancel request (nothing to cancel in PGlite) or an unknown protocol
   }
+  if (batch.length === 0 || conn.closed) return;
+  const messages = batch.length === 1 ? batch[0] : Buffer.concat(batch);
+  conn.chain = conn.chain.then(() => run(conn, messages));
 }
 
 const server = net.createServer((socket) => {

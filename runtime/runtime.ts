@@ -20,6 +20,7 @@ import { DreamScheduler } from './dream-scheduler.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache-calibration.ts';
 import { SemanticCache } from '../adapters/semantic-cache.ts';
 import { SeniorDirectory } from '../adapters/senior-directory.ts';
+import { SharedQuestionEmbedder } from '../adapters/embedders/shared-question-embedder.ts';
 import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
 import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
 import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
@@ -62,6 +63,12 @@ export interface Runtime {
   memory: ProvidedMemory;
   embedder: MemoryEmbedderPort;
   metrics: Metrics;
+  /**
+   * Voice's warm-up: starts embedding an interim transcript (after the consent check recall would
+   * make), so that a final transcript of the same text finds its embedding ready or in flight.
+   * Fire and forget, errors swallowed, bounded.
+   */
+  prefetchTurn(seniorId: string, transcript: string): void;
   registry: SessionRegistry;
   closeJobs: CloseJobs;
   moodScores: PgMoodScoresRepository;
@@ -89,6 +96,14 @@ export const SHUTDOWN_MARGIN_MS = 4_000;
 const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
 /** Summarized sessions injected at the start of the next one (tier 2). */
 const RECENT_SEGMENTS = 3;
+/**
+ * The turn's question is embedded once, shared by recall and the semantic cache, and may be
+ * warmed from voice's interim transcript (seconds before the final one): at most 10 s and 1,024
+ * texts (~8 KiB of vector each) in RAM.
+ */
+const SHARED_EMBEDDINGS = { maxEntries: 1024, ttlMs: 10_000, warmTimeoutMs: 5_000, maxWarming: 64 };
+/** Longer interim transcripts are not warmed (a turn's transcript is a spoken sentence or two). */
+const PREFETCH_MAX_CHARS = 2_000;
 
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
@@ -112,7 +127,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
 
   const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;
-  const embedder = overrides.embedder ?? models.embedder;
+  const baseEmbedder = overrides.embedder ?? models.embedder;
+  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations());
+  // A turn's question is embedded by recall, then by the semantic cache when it is on.
+  const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });
   const metrics = createMetrics();
   const memory = provideMemory({
     pool: db.pool,
@@ -123,7 +141,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
 
-  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, embedder.modelId, readCalibrations());
   const semanticCache = new SemanticCache({
     threshold: cacheSetting.threshold,
     embedder,
@@ -220,7 +237,17 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const dreams = new DreamScheduler(db.pool, dream, logger);
   await dreams.start();
 
-  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger });
+  const prefetchTurn = (seniorId: string, transcript: string): void => {
+    if (transcript.length === 0 || transcript.length > PREFETCH_MAX_CHARS) return;
+    // Nothing leaves for the embedder before the consent recall itself checks first (INV-C01).
+    consents.hasConsent(seniorId, 'conversation').then(
+      (consented) => {
+        if (consented) embedder.warm(transcript);
+      },
+      () => {},
+    );
+  };
+  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn });
   const app = await buildHttpApp({
     logger,
     pool: db.pool,
@@ -266,5 +293,5 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
   const voiceInput = voiceServices.transcriber !== null;
-  return { app, db, directory, consents, memory, embedder, metrics, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
 }

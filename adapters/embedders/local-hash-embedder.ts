@@ -9,7 +9,7 @@ export class LocalHashEmbedder implements MemoryEmbedderPort {
   readonly modelId = 'kohami-local-hash-v1';
 
   async embed(texts: string[]): Promise<number[][]> {
-    return texts.map(embedOne);
+    return texts.map(localHashVector);
   }
 }
 
@@ -38,7 +38,8 @@ function features(text: string): string[] {
   return out;
 }
 
-function embedOne(text: string): number[] {
+/** One text's vector, synchronously (a fake embeddings server serves these in benchmarks). */
+export function localHashVector(text: string): number[] {
   const vector = new Array<number>(EMBEDDING_DIMENSIONS).fill(0);
   for (const feature of features(text)) {
     const hash = fnv1a(feature);

@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { echoesTranscriptVerbatim, type Exchange, type VerbatimSources } from '../../machines/derivation.ts';
-import { APICallError, generateObject, type FlexibleSchema } from 'ai';
+import { APICallError, asSchema, generateObject, type FlexibleSchema, type Schema } from 'ai';
 
 export class AttemptTimeoutError extends Error {
   constructor(ms: number) {
@@ -37,6 +37,17 @@ export async function withDefences<T>(attempt: (signal: AbortSignal) => Promise<
   }
 }
 
+/**
+ * The AI SDK converts a zod schema to JSON Schema on every call unless it is handed an already
+ * converted one (whose JSON Schema it computes once): each sub-agent's schema is converted once.
+ */
+const converted = new WeakMap<object, Schema<unknown>>();
+function convertedOnce<T>(schema: FlexibleSchema<T>): Schema<T> {
+  let done = converted.get(schema);
+  if (!done) converted.set(schema, (done = asSchema(schema) as Schema<unknown>));
+  return done as Schema<T>;
+}
+
 /** One structured sub-agent call on Mistral Small, under the defences above. */
 export async function generateWithDefences<T>(
   model: LanguageModelV3,
@@ -44,7 +55,7 @@ export async function generateWithDefences<T>(
   attemptTimeoutMs: number,
 ): Promise<T> {
   const { object } = await withDefences(
-    (abortSignal) => generateObject({ model, schema: request.schema, system: request.system, prompt: request.prompt, abortSignal, maxRetries: 0 }),
+    (abortSignal) => generateObject({ model, schema: convertedOnce(request.schema), system: request.system, prompt: request.prompt, abortSignal, maxRetries: 0 }),
     attemptTimeoutMs,
   );
   return object as T;

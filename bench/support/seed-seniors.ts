@@ -1,3 +1,4 @@
+import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
 import type { Runtime } from '../../runtime/runtime.ts';
 
 /** One senior per bench kiosk (one live session per senior), token `kiosk_bench_<i>`, i from 1 to n. */
@@ -8,5 +9,16 @@ export async function seedBenchSeniors(rt: Runtime, n: number): Promise<void> {
      INSERT INTO devices (senior_id, token_hash)
      SELECT id, encode(sha256(convert_to('kiosk_bench_' || substr(display_name, 7), 'UTF8')), 'hex') FROM s`,
     [n],
+  );
+}
+
+/**
+ * Every consent for every senior, in one statement (10,000 seniors one grant at a time take minutes):
+ * turns then reach recall and the agent, not the neutral line.
+ */
+export async function grantAllConsents(rt: Runtime): Promise<void> {
+  await rt.db.pool.query(
+    `INSERT INTO consents (senior_id, category) SELECT s.id, c FROM seniors s, unnest($1::text[]) c ON CONFLICT (senior_id, category) DO NOTHING`,
+    [[...CONSENT_CATEGORIES]],
   );
 }

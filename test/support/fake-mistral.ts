@@ -34,6 +34,11 @@ export class FakeMistral {
   embeddingDims = 1024;
   /** An HTTP status for `/v1/embeddings`, or 'hang' for a request never answered. */
   embeddingStatus: number | 'hang' = 200;
+  /** Fixed latencies (benchmarks): the chat stream's first byte and each embeddings answer wait this long. */
+  chatFirstByteMs = 0;
+  embeddingLatencyMs = 0;
+  /** The vector of one input; by default a deterministic one-hot vector (the same text, the same vector). */
+  embed: ((text: string) => number[]) | null = null;
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
   readonly open = { chat: 0, embeddings: 0 };
   readonly requests: Array<{ path: string; body: Record<string, unknown>; authorization?: string }> = [];
@@ -50,26 +55,14 @@ export class FakeMistral {
         const endpoint = req.url?.endsWith('/embeddings') ? 'embeddings' : 'chat';
         this.open[endpoint] += 1;
         res.once('close', () => (this.open[endpoint] -= 1));
-        if (endpoint === 'embeddings') return this.embeddings(body, res);
+        if (endpoint === 'embeddings') {
+          if (this.embeddingLatencyMs > 0) return void setTimeout(() => this.embeddings(body, res), this.embeddingLatencyMs);
+          return this.embeddings(body, res);
+        }
         const mode = this.mode;
         if (mode.kind === 'hang') return;
-        if (mode.kind === 'status') {
-          res.writeHead(mode.status, { 'content-type': 'application/json' });
-          return res.end(JSON.stringify({ object: 'error', message: 'service unavailable', type: 'service_unavailable' }));
-        }
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        if (mode.kind === 'malformed') return void res.end('data: {"choices": [{"delta": {"content": "Bon\n\ndata: [DONE]\n\n');
-        const base = { id: 'cmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model) };
-        for (const content of mode.chunks) {
-          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: null }] })}\n\n`);
-        }
-        if (mode.kind === 'stall') return;
-        // Dropped once the chunks have left, so the client has read them before the connection dies.
-        if (mode.kind === 'break') return void res.write(':\n\n', () => setTimeout(() => res.socket?.destroy(), 20));
-        res.write(
-          `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`,
-        );
-        res.end('data: [DONE]\n\n');
+        if (this.chatFirstByteMs > 0) return void setTimeout(() => this.chat(mode, body, res), this.chatFirstByteMs);
+        this.chat(mode, body, res);
       });
     });
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -80,12 +73,33 @@ export class FakeMistral {
     return this;
   }
 
+  /** Answers one chat request in `mode` (its latency, if any, already waited). */
+  private chat(mode: Exclude<FakeMistralMode, { kind: 'hang' }>, body: Record<string, unknown>, res: ServerResponse): void {
+    if (mode.kind === 'status') {
+      res.writeHead(mode.status, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ object: 'error', message: 'service unavailable', type: 'service_unavailable' }));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (mode.kind === 'malformed') return void res.end('data: {"choices": [{"delta": {"content": "Bon\n\ndata: [DONE]\n\n');
+    const base = { id: 'cmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model) };
+    for (const content of mode.chunks) {
+      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: null }] })}\n\n`);
+    }
+    if (mode.kind === 'stall') return;
+    // Dropped once the chunks have left, so the client has read them before the connection dies.
+    if (mode.kind === 'break') return void res.write(':\n\n', () => setTimeout(() => res.socket?.destroy(), 20));
+    res.write(
+      `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`,
+    );
+    res.end('data: [DONE]\n\n');
+  }
+
   get chatRequests() {
     return this.requests.filter((r) => r.path.endsWith('/chat/completions'));
   }
 
-  /** One deterministic unit vector per input: the same text, the same vector. */
-  private embeddings(body: Record<string, unknown>, res: import('node:http').ServerResponse): void {
+  /** One deterministic vector per input (`embed`, or a one-hot unit vector): the same text, the same vector. */
+  private embeddings(body: Record<string, unknown>, res: ServerResponse): void {
     if (this.embeddingStatus === 'hang') return;
     if (this.embeddingStatus !== 200) {
       res.writeHead(this.embeddingStatus, { 'content-type': 'application/json' });
@@ -93,6 +107,7 @@ export class FakeMistral {
     }
     const inputs = body.input as string[];
     const data = inputs.map((text, index) => {
+      if (this.embed) return { object: 'embedding', embedding: this.embed(text), index };
       const embedding = new Array<number>(this.embeddingDims).fill(0);
       let h = 0;
       for (const ch of text) h = (h * 31 + ch.charCodeAt(0)) >>> 0;

@@ -1,0 +1,187 @@
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import type pg from 'pg';
+import type { InspectionEvent } from 'xstate';
+
+/**
+ * bench:load's look inside the runtime process (never in the runtime itself): where an agent turn's
+ * time goes, stage by stage, from XState's inspection events, and what the database pool does —
+ * queries per second by kind, the wait for a pool connection, the whole round trip. Turn ids and SQL
+ * kinds only: no transcript, no reply.
+ */
+
+/** performance.now() when an agent turn reached each stage. */
+interface AgentStages {
+  turn: number;
+  recall?: number;
+  semanticCache?: number;
+  agent?: number;
+  firstChunk?: number;
+}
+
+export interface StageFigures {
+  /** The stage's name → [p50, p99] ms over the agent turns that reached its end. */
+  stages: Record<string, [number, number]>;
+  turns: number;
+}
+
+export interface PoolFigures {
+  /** Queries per second by their SQL's first words. */
+  perSecond: Record<string, number>;
+  waitMs: [number, number];
+  roundTripMs: [number, number];
+  /** The longest time each kind of query held its connection (round trip less the wait for it), ms. */
+  longestMs: Record<string, number>;
+  /** Most callers seen waiting for a connection at once (sampled every 50 ms). */
+  maxWaiting: number;
+  size: number;
+}
+
+const percentiles = (xs: number[]): [number, number] => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const pick = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+  return [pick(50), pick(99)];
+};
+
+/** Agent turns' stages: TURN → recall entered → semantic cache entered → agent entered → first chunk. */
+export class AgentStageProbe {
+  private turns = new Map<string, AgentStages>();
+
+  readonly inspect = (event: InspectionEvent): void => {
+    if (event.actorRef.sessionId !== event.rootId) return;
+    if (event.type === '@xstate.event' && event.event.type === 'TURN') {
+      this.turns.set((event.event as unknown as { turnId: string }).turnId, { turn: performance.now() });
+      return;
+    }
+    if (event.type !== '@xstate.snapshot') return;
+    const snapshot = event.snapshot as unknown as { value: { live?: { conversation?: unknown } }; context?: { current: { turnId: string; reply: string } | null } };
+    const current = snapshot.context?.current;
+    const stages = current && this.turns.get(current.turnId);
+    const conversation = snapshot.value.live?.conversation as { turn?: string | object } | undefined;
+    if (!stages || typeof conversation !== 'object' || !conversation.turn) return;
+    const stage = typeof conversation.turn === 'string' ? conversation.turn : 'agent';
+    if (stage === 'recall' || stage === 'semanticCache' || stage === 'agent') stages[stage] ??= performance.now();
+    if (stage === 'agent' && current.reply.length > 0) stages.firstChunk ??= performance.now();
+  };
+
+  reset(): void {
+    this.turns.clear();
+  }
+
+  /** Each span over the turns that reached both its ends (an SOS turn counts up to where it stopped). */
+  figures(firstTokenMs: number): StageFigures {
+    const spans: Record<string, number[]> = { 'TURN → recall': [], recall: [], 'semantic cache': [], 'agent → first chunk − fake': [] };
+    const span = (name: string, from?: number, to?: number, minus = 0) => {
+      if (from !== undefined && to !== undefined) spans[name]!.push(to - from - minus);
+    };
+    let turns = 0;
+    for (const s of this.turns.values()) {
+      if (s.recall === undefined) continue; // a CacheFlux hit
+      turns += 1;
+      span('TURN → recall', s.turn, s.recall);
+      span('recall', s.recall, s.semanticCache);
+      span('semantic cache', s.semanticCache, s.agent);
+      span('agent → first chunk − fake', s.agent, s.firstChunk, firstTokenMs);
+    }
+    return { turns, stages: Object.fromEntries(Object.entries(spans).map(([k, xs]) => [k, percentiles(xs)])) };
+  }
+}
+
+/** Wraps the runtime pool's `query` and `connect` (on this instance only) to time and count them. */
+export class PoolProbe {
+  private counts = new Map<string, number>();
+  private longest = new Map<string, number>();
+  private waits: number[] = [];
+  private roundTrips: number[] = [];
+  private maxWaiting = 0;
+  /** The query being dispatched: pg-pool's `query` calls `connect` synchronously. */
+  private dispatching: { handedAt: number } | null = null;
+  private since = performance.now();
+
+  constructor(private readonly pool: pg.Pool) {
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: unknown, done: unknown) => void) => unknown;
+    (pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
+      const sql = typeof text === 'string' ? text : String((text as { text?: string }).text ?? '?');
+      const kind = sql.trim().split(/\s+/).slice(0, 3).join(' ').slice(0, 40);
+      this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+      const at = performance.now();
+      const call = { handedAt: NaN };
+      this.dispatching = call;
+      const result = query(text, ...rest);
+      this.dispatching = null;
+      void result.then(
+        () => {
+          const end = performance.now();
+          this.roundTrips.push(end - at);
+          if (!Number.isNaN(call.handedAt)) this.longest.set(kind, Math.max(end - call.handedAt, this.longest.get(kind) ?? 0));
+        },
+        () => {},
+      );
+      return result;
+    };
+    // pg-pool's own `query` asks `this.connect(cb)`: the wait for a connection is timed here.
+    (pool as unknown as { connect: unknown }).connect = (cb?: (err: Error | undefined, client: unknown, done: unknown) => void) => {
+      if (!cb) return connect();
+      const at = performance.now();
+      const call = this.dispatching;
+      return connect((err, client, done) => {
+        const handedAt = performance.now();
+        if (call) call.handedAt = handedAt;
+        this.waits.push(handedAt - at);
+        cb(err, client, done);
+      });
+    };
+    setInterval(() => (this.maxWaiting = Math.max(this.maxWaiting, pool.waitingCount)), 50).unref();
+  }
+
+  reset(): void {
+    this.counts.clear();
+    this.longest.clear();
+    this.waits = [];
+    this.roundTrips = [];
+    this.maxWaiting = 0;
+    this.since = performance.now();
+  }
+
+  figures(): PoolFigures {
+    const seconds = (performance.now() - this.since) / 1000;
+    const perSecond = Object.fromEntries([...this.counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, Math.round(n / seconds)]));
+    const longestMs = Object.fromEntries([...this.longest].map(([k, ms]) => [k, Math.round(ms)]));
+    return { perSecond, longestMs, waitMs: percentiles(this.waits), roundTripMs: percentiles(this.roundTrips), maxWaiting: this.maxWaiting, size: this.pool.options.max };
+  }
+}
+
+/** How busy a thread's event loop was since the last reset (the embedded database's: PGlite runs synchronously in it). */
+export class ThreadProbe {
+  private last: EventLoopUtilization;
+
+  constructor(private readonly utilization: (since?: EventLoopUtilization) => EventLoopUtilization) {
+    this.last = utilization();
+  }
+
+  reset(): void {
+    this.last = this.utilization();
+  }
+
+  /** Percent of the time the thread was busy. */
+  busy(): number {
+    return this.utilization(this.last).utilization * 100;
+  }
+}
+
+/** This process's CPU (every thread) as a share of one core since the last reset. */
+export class CpuProbe {
+  private usage = process.cpuUsage();
+  private at = performance.now();
+
+  reset(): void {
+    this.usage = process.cpuUsage();
+    this.at = performance.now();
+  }
+
+  /** Percent of one core. */
+  share(): number {
+    const used = process.cpuUsage(this.usage);
+    return ((used.user + used.system) / 1000 / (performance.now() - this.at)) * 100;
+  }
+}

@@ -1,0 +1,110 @@
+import { createMistral } from '@ai-sdk/mistral';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
+import type { InspectionEvent } from 'xstate';
+import { AiSdkEmbedder } from '../adapters/embedders/ai-sdk-embedder.ts';
+import { localHashVector } from '../adapters/embedders/local-hash-embedder.ts';
+import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { startRuntime } from '../runtime/runtime.ts';
+import { bulkLoadFacts } from '../test/support/database.ts';
+import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
+
+/**
+ * The runtime side of bench:overhead, in its own process: the real runtime with the real
+ * @ai-sdk/mistral adapters pointed at the fakes' process, and N bench seniors with every consent,
+ * those the turns go to with 3 facts each. It timestamps each agent turn's stages (from XState's inspection events) and
+ * each embedding request, and hands them over on `stages`.
+ */
+const [fakeUrl, seniorsArg, talkingArg] = process.argv.slice(2);
+const seniors = Number(seniorsArg);
+/** The bench's turns go to the first `talking` sessions; the others are held live and idle. */
+const talking = Number(talkingArg);
+/** The local hash embedder's id: the fake serves its vectors, so the semantic cache is calibrated for them. */
+const EMBED_MODEL = 'kohami-local-hash-v1';
+
+export interface TurnStages {
+  turnId: string;
+  /** performance.now() at: the TURN event, entering recall, semanticCache, agent, and the first chunk. */
+  turn: number;
+  recall?: number;
+  semanticCache?: number;
+  agent?: number;
+  delta?: number;
+  /** Start times of the embedding requests made for this turn's question. */
+  embeds: number[];
+}
+
+const turns = new Map<string, TurnStages>();
+const byTranscript = new Map<string, TurnStages>();
+/** The bench's own record of embedding requests (start times, per question): never logged. */
+const counting = (inner: MemoryEmbedderPort): MemoryEmbedderPort => ({
+  modelId: inner.modelId,
+  embed: (texts, signal) => {
+    if (texts.length === 1) byTranscript.get(texts[0]!)?.embeds.push(performance.now());
+    return inner.embed(texts, signal);
+  },
+});
+
+function inspect(event: InspectionEvent): void {
+  if (event.actorRef.sessionId !== event.rootId) return;
+  if (event.type === '@xstate.event' && event.event.type === 'TURN') {
+    const { turnId, transcript } = event.event as unknown as { turnId: string; transcript: string };
+    const stages: TurnStages = { turnId, turn: performance.now(), embeds: [] };
+    turns.set(turnId, stages);
+    byTranscript.set(transcript, stages);
+    return;
+  }
+  if (event.type !== '@xstate.snapshot') return;
+  const snapshot = event.snapshot as unknown as { value: { live?: { conversation?: unknown } }; context?: { current: { turnId: string; reply: string } | null } };
+  const current = snapshot.context?.current;
+  const stages = current && turns.get(current.turnId);
+  const conversation = snapshot.value.live?.conversation as { turn?: string | object } | undefined;
+  if (!stages || typeof conversation !== 'object' || !conversation.turn) return;
+  const stage = typeof conversation.turn === 'string' ? conversation.turn : 'agent';
+  if (stage === 'recall' || stage === 'semanticCache' || stage === 'agent') stages[stage] ??= performance.now();
+  if (stage === 'agent' && current.reply.length > 0) stages.delta ??= performance.now();
+}
+
+const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'bench-key', MISTRAL_BASE_URL: fakeUrl! });
+const embedder = counting(new AiSdkEmbedder(createMistral({ apiKey: 'bench-key', baseURL: fakeUrl! }).embedding('mistral-embed'), EMBED_MODEL));
+const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 }, embedder, inspect });
+await seedBenchSeniors(rt, seniors);
+await grantAllConsents(rt);
+// Facts for the talking seniors only (HNSW indexing 10,000 × 3 rows would take the run's time).
+const ids = (
+  await rt.db.pool.query<{ id: string }>("SELECT id FROM seniors WHERE display_name LIKE 'bench-%' ORDER BY substr(display_name, 7)::int LIMIT $1", [talking])
+).rows.map((r) => r.id);
+const facts = ['Elle aime jardiner le matin.', 'Sa fille Claire habite à Lyon.', 'Elle a été institutrice.'];
+await bulkLoadFacts(
+  rt.db,
+  ids.flatMap((seniorId) => facts.map((fact) => ({ seniorId, fact, category: 'profil', embedding: localHashVector(fact) }))),
+  EMBED_MODEL,
+);
+
+/**
+ * With BENCH_PROF=1, a CPU profile of the measured turns only (between the first and second
+ * `stages`, so neither start nor shutdown is in it): /tmp/prof-overhead/runtime-<N>.cpuprofile.
+ */
+const profiler = process.env.BENCH_PROF === '1' ? new Session() : null;
+profiler?.connect();
+const post = (method: string) => new Promise<unknown>((resolve, reject) => profiler!.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+let profiling = false;
+
+process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk` });
+process.on('message', (msg: { type: string }) => {
+  if (msg.type !== 'stages') return;
+  process.send!({ type: 'stages', turns: [...turns.values()] });
+  turns.clear();
+  byTranscript.clear();
+  if (!profiler) return;
+  if (!profiling) void post('Profiler.enable').then(() => post('Profiler.start'));
+  else
+    void post('Profiler.stop').then(async (res) => {
+      await mkdir('/tmp/prof-overhead', { recursive: true });
+      await writeFile(`/tmp/prof-overhead/runtime-${seniors}.cpuprofile`, JSON.stringify((res as { profile: unknown }).profile));
+    });
+  profiling = !profiling;
+});
+process.on('SIGINT', () => void rt.close().then(() => process.exit(0)));
