@@ -21,7 +21,7 @@ export class MemoryFluxAdapter implements RecallPort {
   ) {}
 
   async recall({ seniorId, transcript }: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome> {
-    if (!(await this.consents.hasConsent(seniorId, 'conversation'))) return { kind: 'reply', text: NEUTRAL_REPLY, flux: 'neutral' };
+    if (!(await this.consents.hasConsent(seniorId, 'conversation', signal))) return { kind: 'reply', text: NEUTRAL_REPLY, flux: 'neutral' };
     try {
       const facts = await withDeadline((budget) => this.memory.search(transcript, seniorId, RECALL_LIMIT, budget), this.budgetMs, signal);
       return { kind: 'facts', facts: facts.map(({ content, category }) => ({ content, category })) };

@@ -21,13 +21,23 @@ const toRecord = (row: ConsentRow): ConsentRecord => ({
   revokedAt: row.revoked_at?.toISOString() ?? null,
 });
 
+const HAS_CONSENT = 'SELECT 1 FROM consents WHERE senior_id = $1::uuid AND category = $2 AND revoked_at IS NULL';
+
 /** Consents per senior and category (INV-C01). A revocation keeps the row, and the facts. */
 export class PgConsentAdapter implements ConsentPort {
   constructor(private readonly pool: pg.Pool) {}
 
-  async hasConsent(seniorId: string, category: ConsentCategory): Promise<boolean> {
-    const res = await this.pool.query('SELECT 1 FROM consents WHERE senior_id = $1::uuid AND category = $2 AND revoked_at IS NULL', [seniorId, category]);
-    return (res.rowCount ?? 0) > 0;
+  async hasConsent(seniorId: string, category: ConsentCategory, signal?: AbortSignal): Promise<boolean> {
+    signal?.throwIfAborted();
+    // A turn's query can wait for a connection behind many others; by then the turn may be over.
+    const client = await this.pool.connect();
+    try {
+      signal?.throwIfAborted();
+      const res = await client.query(HAS_CONSENT, [seniorId, category]);
+      return (res.rowCount ?? 0) > 0;
+    } finally {
+      client.release();
+    }
   }
 
   async activeCategories(seniorId: string): Promise<Set<ConsentCategory>> {

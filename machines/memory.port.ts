@@ -47,7 +47,11 @@ export interface MemoryEmbedderPort {
 }
 
 export interface ConsentPort {
-  hasConsent(seniorId: string, category: ConsentCategory): Promise<boolean>;
+  /**
+   * `signal`: the turn asking. Once it has ended (SOS, barge-in, close) the answer is not needed: under
+   * load its query, still queued for a connection, is then never run.
+   */
+  hasConsent(seniorId: string, category: ConsentCategory, signal?: AbortSignal): Promise<boolean>;
   /** The categories with an active consent, for stores that cannot join on the consents table. */
   activeCategories(seniorId: string): Promise<Set<ConsentCategory>>;
 }
