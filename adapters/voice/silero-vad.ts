@@ -163,9 +163,11 @@ class SileroWorker {
     this.failure = new SileroUnavailableError(cause);
     if (current === this) current = undefined;
     clearInterval(this.watchdog);
+    // The thread sees STOP after its current inference and ends by itself. It is never terminated:
+    // terminating it inside onnxruntime's run throws a native error no JS can catch, which aborts the
+    // whole process (seen in CI). A thread stuck in a run keeps its ~20 MiB, unref'd, until it returns.
     Atomics.store(this.control, STOP, 1);
     Atomics.notify(this.control, WAKE);
-    void this.worker.terminate();
     for (let slot = 0; slot < SLOTS; slot++) {
       const waiter = this.waiters[slot];
       this.waiters[slot] = undefined;
