@@ -10,7 +10,7 @@ import type { InspectionEvent } from 'xstate';
  */
 
 /** performance.now() when an agent turn reached each stage. */
-interface AgentStages {
+export interface AgentStages {
   turn: number;
   recall?: number;
   semanticCache?: number;
@@ -42,26 +42,33 @@ const percentiles = (xs: number[]): [number, number] => {
   return [pick(50), pick(99)];
 };
 
+/**
+ * Timestamps an agent turn's stages from XState's inspection events of a session actor: `start` makes
+ * the record at the TURN event; entering recall, semanticCache and agent, and the first chunk, fill it.
+ */
+export function recordAgentStages<S extends AgentStages>(turns: Map<string, S>, event: InspectionEvent, start: (turnId: string, transcript: string) => S): void {
+  if (event.actorRef.sessionId !== event.rootId) return;
+  if (event.type === '@xstate.event' && event.event.type === 'TURN') {
+    const { turnId, transcript } = event.event as unknown as { turnId: string; transcript: string };
+    turns.set(turnId, start(turnId, transcript));
+    return;
+  }
+  if (event.type !== '@xstate.snapshot') return;
+  const snapshot = event.snapshot as unknown as { value: { live?: { conversation?: unknown } }; context?: { current: { turnId: string; reply: string } | null } };
+  const current = snapshot.context?.current;
+  const stages = current && turns.get(current.turnId);
+  const conversation = snapshot.value.live?.conversation as { turn?: string | object } | undefined;
+  if (!stages || typeof conversation !== 'object' || !conversation.turn) return;
+  const stage = typeof conversation.turn === 'string' ? conversation.turn : 'agent';
+  if (stage === 'recall' || stage === 'semanticCache' || stage === 'agent') stages[stage] ??= performance.now();
+  if (stage === 'agent' && current.reply.length > 0) stages.firstChunk ??= performance.now();
+}
+
 /** Agent turns' stages: TURN → recall entered → semantic cache entered → agent entered → first chunk. */
 export class AgentStageProbe {
   private turns = new Map<string, AgentStages>();
 
-  readonly inspect = (event: InspectionEvent): void => {
-    if (event.actorRef.sessionId !== event.rootId) return;
-    if (event.type === '@xstate.event' && event.event.type === 'TURN') {
-      this.turns.set((event.event as unknown as { turnId: string }).turnId, { turn: performance.now() });
-      return;
-    }
-    if (event.type !== '@xstate.snapshot') return;
-    const snapshot = event.snapshot as unknown as { value: { live?: { conversation?: unknown } }; context?: { current: { turnId: string; reply: string } | null } };
-    const current = snapshot.context?.current;
-    const stages = current && this.turns.get(current.turnId);
-    const conversation = snapshot.value.live?.conversation as { turn?: string | object } | undefined;
-    if (!stages || typeof conversation !== 'object' || !conversation.turn) return;
-    const stage = typeof conversation.turn === 'string' ? conversation.turn : 'agent';
-    if (stage === 'recall' || stage === 'semanticCache' || stage === 'agent') stages[stage] ??= performance.now();
-    if (stage === 'agent' && current.reply.length > 0) stages.firstChunk ??= performance.now();
-  };
+  readonly inspect = (event: InspectionEvent): void => recordAgentStages(this.turns, event, () => ({ turn: performance.now() }));
 
   reset(): void {
     this.turns.clear();

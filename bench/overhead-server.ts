@@ -10,6 +10,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
 import { bulkLoadFacts } from '../test/support/database.ts';
 import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
+import { recordAgentStages, type AgentStages } from './load-probe.ts';
 
 /**
  * The runtime side of bench:overhead, in its own process: the real runtime with the real
@@ -24,14 +25,8 @@ const talking = Number(talkingArg);
 /** The local hash embedder's id: the fake serves its vectors, so the semantic cache is calibrated for them. */
 const EMBED_MODEL = 'kohami-local-hash-v1';
 
-export interface TurnStages {
+export interface TurnStages extends AgentStages {
   turnId: string;
-  /** performance.now() at: the TURN event, entering recall, semanticCache, agent, and the first chunk. */
-  turn: number;
-  recall?: number;
-  semanticCache?: number;
-  agent?: number;
-  delta?: number;
   /** Start times of the embedding requests made for this turn's question. */
   embeds: number[];
 }
@@ -47,25 +42,12 @@ const counting = (inner: MemoryEmbedderPort): MemoryEmbedderPort => ({
   },
 });
 
-function inspect(event: InspectionEvent): void {
-  if (event.actorRef.sessionId !== event.rootId) return;
-  if (event.type === '@xstate.event' && event.event.type === 'TURN') {
-    const { turnId, transcript } = event.event as unknown as { turnId: string; transcript: string };
+const inspect = (event: InspectionEvent): void =>
+  recordAgentStages(turns, event, (turnId, transcript) => {
     const stages: TurnStages = { turnId, turn: performance.now(), embeds: [] };
-    turns.set(turnId, stages);
     byTranscript.set(transcript, stages);
-    return;
-  }
-  if (event.type !== '@xstate.snapshot') return;
-  const snapshot = event.snapshot as unknown as { value: { live?: { conversation?: unknown } }; context?: { current: { turnId: string; reply: string } | null } };
-  const current = snapshot.context?.current;
-  const stages = current && turns.get(current.turnId);
-  const conversation = snapshot.value.live?.conversation as { turn?: string | object } | undefined;
-  if (!stages || typeof conversation !== 'object' || !conversation.turn) return;
-  const stage = typeof conversation.turn === 'string' ? conversation.turn : 'agent';
-  if (stage === 'recall' || stage === 'semanticCache' || stage === 'agent') stages[stage] ??= performance.now();
-  if (stage === 'agent' && current.reply.length > 0) stages.delta ??= performance.now();
-}
+    return stages;
+  });
 
 const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'bench-key', MISTRAL_BASE_URL: fakeUrl! });
 const embedder = counting(new AiSdkEmbedder(createMistral({ apiKey: 'bench-key', baseURL: fakeUrl! }).embedding('mistral-embed'), EMBED_MODEL));

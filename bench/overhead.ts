@@ -184,7 +184,7 @@ async function measure(fakeUrl: string, n: number): Promise<SizeReport> {
   const within = (s: TurnStages, from: number | undefined, to: number | undefined) => s.embeds.filter((t) => t >= (from ?? Infinity) && t < (to ?? -Infinity)).length;
   for (const [i, r] of agentTurns.entries()) {
     const s = byId.get(r.turnId);
-    if (!s || r.delta === undefined || s.delta === undefined || s.recall === undefined || s.semanticCache === undefined || s.agent === undefined) continue;
+    if (!s || r.delta === undefined || s.firstChunk === undefined || s.recall === undefined || s.semanticCache === undefined || s.agent === undefined) continue;
     report.embedsPerTurn.push(s.embeds.length);
     report.agent.push(r.delta - r.sent - s.embeds.length * EMBED_MS - CHAT_MS);
     const b = n === 1 ? bares[i] : undefined;
@@ -192,8 +192,8 @@ async function measure(fakeUrl: string, n: number): Promise<SizeReport> {
     report.stages['before recall'].push(s.recall - s.turn);
     report.stages.recall.push(s.semanticCache - s.recall - within(s, s.recall, s.semanticCache) * EMBED_MS);
     report.stages['semantic cache'].push(s.agent - s.semanticCache - within(s, s.semanticCache, s.agent) * EMBED_MS);
-    report.stages['agent (to first chunk)'].push(s.delta - s.agent - CHAT_MS);
-    report.stages['kiosk ⇄ machine'].push(r.delta - r.sent - (s.delta - s.turn));
+    report.stages['agent (to first chunk)'].push(s.firstChunk - s.agent - CHAT_MS);
+    report.stages['kiosk ⇄ machine'].push(r.delta - r.sent - (s.firstChunk - s.turn));
   }
   for (const r of cacheTurns) if (r.flux === 'cache') report.cache.push(r.done! - r.sent);
   for (const r of semanticTurns) {

@@ -197,6 +197,11 @@ function clockNow(system: Pick<ActorSystem<never>, '_clock'>): number {
   return clock.now ? clock.now() : Date.now();
 }
 
+/** What is left of a bound counted from `since` (the latest turn, the latest chunk): one timer per period, not per event. */
+function timeLeft(since: number, boundMs: number, system: Pick<ActorSystem<never>, '_clock'>): number {
+  return Math.max(0, since + boundMs - clockNow(system));
+}
+
 function isStrictPrefix(heard: string, reply: string): boolean {
   return heard.length < reply.length && reply.startsWith(heard);
 }
@@ -276,10 +281,10 @@ export const sessionMachine = setup({
   delays: {
     turnBudget: ({ context }) => context.turnBudgetMs,
     // What is left of the stall bound after the latest chunk.
-    agentStall: ({ context, system }) => Math.max(0, (context.current?.lastChunkAt ?? 0) + context.agentStallMs - clockNow(system)),
+    agentStall: ({ context, system }) => timeLeft(context.current?.lastChunkAt ?? 0, context.agentStallMs, system),
     replyMax: ({ context }) => context.replyMaxMs,
     // What is left of the pause after the latest turn.
-    sessionPause: ({ context, system }) => Math.max(0, context.lastTurnAt + context.sessionPauseMs - clockNow(system)),
+    sessionPause: ({ context, system }) => timeLeft(context.lastTurnAt, context.sessionPauseMs, system),
     kioskGrace: ({ context }) => context.kioskGraceMs,
   },
   guards: {
