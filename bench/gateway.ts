@@ -28,6 +28,8 @@ interface Result {
   p50: number;
   p99: number;
   rssPerSessionKiB: number;
+  /** The server process's CPU time (all threads) during the flood, per turn answered. */
+  cpuPerTurnMicros: number;
 }
 
 function connect(url: string, kind: string): Promise<WebSocket> {
@@ -45,7 +47,9 @@ function connect(url: string, kind: string): Promise<WebSocket> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
-  const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF && kind === 'runtime' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], stdio: 'inherit' });
+  // Both servers are profiled: the share of the one ws write per turn they both pay is the yardstick.
+  const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=/tmp/prof/${kind}-${n}`] : [];
+  const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...prof], stdio: 'inherit' });
   if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '0', String(child.pid)], { stdio: 'ignore' });
   const { url } = await ask<{ url: string }>(child, 'ready');
   const base = await ask<{ rss: number }>(child, 'measure');
@@ -56,6 +60,7 @@ async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   if (kind === 'runtime' && idle.sessions !== n) throw new Error(`expected ${n} live sessions, found ${idle.sessions}`);
 
   const latencies: number[] = [];
+  const cpuBefore = await ask<{ micros: number }>(child, 'cpu');
   const deadline = Date.now() + LOAD_SECONDS * 1000;
   let seq = 0;
   await Promise.all(
@@ -77,6 +82,7 @@ async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
         }),
     ),
   );
+  const cpuAfter = await ask<{ micros: number }>(child, 'cpu');
   for (const ws of sockets) ws.terminate();
   child.kill(process.env.BENCH_PROF ? 'SIGINT' : 'SIGKILL');
   await once(child, 'exit');
@@ -88,6 +94,7 @@ async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     rssPerSessionKiB: (idle.rss - base.rss) / n / 1024,
+    cpuPerTurnMicros: (cpuAfter.micros - cpuBefore.micros) / latencies.length,
   };
 }
 
@@ -114,12 +121,12 @@ for (const n of SIZES) {
   const echo = await run('echo', n);
   const runtime = await run('runtime', n);
   rows.push(
-    `| ${n} | ${fmt(echo.throughput, 0)} | ${fmt(runtime.throughput, 0)} | **${fmt(runtime.throughput / echo.throughput, 2)}×** | ${fmt(echo.p50, 2)} / ${fmt(echo.p99, 2)} | ${fmt(runtime.p50, 2)} / ${fmt(runtime.p99, 2)} | **${fmt(runtime.p99 / echo.p99, 2)}×** | ${fmt(echo.rssPerSessionKiB)} | ${fmt(runtime.rssPerSessionKiB)} |`,
+    `| ${n} | ${fmt(echo.throughput, 0)} | ${fmt(runtime.throughput, 0)} | **${fmt(runtime.throughput / echo.throughput, 2)}×** | ${fmt(echo.p50, 2)} / ${fmt(echo.p99, 2)} | ${fmt(runtime.p50, 2)} / ${fmt(runtime.p99, 2)} | **${fmt(runtime.p99 / echo.p99, 2)}×** | ${fmt(echo.rssPerSessionKiB)} | ${fmt(runtime.rssPerSessionKiB)} | ${fmt(echo.cpuPerTurnMicros)} / ${fmt(runtime.cpuPerTurnMicros)} | **${fmt(runtime.cpuPerTurnMicros / echo.cpuPerTurnMicros, 2)}×** |`,
   );
 }
 console.log(`\nbench:gateway — ${LOAD_SECONDS} s closed-loop CacheFlux turns per size, loopback, node ${process.version}\n`);
-console.log('| N kiosks | echo turns/s | runtime turns/s | runtime/echo | echo p50 / p99 ms | runtime p50 / p99 ms | p99 ratio | echo RSS KiB/socket | runtime RSS KiB/idle session |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| N kiosks | echo turns/s | runtime turns/s | runtime/echo | echo p50 / p99 ms | runtime p50 / p99 ms | p99 ratio | echo RSS KiB/socket | runtime RSS KiB/idle session | echo / runtime CPU µs per turn | CPU per turn ratio |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 console.log(`\nCacheFlux resolve: ${fmt(cost.resolveNs, 0)} ns per turn (${fmt(cost.resolveNs / 1e6, 4)} ms); parsing the turn frame: ${fmt(cost.parseNs, 0)} ns (ratio ${fmt(cost.resolveNs / cost.parseNs, 2)}×)`);
 console.log('\ntargets (issue 13): runtime/echo ≥ 0.5× (0.8× the long-run goal) and p99 ratio ≤ 2× at 5,000 kiosks, runtime RSS ≤ 30 KiB per idle session');

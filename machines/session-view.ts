@@ -1,5 +1,6 @@
 import type { Flux } from './ports.ts';
 import type { SessionContext, SosReason, VoiceActivity, VoiceStages } from './session.machine.ts';
+import { windowCharacters } from './window.ts';
 
 /**
  * What an operator may see of a live session: state, counts, lengths, flags and timings.
@@ -45,7 +46,7 @@ export function redactContext(context: SessionContext): RedactedContext {
     turnCount: context.turns.length,
     lastTurn: last ? { flux: last.flux, latencyMs: last.latencyMs, interrupted: last.interrupted, sosReason: last.sosReason ?? null } : null,
     recentLatenciesMs: context.turns.slice(-RECENT).map((t) => t.latencyMs),
-    window: { messages: context.window.length, characters: context.window.reduce((n, m) => n + m.content.length, 0) },
+    window: { messages: context.window.length, characters: windowCharacters(context.window) },
     current: context.current && {
       transcriptLength: context.current.transcript.length,
       replyLength: context.current.reply.length,

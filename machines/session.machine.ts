@@ -215,15 +215,18 @@ interface FinishParams {
 
 function completeTurn(context: SessionContext, params: FinishParams): Pick<SessionContext, 'turns' | 'window' | 'current'> {
   const current = context.current!;
-  return recordTurn(context, context.window, current, params);
+  return recordTurn(context, current, params);
 }
 
-/** Appends the turn record and its reply to the window (`window` already ends with the question). */
+/**
+ * Appends the turn record, and its reply to the window: after the question, `asked`, when the turn is
+ * recorded at once (a CacheFlux hit); otherwise the window already ends with it (`beginTurn`).
+ */
 function recordTurn(
   context: SessionContext,
-  window: ChatMessage[],
   started: { turnId: string; transcript: string; startedAt: number },
   params: FinishParams,
+  asked: ChatMessage[] = [],
 ): Pick<SessionContext, 'turns' | 'window' | 'current'> {
   const turn: Turn = {
     turnId: started.turnId,
@@ -236,7 +239,8 @@ function recordTurn(
     ...(params.flux === 'sos' && context.lastSosReason ? { sosReason: context.lastSosReason } : {}),
   };
   const reply: ChatMessage = { role: 'assistant', content: params.text, ...(params.interrupted ? { interrupted: true } : {}) };
-  return { turns: [...context.turns, turn], window: params.text ? appendToWindow(window, reply, context.windowBudget) : window, current: null };
+  const added = params.text ? [...asked, reply] : asked;
+  return { turns: [...context.turns, turn], window: added.length > 0 ? appendToWindow(context.window, added, context.windowBudget) : context.window, current: null };
 }
 
 /** The exchange before the current question (the window ends with it), for follow-up keys. */
@@ -307,7 +311,7 @@ export const sessionMachine = setup({
     beginTurn: assign(({ context, event, system }) => {
       if (event.type !== 'TURN' && event.type !== 'CACHE.MISS') return {};
       const current: CurrentTurn = { turnId: event.turnId, transcript: event.transcript, startedAt: now(), reply: '', chunks: 0, retries: 0, facts: [], cacheReply: null, cacheTicket: null, usedTools: false, lastChunkAt: 0, stallArmedFrom: 0 };
-      return { current, window: appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget), lastTurnAt: clockNow(system) };
+      return { current, window: appendToWindow(context.window, [{ role: 'user', content: event.transcript }], context.windowBudget), lastTurnAt: clockNow(system) };
     }),
     /**
      * Flux 1 between turns, the hot path: a CacheFlux reply is recorded and told in this one targetless
@@ -321,8 +325,8 @@ export const sessionMachine = setup({
         enqueue.raise({ type: 'CACHE.MISS', turnId: event.turnId, transcript: event.transcript });
         return;
       }
-      const asked = appendToWindow(context.window, { role: 'user', content: event.transcript }, context.windowBudget);
-      const update = recordTurn(context, asked, { turnId: event.turnId, transcript: event.transcript, startedAt: now() }, { text: reply, flux: 'cache' });
+      const started = { turnId: event.turnId, transcript: event.transcript, startedAt: now() };
+      const update = recordTurn(context, started, { text: reply, flux: 'cache' }, [{ role: 'user', content: event.transcript }]);
       enqueue.assign({ ...update, lastTurnAt: clockNow(system) });
       enqueue.emit(replyDoneOf(update.turns.at(-1)!));
     }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { createActor, type InspectionEvent } from 'xstate';
+import { createActor, type Subscription } from 'xstate';
 import type { PgPresenceRepository } from '../adapters/pg-presence.repository.ts';
 import { CacheFluxAdapter, type CacheVariations } from '../adapters/cache-flux.adapter.ts';
 import type { SeniorProfile } from '../machines/ports.ts';
@@ -8,6 +8,7 @@ import { sessionView, type SessionView } from '../machines/session-view.ts';
 import type { WindowBudget } from '../machines/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../machines/session.machine.ts';
 import type { ServerFrame } from './kiosk/protocol.ts';
+import type { InspectionObserver } from './ops/inspection-hub.ts';
 
 /** Where a live session's frames go; the gateway implements it over a WebSocket. */
 export interface KioskLink {
@@ -32,8 +33,11 @@ export interface RegistryOptions {
   /** Presence across runtime processes sharing the database. */
   presence: PgPresenceRepository;
   processId: string;
-  /** XState's inspection events of every session actor (ops stream, Stately inspector). */
-  inspect?: (event: InspectionEvent) => void;
+  /**
+   * XState's inspection events of every session actor (ops stream, Stately inspector): attached to the
+   * actors only while the observer says someone watches, if it can tell (`watching`), else always.
+   */
+  inspect?: InspectionObserver;
 }
 
 export class SeniorNotFoundError extends Error {}
@@ -56,8 +60,18 @@ export class SessionRegistry {
   private readonly turnListeners = new Set<(done: ReplyDone, session: LiveSession) => void>();
   private shuttingDown = false;
   private beating: Promise<void> | null = null;
+  /** Session actors the inspection observer is attached to, and how to detach it. */
+  private readonly inspected = new WeakMap<SessionActor, Subscription>();
 
-  constructor(private readonly options: RegistryOptions) {}
+  constructor(private readonly options: RegistryOptions) {
+    // Someone starts or stops watching (an operator opens the ops stream…): every live actor follows.
+    options.inspect?.watching?.onChange((active) => {
+      for (const { actor } of this.bySenior.values()) {
+        if (active) this.attachInspector(actor);
+        else this.detachInspector(actor);
+      }
+    });
+  }
 
   /** False once the process is shutting down: no session starts or resumes here any more. */
   get accepting(): boolean {
@@ -189,7 +203,6 @@ export class SessionRegistry {
         windowBudget: this.options.windowBudget,
         ...this.options.timing,
       },
-      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
     });
     const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };
     actor.on('reply.delta', (e) => session.link?.send({ type: 'reply.delta', turnId: e.turnId, text: e.text }));
@@ -214,8 +227,28 @@ export class SessionRegistry {
     });
     actor.subscribe({ error: (err) => this.options.logger.error({ err, sessionId }, 'session actor failed') });
     this.bySenior.set(seniorId, session);
+    if (this.watched) this.attachInspector(actor);
     actor.start();
     this.options.logger.info({ sessionId, seniorId }, 'session started');
     return session;
+  }
+
+  /** Someone receives the inspection events; an observer that cannot tell is always attached. */
+  private get watched(): boolean {
+    const observe = this.options.inspect;
+    return observe !== undefined && (observe.watching?.active() ?? true);
+  }
+
+  private attachInspector(actor: SessionActor): void {
+    const observe = this.options.inspect;
+    if (!observe || this.inspected.has(actor)) return;
+    this.inspected.set(actor, actor.system.inspect(observe));
+    // Attached after the actor's creation: the observer hears of it first, as XState tells an observer given at creation.
+    observe({ type: '@xstate.actor', actorRef: actor, rootId: actor.sessionId });
+  }
+
+  private detachInspector(actor: SessionActor): void {
+    this.inspected.get(actor)?.unsubscribe();
+    this.inspected.delete(actor);
   }
 }

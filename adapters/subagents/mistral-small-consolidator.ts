@@ -33,7 +33,7 @@ const SYSTEM = [
 ].join(' ');
 
 /**
- * The nightly consolidation's proposal, on Mistral Small (`generateObject`). Its inputs are
+ * The nightly consolidation's proposal, on Mistral Small (structured JSON output). Its inputs are
  * derived texts, but older ones (or a model's slip) may still carry the senior's words: every
  * proposed text the verbatim guard refuses against the notes, segments and facts it read is
  * dropped alone (a list item removed, a single value set to null), the rest kept.
