@@ -28,8 +28,9 @@ export interface PoolFigures {
   /** Queries per second by their SQL's first words. */
   perSecond: Record<string, number>;
   waitMs: [number, number];
+  /** A query's round trip once it has its connection (the wait for one is `waitMs`). */
   roundTripMs: [number, number];
-  /** The longest time each kind of query held its connection (round trip less the wait for it), ms. */
+  /** The longest round trip of each kind of query (its connection held meanwhile), ms. */
   longestMs: Record<string, number>;
   /** Most callers seen waiting for a connection at once (sampled every 50 ms). */
   maxWaiting: number;
@@ -93,52 +94,72 @@ export class AgentStageProbe {
   }
 }
 
-/** Wraps the runtime pool's `query` and `connect` (on this instance only) to time and count them. */
+type QueryCallback = (err: Error | null, res: unknown) => void;
+type ClientQuery = (text: unknown, values?: unknown, cb?: QueryCallback) => unknown;
+
+/**
+ * Wraps the runtime pool's `connect` (on this instance only; pg-pool's own `query` goes through it)
+ * and the `query` of each client it hands out, so that both `pool.query` and a checked-out client's
+ * queries (`pool.connect()` + `client.query`, as the consent check does) are counted and timed.
+ */
 export class PoolProbe {
   private counts = new Map<string, number>();
   private longest = new Map<string, number>();
   private waits: number[] = [];
   private roundTrips: number[] = [];
   private maxWaiting = 0;
-  /** The query being dispatched: pg-pool's `query` calls `connect` synchronously. */
-  private dispatching: { handedAt: number } | null = null;
+  private readonly wrapped = new WeakSet<object>();
   private since = performance.now();
 
   constructor(private readonly pool: pg.Pool) {
-    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
-    const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: unknown, done: unknown) => void) => unknown;
-    (pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
-      const sql = typeof text === 'string' ? text : String((text as { text?: string }).text ?? '?');
-      const kind = sql.trim().split(/\s+/).slice(0, 3).join(' ').slice(0, 40);
-      this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+    const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: pg.PoolClient, done: unknown) => void) => Promise<pg.PoolClient> | undefined;
+    (pool as unknown as { connect: unknown }).connect = (cb?: (err: Error | undefined, client: pg.PoolClient, done: unknown) => void) => {
       const at = performance.now();
-      const call = { handedAt: NaN };
-      this.dispatching = call;
-      const result = query(text, ...rest);
-      this.dispatching = null;
-      void result.then(
-        () => {
-          const end = performance.now();
-          this.roundTrips.push(end - at);
-          if (!Number.isNaN(call.handedAt)) this.longest.set(kind, Math.max(end - call.handedAt, this.longest.get(kind) ?? 0));
-        },
-        () => {},
-      );
-      return result;
-    };
-    // pg-pool's own `query` asks `this.connect(cb)`: the wait for a connection is timed here.
-    (pool as unknown as { connect: unknown }).connect = (cb?: (err: Error | undefined, client: unknown, done: unknown) => void) => {
-      if (!cb) return connect();
-      const at = performance.now();
-      const call = this.dispatching;
+      const handed = (client: pg.PoolClient | undefined) => {
+        this.waits.push(performance.now() - at);
+        if (client) this.wrap(client);
+      };
+      if (!cb) {
+        return connect()!.then((client) => {
+          handed(client);
+          return client;
+        });
+      }
       return connect((err, client, done) => {
-        const handedAt = performance.now();
-        if (call) call.handedAt = handedAt;
-        this.waits.push(handedAt - at);
+        handed(err ? undefined : client);
         cb(err, client, done);
       });
     };
     setInterval(() => (this.maxWaiting = Math.max(this.maxWaiting, pool.waitingCount)), 50).unref();
+  }
+
+  /** Counts a client's queries by their SQL's first words and times each (the connection is held meanwhile). */
+  private wrap(client: pg.PoolClient): void {
+    if (this.wrapped.has(client)) return;
+    this.wrapped.add(client);
+    const query = client.query.bind(client) as ClientQuery;
+    (client as unknown as { query: ClientQuery }).query = (text, values, cb) => {
+      const sql = typeof text === 'string' ? text : String((text as { text?: string }).text ?? '?');
+      const kind = sql.trim().split(/\s+/).slice(0, 3).join(' ').slice(0, 40);
+      this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+      const at = performance.now();
+      const done = () => {
+        const ms = performance.now() - at;
+        this.roundTrips.push(ms);
+        this.longest.set(kind, Math.max(ms, this.longest.get(kind) ?? 0));
+      };
+      const callback = typeof values === 'function' ? (values as QueryCallback) : cb;
+      if (callback) {
+        const timed: QueryCallback = (err, res) => {
+          done();
+          callback(err, res);
+        };
+        return typeof values === 'function' ? query(text, timed) : query(text, values, timed);
+      }
+      const result = query(text, values) as Promise<unknown>;
+      void result.then(done, () => {});
+      return result;
+    };
   }
 
   reset(): void {

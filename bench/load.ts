@@ -159,6 +159,8 @@ interface Row {
   /** The runtime's event loops: how busy its main thread and its database thread were (%). */
   busy: { main: number; database: number };
   rssPerSessionKiB: number;
+  /** What one answered turn cost the runtime (busy or CPU time over the window ÷ turns answered in it). */
+  cost: { turns: number; agentTurns: number; mainMsPerTurn: number; cpuMsPerTurn: number; cpuMsPerAgentTurn: number };
   load: [number, number];
   held: boolean;
 }
@@ -217,6 +219,8 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
       else other += 1;
     }
     const worstP99 = Math.max(percentile(cache, 99), percentile(agent, 99));
+    const windowMs = to - from;
+    const agentAnswered = answered.filter((a) => a.kind === 'agent').length;
     return {
       n,
       turnsPerSecond: answered.length / ((to - from) / 1000),
@@ -236,6 +240,13 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
       busy: m.busy,
       pool: m.pool,
       rssPerSessionKiB: (idle.rss - base.rss) / n / 1024,
+      cost: {
+        turns: answered.length,
+        agentTurns: agentAnswered,
+        mainMsPerTurn: ((m.busy.main / 100) * windowMs) / answered.length,
+        cpuMsPerTurn: ((m.cpuPercent / 100) * windowMs) / answered.length,
+        cpuMsPerAgentTurn: ((m.cpuPercent / 100) * windowMs) / agentAnswered,
+      },
       load: [load0, loadavg()[0]!],
       held: worstP99 <= TARGETS.overheadP99Ms && m.loopP99Ms <= TARGETS.loopP99Ms && sos === 0 && lost === 0,
     };
@@ -284,6 +295,12 @@ for (const r of rows) {
   console.log(
     `| ${r.n} | ${r.stages.turns} | ${st('TURN → recall')} | ${st('recall')} | ${st('semantic cache')} | ${st('agent → first chunk − fake')} | ${r.pool.waitMs.map((x) => f(x, 1)).join(' / ')} | ${r.pool.roundTripMs.map((x) => f(x, 1)).join(' / ')} | ${r.pool.maxWaiting} (pool ${r.pool.size}) | ${top} | ${f(r.cpu.runtime, 0)} / ${f(r.cpu.fakes, 0)} / ${f(r.cpu.generator, 0)} | ${f(r.busy.main, 0)} / ${f(r.busy.database, 0)} | ${Object.entries(r.pool.longestMs).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${k} ${v}`).join('; ')} |`,
   );
+}
+console.log('\nWhat a turn costs the runtime: its main thread’s busy time, and its CPU (every thread: main, database, GC helpers), over the measured window ÷ the turns answered in it (CacheFlux and agent turns, at this mix); “per agent turn” charges all of it to the agent turns. One main thread holds at most 1000 ÷ (main ms / turn) turns/s:\n');
+console.log('| N sessions | turns answered (agent) | main thread ms / turn | CPU ms / turn | CPU ms / agent turn | main thread ceiling turns/s |');
+console.log('|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  console.log(`| ${r.n} | ${r.cost.turns} (${r.cost.agentTurns}) | ${f(r.cost.mainMsPerTurn, 3)} | ${f(r.cost.cpuMsPerTurn, 3)} | ${f(r.cost.cpuMsPerAgentTurn, 3)} | ${f(1000 / r.cost.mainMsPerTurn, 0)} |`);
 }
 console.log(`\ntargets: overhead p99 ≤ ${TARGETS.overheadP99Ms} ms (CacheFlux and agent each), event loop delay p99 ≤ ${TARGETS.loopP99Ms} ms, 0 SOS, no turn unanswered; RSS ≤ 30 KiB per idle session`);
 const held = rows.filter((r) => r.held).at(-1);

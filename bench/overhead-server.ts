@@ -1,9 +1,8 @@
-import { createMistral } from '@ai-sdk/mistral';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import type { InspectionEvent } from 'xstate';
-import { AiSdkEmbedder } from '../adapters/embedders/ai-sdk-embedder.ts';
 import { localHashVector } from '../adapters/embedders/local-hash-embedder.ts';
+import { MistralEmbedClient } from '../adapters/embedders/mistral-embed-client.ts';
 import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
@@ -50,7 +49,8 @@ const inspect = (event: InspectionEvent): void =>
   });
 
 const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'bench-key', MISTRAL_BASE_URL: fakeUrl! });
-const embedder = counting(new AiSdkEmbedder(createMistral({ apiKey: 'bench-key', baseURL: fakeUrl! }).embedding('mistral-embed'), EMBED_MODEL));
+// The runtime's own Mistral embeddings client, asking the fake for the local hash embedder's vectors.
+const embedder = counting(new MistralEmbedClient({ apiKey: 'bench-key', baseUrl: fakeUrl!, env: 'test', model: EMBED_MODEL }));
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 }, embedder, inspect });
 await seedBenchSeniors(rt, seniors);
 await grantAllConsents(rt);

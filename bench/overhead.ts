@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
@@ -7,11 +8,11 @@ import { ask } from './support/child.ts';
 
 /**
  * bench:overhead — the runtime's own share of an agent turn's wait. The real runtime (own process,
- * real @ai-sdk/mistral adapters) talks to fakes with fixed latencies (own process): chat first byte
+ * its real Mistral clients) talks to fakes with fixed latencies (own process): chat first byte
  * BENCH_CHAT_MS, each embedding BENCH_EMBED_MS. Overhead = the kiosk's time to its first
  * `reply.delta` (`reply.done` for replies without a model) − the fakes' latencies of the calls the
- * turn made. Baseline in the same run: the same fakes timed from a bare client (Node's fetch, as the
- * AI SDK uses) — what one embedding plus the chat's first byte cost with no runtime around them.
+ * turn made. Baseline in the same run: the same fakes timed from a bare client (Node's http on a keep-alive
+ * connection, as the runtime's Mistral clients) — what one embedding plus the chat's first byte cost with no runtime around them.
  *   npm run bench:overhead [-- N1 N2 …]   (default 1 1000 10000 sessions)
  * One session: sequential turns (agent, CacheFlux, semantic cache hits). N sessions: all live, and
  * agent turns at BENCH_RATE per second in all (Poisson) on sessions drawn at random among the first
@@ -80,18 +81,35 @@ class BenchKiosk {
   }
 }
 
+/** The bare client: Node's http on a keep-alive connection, as the runtime's Mistral clients make their requests. */
+const bareAgent = new http.Agent({ keepAlive: true });
+
+/** POSTs `body` and resolves when the answer's first bytes have come, then when the whole of it has. */
+function post(url: string, body: unknown): Promise<{ first: Promise<void>; end: Promise<void> }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: bareAgent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const first = new Promise<void>((r) => res.once('data', () => r()));
+      const end = new Promise<void>((r) => res.on('end', r));
+      res.resume();
+      resolve({ first, end });
+    });
+    req.end(text);
+  });
+}
+
 /** The fakes from a bare client: one embedding's round trip, the chat stream's first byte. */
 async function bare(fakeUrl: string, i: number): Promise<{ embed: number; chat: number }> {
-  const post = (path: string, body: unknown) => fetch(`${fakeUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   let t = performance.now();
-  await (await post('/embeddings', { model: 'mistral-embed', input: [question(0, i)] })).json();
+  await (await post(`${fakeUrl}/embeddings`, { model: 'mistral-embed', input: [question(0, i)] })).end;
   const embed = performance.now() - t;
   t = performance.now();
-  const res = await post('/chat/completions', { model: 'mistral-small-2603', stream: true, messages: [{ role: 'user', content: question(0, i) }] });
-  const reader = res.body!.getReader();
-  await reader.read();
+  const res = await post(`${fakeUrl}/chat/completions`, { model: 'mistral-small-2603', stream: true, messages: [{ role: 'user', content: question(0, i) }] });
+  await res.first;
   const chat = performance.now() - t;
-  while (!(await reader.read()).done);
+  await res.end;
   return { embed, chat };
 }
 

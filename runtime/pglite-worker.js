@@ -125,9 +125,12 @@ async function run(conn, message) {
   await acquire(conn);
   // A connection closed while it waited keeps the session only until its reset, queued after this.
   if (conn.closed) return;
-  const status = await exec(message, (chunk) => {
-    if (!conn.socket.destroyed) conn.socket.write(chunk);
-  });
+  // PGlite hands out views of its WASM memory, which its next output reuses: a socket that could not
+  // take one at once would send bytes overwritten meanwhile. Each is copied, and the exchange's
+  // answer leaves in one socket write once PGlite is done (one wake-up of the reader, not one per chunk).
+  const out = [];
+  const status = await exec(message, (chunk) => out.push(Buffer.from(chunk)));
+  if (!conn.socket.destroyed && out.length > 0) conn.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
   if (status === 'I') release(conn);
   else if (owner === conn) conn.idle = setTimeout(() => close(conn), IDLE_OWNER_MS);
 }

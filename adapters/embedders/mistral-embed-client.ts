@@ -1,14 +1,162 @@
-import { createMistral } from '@ai-sdk/mistral';
-import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
-import { AiSdkEmbedder } from './ai-sdk-embedder.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { MistralEndpoint, type MistralSettings } from '../models/mistral-endpoint.ts';
+import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './ai-sdk-embedder.ts';
 
 export const MISTRAL_EMBED_MODEL = 'mistral-embed';
+/** Inputs per request: mistral-embed's limit, as the AI SDK's provider splits batches. */
+const MAX_INPUTS_PER_REQUEST = 32;
+/** Before the one retry of a request the provider refused for now (429, 5xx) or that failed on the network: as the AI SDK waits. */
+const RETRY_DELAY_MS = 2_000;
 
-/** `mistral-embed` (1024-d) through the AI SDK; the base URL is checked here, at construction (INV-T02). */
-export class MistralEmbedClient extends AiSdkEmbedder {
-  constructor(settings: { apiKey: string; baseUrl: string; env: KohamiEnv }) {
-    assertMistralBaseUrl(settings.baseUrl, settings.env);
-    const mistral = createMistral({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
-    super(mistral.embedding(MISTRAL_EMBED_MODEL), MISTRAL_EMBED_MODEL);
+/** Mistral answered an embeddings request with an error status (its body, which may echo the input, is not kept). */
+export class MistralEmbedHttpError extends Error {
+  readonly retryable: boolean;
+  constructor(readonly status: number) {
+    super(`mistral embeddings answered HTTP ${status}`);
+    this.name = 'MistralEmbedHttpError';
+    this.retryable = status === 408 || status === 409 || status === 429 || status >= 500;
   }
+}
+
+export class MistralEmbedTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`mistral embeddings request over ${ms} ms`);
+    this.name = 'MistralEmbedTimeoutError';
+  }
+}
+
+class MistralEmbedResponseError extends Error {
+  constructor(what: string) {
+    super(`mistral embeddings answered ${what}`);
+    this.name = 'MistralEmbedResponseError';
+  }
+}
+
+/** Every request goes to `${baseUrl}/embeddings`, the base URL checked at construction (INV-T02). */
+export interface MistralEmbedSettings extends MistralSettings {
+  /** The model asked for, which is also the vectors' space (`modelId`); mistral-embed (1024-d) by default. */
+  model?: string;
+  /** No request stays open longer than this, its retry included (10 s by default). */
+  timeoutMs?: number;
+}
+
+/**
+ * `mistral-embed` over plain HTTP on a keep-alive connection pool: one POST of the inputs, one
+ * JSON.parse of the answer. A turn's question is embedded on the senior's wait, and the AI SDK's
+ * chain around the same request (web streams, an AbortSignal.any and a timeout signal per call,
+ * schema validation of 1,024 numbers per vector, retry and telemetry wrappers) cost the runtime's
+ * main thread more than the request itself (bench:load, `npm run bench:overhead`).
+ *
+ * Same contract as the AI SDK's: batches split by 32 inputs, one retry of a refused-for-now or
+ * failed request, a response of the wrong width refused (a silent upstream model swap would make
+ * the HNSW index incoherent), `signal` aborts the request (the connection is dropped, not left
+ * open), and `timeoutMs` bounds every call whoever asked for it.
+ */
+export class MistralEmbedClient implements MemoryEmbedderPort {
+  readonly modelId: string;
+  private readonly endpoint: MistralEndpoint;
+  private readonly timeoutMs: number;
+
+  constructor(settings: MistralEmbedSettings) {
+    this.endpoint = new MistralEndpoint(settings, 'embeddings', 'application/json');
+    this.modelId = settings.model ?? MISTRAL_EMBED_MODEL;
+    this.timeoutMs = settings.timeoutMs ?? EMBED_TIMEOUT_MS;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    signal?.throwIfAborted();
+    const deadline = Date.now() + this.timeoutMs;
+    if (texts.length <= MAX_INPUTS_PER_REQUEST) return this.request(texts, deadline, signal);
+    const vectors: number[][] = [];
+    for (let i = 0; i < texts.length; i += MAX_INPUTS_PER_REQUEST) vectors.push(...(await this.request(texts.slice(i, i + MAX_INPUTS_PER_REQUEST), deadline, signal)));
+    return vectors;
+  }
+
+  /** One batch, retried once when the provider refused it for now or the network failed. */
+  private async request(texts: string[], deadline: number, signal?: AbortSignal): Promise<number[][]> {
+    const body = JSON.stringify({ model: this.modelId, input: texts, encoding_format: 'float' });
+    try {
+      return await this.post(body, texts.length, deadline, signal);
+    } catch (err) {
+      if (!(err instanceof MistralEmbedHttpError ? err.retryable : isNetworkError(err)) || signal?.aborted) throw err;
+      const left = deadline - Date.now() - RETRY_DELAY_MS;
+      if (left <= 0) throw err;
+      await sleep(RETRY_DELAY_MS, undefined, signal ? { signal } : undefined);
+      return this.post(body, texts.length, deadline, signal);
+    }
+  }
+
+  private post(body: string, count: number, deadline: number, signal?: AbortSignal): Promise<number[][]> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const req = this.endpoint.post(body);
+      let settled = false;
+      const settle = (err: unknown, vectors?: number[][]) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (err === null) return resolve(vectors!);
+        // Nobody reads this answer any more: the connection goes, rather than stay open for it.
+        req.destroy();
+        reject(err);
+      };
+      const onAbort = () => settle(signal!.reason);
+      const timer = setTimeout(() => settle(new MistralEmbedTimeoutError(this.timeoutMs)), Math.max(0, deadline - Date.now()));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (err) => {
+        // A kept-alive connection the server closed just as it was reused: asked again at once, on a new one.
+        if (!settled && req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          settled = true;
+          this.post(body, count, deadline, signal).then(resolve, reject);
+          return;
+        }
+        settle(err);
+      });
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return settle(new MistralEmbedHttpError(res.statusCode ?? 0));
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', settle);
+        res.on('end', () => {
+          try {
+            settle(null, this.vectors(Buffer.concat(chunks).toString('utf8'), count));
+          } catch (err) {
+            settle(err);
+          }
+        });
+      });
+    });
+  }
+
+  /** The answer's vectors, in input order, each checked: `count` of them, every one 1,024 numbers. */
+  private vectors(text: string, count: number): number[][] {
+    let parsed: { data?: Array<{ embedding?: unknown }> };
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      throw new MistralEmbedResponseError('something that is not JSON');
+    }
+    const data = parsed?.data;
+    if (!Array.isArray(data) || data.length !== count) throw new MistralEmbedResponseError(`${Array.isArray(data) ? data.length : 'no'} vectors for ${count} inputs`);
+    return data.map(({ embedding }) => {
+      if (!Array.isArray(embedding)) throw new MistralEmbedResponseError('an entry without a vector');
+      if (embedding.length !== EMBEDDING_DIMENSIONS) throw new MistralEmbedClientDimsMismatchError(this.modelId, embedding.length);
+      for (const x of embedding) if (typeof x !== 'number') throw new MistralEmbedResponseError('a vector that is not numbers');
+      return embedding as number[];
+    });
+  }
+}
+
+/** A request that never got an answer (refused, reset, unreachable): worth one more try, as with the AI SDK. */
+function isNetworkError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET)$/.test(code);
 }

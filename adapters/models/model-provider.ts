@@ -4,6 +4,7 @@ import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
 import { LocalHashEmbedder } from '../embedders/local-hash-embedder.ts';
 import { MistralEmbedClient } from '../embedders/mistral-embed-client.ts';
+import { MistralAgentModel } from './mistral-agent-model.ts';
 import { OfflineLanguageModel } from './offline-language-model.ts';
 
 export interface Models {
@@ -32,7 +33,8 @@ export function createModels(settings: ModelSettings): Models {
   assertMistralBaseUrl(settings.baseUrl, settings.env);
   const mistral = createMistral({ apiKey: settings.apiKey, baseURL: settings.baseUrl });
   return {
-    agent: mistral(settings.agentModelId),
+    // The agent streams on every turn: its streaming calls skip the AI SDK's per-call chain (mistral-agent-model.ts).
+    agent: new MistralAgentModel(mistral(settings.agentModelId), { apiKey: settings.apiKey, baseUrl: settings.baseUrl, env: settings.env }),
     subagent: mistral(settings.subagentModelId),
     embedder: new MistralEmbedClient({ apiKey: settings.apiKey, baseUrl: settings.baseUrl, env: settings.env }),
     mode: 'mistral',

@@ -42,6 +42,8 @@ export class FakeMistral {
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
   readonly open = { chat: 0, embeddings: 0 };
   readonly requests: Array<{ path: string; body: Record<string, unknown>; authorization?: string }> = [];
+  /** TCP connections accepted so far: a client that keeps its connections alive opens few. */
+  connections = 0;
   private server!: Server;
   baseUrl = '';
 
@@ -65,6 +67,7 @@ export class FakeMistral {
         this.chat(mode, body, res);
       });
     });
+    this.server.on('connection', () => (this.connections += 1));
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (!this.mount?.upgrade(req, socket, head)) socket.destroy();
     });

@@ -2,7 +2,7 @@ import { MockEmbeddingModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AiSdkEmbedder, MistralEmbedClientDimsMismatchError } from '../../adapters/embedders/ai-sdk-embedder.ts';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { MistralEmbedClient } from '../../adapters/embedders/mistral-embed-client.ts';
+import { MistralEmbedClient, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
 import { isDegenerateVector } from '../../machines/memory.port.ts';
 import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
@@ -52,7 +52,7 @@ describe('AiSdkEmbedder', () => {
   });
 });
 
-describe('MistralEmbedClient, the real @ai-sdk/mistral adapter against a local fake Mistral', () => {
+describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against a local fake Mistral', () => {
   let mistral: FakeMistral;
   beforeAll(async () => {
     mistral = await new FakeMistral().start();
@@ -83,6 +83,81 @@ describe('MistralEmbedClient, the real @ai-sdk/mistral adapter against a local f
       await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' }).embed(['a'])).rejects.toThrow(MistralEmbedClientDimsMismatchError);
     } finally {
       mistral.embeddingDims = 1024;
+    }
+  });
+  it('sends what the AI SDK sends (model, inputs, float encoding, the key) and hands the vectors back in input order', async () => {
+    const client = new MistralEmbedClient({ apiKey: 'k', baseUrl: `${mistral.baseUrl}/`, env: 'test' });
+    const before = mistral.requests.length;
+    const [a, b, again] = await client.embed(['ma fille Claire', 'le jardin', 'ma fille Claire']);
+    expect(mistral.requests.slice(before)).toEqual([{ path: '/v1/embeddings', body: { model: 'mistral-embed', input: ['ma fille Claire', 'le jardin', 'ma fille Claire'], encoding_format: 'float' }, authorization: 'Bearer k' }]);
+    expect(a).toEqual(again);
+    expect(a).not.toEqual(b);
+  });
+
+  it('keeps its connection alive between requests (one socket for sequential calls)', async () => {
+    const client = new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' });
+    const before = mistral.connections;
+    for (let i = 0; i < 5; i++) await client.embed([`question ${i}`]);
+    expect(mistral.connections - before).toBe(1);
+  });
+
+  it('an error status is a MistralEmbedHttpError without the body; 400 is not retried', async () => {
+    mistral.embeddingStatus = 400;
+    const before = mistral.requests.length;
+    try {
+      const err = await new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' }).embed(['a']).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MistralEmbedHttpError);
+      expect(err).toMatchObject({ status: 400, retryable: false, message: 'mistral embeddings answered HTTP 400' });
+      expect(mistral.requests.length - before).toBe(1);
+    } finally {
+      mistral.embeddingStatus = 200;
+    }
+  });
+
+  it('a 503 is retried once, then fails', async () => {
+    mistral.embeddingStatus = 503;
+    const before = mistral.requests.length;
+    try {
+      await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' }).embed(['a'])).rejects.toMatchObject({ status: 503, retryable: true });
+      expect(mistral.requests.length - before).toBe(2);
+    } finally {
+      mistral.embeddingStatus = 200;
+    }
+  });
+
+  it('an abort rejects with its reason and drops the request’s connection; so does the call’s own time bound', async () => {
+    mistral.embeddingStatus = 'hang';
+    try {
+      const client = new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' });
+      const controller = new AbortController();
+      const pending = client.embed(['a'], controller.signal);
+      await expect.poll(() => mistral.open.embeddings).toBe(1);
+      controller.abort(new Error('the turn ended'));
+      await expect(pending).rejects.toThrow('the turn ended');
+      await expect.poll(() => mistral.open.embeddings).toBe(0);
+
+      const bounded = new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test', timeoutMs: 50 });
+      await expect(bounded.embed(['b'])).rejects.toThrow('over 50 ms');
+      await expect.poll(() => mistral.open.embeddings).toBe(0);
+    } finally {
+      mistral.embeddingStatus = 200;
+    }
+  });
+
+  it('an answer that is not JSON, or has a vector too few, is refused', async () => {
+    const server = await new FakeMistral({
+      request(req, res) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(req.url?.includes('broken') ? '{"data": [' : JSON.stringify({ data: [{ embedding: new Array(1024).fill(0.5) }] }));
+        return true;
+      },
+      upgrade: () => false,
+    }).start();
+    try {
+      await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: `${server.baseUrl}/broken`, env: 'test' }).embed(['a'])).rejects.toThrow('not JSON');
+      await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: server.baseUrl, env: 'test' }).embed(['a', 'b'])).rejects.toThrow('1 vectors for 2 inputs');
+    } finally {
+      await server.stop();
     }
   });
 });

@@ -1,0 +1,137 @@
+import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import type http from 'node:http';
+import { streamingChatBody } from './mistral-chat-request.ts';
+import { MistralChatStreamDecoder } from './mistral-chat-stream.ts';
+import { MistralEndpoint, type MistralSettings } from './mistral-endpoint.ts';
+
+/**
+ * The agent's Mistral model: a streaming call is one POST on a keep-alive connection pool, and
+ * its server-sent events are decoded straight into the language-model stream parts, in one
+ * stream. The AI SDK's provider makes the same request through fetch and then pipes the body
+ * through four web streams with a schema check per chunk: 0.74–0.80 ms of CPU per call where this
+ * takes 0.27–0.31 (a call to the end of its stream, same fake, same machine), on every agent turn.
+ *
+ * The request body and the parts are @ai-sdk/mistral 3's (mistral-chat-request.ts,
+ * mistral-chat-stream.ts); a call outside what the agent sends (files, reasoning parts, a JSON
+ * response format, provider options), and every non-streaming call, goes to that provider's model.
+ * Errors are the AI SDK's: an error status or an unreachable server throws an `APICallError`
+ * (retryable for 408, 409, 429, 5xx and the network), never carrying the prompt; an abort ends
+ * the call and drops the connection.
+ */
+export class MistralAgentModel implements LanguageModelV3 {
+  readonly specificationVersion = 'v3';
+  readonly provider: string;
+  readonly modelId: string;
+  readonly supportedUrls: LanguageModelV3['supportedUrls'];
+  private readonly endpoint: MistralEndpoint;
+
+  /** Every request goes to `${baseUrl}/chat/completions`, the base URL checked here (INV-T02). */
+  constructor(
+    private readonly sdkModel: LanguageModelV3,
+    settings: MistralSettings,
+  ) {
+    this.endpoint = new MistralEndpoint(settings, 'chat/completions', 'text/event-stream');
+    this.provider = sdkModel.provider;
+    this.modelId = sdkModel.modelId;
+    this.supportedUrls = sdkModel.supportedUrls;
+  }
+
+  doGenerate(options: LanguageModelV3CallOptions): ReturnType<LanguageModelV3['doGenerate']> {
+    return this.sdkModel.doGenerate(options);
+  }
+
+  async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+    const body = streamingChatBody(this.modelId, options);
+    if (!body) return this.sdkModel.doStream(options);
+    options.abortSignal?.throwIfAborted();
+    const text = JSON.stringify(body);
+    const res = await this.post(text, definedHeaders(options.headers), options.abortSignal);
+    return { stream: this.parts(res, options.abortSignal), request: { body }, response: { headers: flatHeaders(res.headers) } };
+  }
+
+  /** The response once its status is 2xx; an error status, the network or an abort rejects. */
+  private post(body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = this.endpoint.post(body, headers);
+      const onAbort = () => {
+        req.destroy();
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (err) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(new APICallError({ message: `Cannot connect to API: ${err.message}`, url: this.endpoint.url, requestBodyValues: {}, cause: err, isRetryable: true }));
+      });
+      req.on('response', (res) => {
+        signal?.removeEventListener('abort', onAbort);
+        const statusCode = res.statusCode ?? 0;
+        if (statusCode >= 200 && statusCode < 300) return resolve(res);
+        res.resume();
+        reject(
+          new APICallError({
+            message: `mistral chat answered HTTP ${statusCode}`,
+            url: this.endpoint.url,
+            requestBodyValues: {},
+            statusCode,
+            responseHeaders: flatHeaders(res.headers),
+            isRetryable: statusCode === 408 || statusCode === 409 || statusCode === 429 || statusCode >= 500,
+          }),
+        );
+      });
+    });
+  }
+
+  /** The response's events as stream parts, in one stream; cancelling it (or the call's abort) drops the connection. */
+  private parts(res: http.IncomingMessage, signal?: AbortSignal): ReadableStream<LanguageModelV3StreamPart> {
+    let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
+    let over = false;
+    const finish = (err?: unknown) => {
+      if (over) return;
+      over = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (err === undefined) return controller.close();
+      res.destroy();
+      controller.error(err);
+    };
+    const onAbort = () => finish(signal!.reason);
+    return new ReadableStream<LanguageModelV3StreamPart>({
+      start(c) {
+        controller = c;
+        // An abort between the response and this stream has already fired: it ends the stream here.
+        if (signal?.aborted) return finish(signal.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const decoder = new MistralChatStreamDecoder((part) => controller.enqueue(part));
+        controller.enqueue({ type: 'stream-start', warnings: [] });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (!over) decoder.push(chunk);
+        });
+        res.on('end', () => {
+          if (over) return;
+          decoder.end();
+          finish();
+        });
+        res.on('error', (err) => finish(err));
+        res.on('close', () => finish(new Error('mistral chat stream: the connection closed before the end of the stream')));
+      },
+      cancel() {
+        if (over) return;
+        over = true;
+        signal?.removeEventListener('abort', onAbort);
+        res.destroy();
+      },
+    });
+  }
+}
+
+function definedHeaders(headers: LanguageModelV3CallOptions['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
+  return out;
+}
+
+function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}

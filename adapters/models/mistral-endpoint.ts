@@ -1,0 +1,39 @@
+import http from 'node:http';
+import https from 'node:https';
+import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+
+export interface MistralSettings {
+  apiKey: string;
+  /** MISTRAL_BASE_URL: checked at construction (INV-T02); every request of the endpoint goes under it. */
+  baseUrl: string;
+  env: KohamiEnv;
+}
+
+/**
+ * One Mistral endpoint (`${baseUrl}/${path}`) for the runtime's lean clients: its address resolved
+ * once (a URL would be parsed again into these options on every request), a keep-alive connection
+ * pool of its own, and the key on every request.
+ */
+export class MistralEndpoint {
+  readonly url: string;
+  private readonly transport: typeof http | typeof https;
+  private readonly target: http.RequestOptions;
+  private readonly headers: Record<string, string>;
+
+  constructor(settings: MistralSettings, path: string, accept: string) {
+    assertMistralBaseUrl(settings.baseUrl, settings.env);
+    const url = new URL(`${settings.baseUrl.replace(/\/+$/, '')}/${path}`);
+    this.url = url.href;
+    this.transport = url.protocol === 'https:' ? https : http;
+    const agent = new this.transport.Agent({ keepAlive: true });
+    this.target = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || undefined, path: url.pathname + url.search, method: 'POST', agent };
+    this.headers = { authorization: `Bearer ${settings.apiKey}`, 'content-type': 'application/json', accept };
+  }
+
+  /** A POST of `body` (a JSON text), sent; the caller listens for its response and errors. */
+  post(body: string, headers?: Record<string, string>): http.ClientRequest {
+    const req = this.transport.request({ ...this.target, headers: { ...this.headers, ...headers, 'content-length': String(Buffer.byteLength(body)) } });
+    req.end(body);
+    return req;
+  }
+}
