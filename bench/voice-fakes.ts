@@ -22,4 +22,8 @@ const refill = () => {
 refill();
 setInterval(refill, 200);
 process.send!({ type: 'ready', baseUrl: mistral.baseUrl });
+// Their CPU (µs, all threads) on request: the bench reports the fakes' share of the two cores.
+process.on('message', (msg: { type: string }) => {
+  if (msg.type === 'cpu') process.send!({ type: 'cpu', ...process.cpuUsage() });
+});
 process.on('SIGTERM', () => process.exit(0));

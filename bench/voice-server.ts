@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Listener } from '../adapters/voice/listener.ts';
 import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
@@ -10,12 +12,13 @@ import { seedBenchSeniors } from './support/seed-seniors.ts';
 
 /**
  * The runtime side of bench:voice, in its own process so that its RSS and CPU are its own.
- *   argv: gated|silero seniors   env: MISTRAL_BASE_URL (the fakes), ENDPOINT_SILENCE_MS
+ *   argv: gated|silero seniors   env: MISTRAL_BASE_URL (the fakes), ENDPOINT_SILENCE_MS, FAKES_MS (their STT + TTS latencies)
  * Instrumentation, in this process only (V1's classes patched here, nowhere else): how far behind real
  * time each microphone chunk's analysis ends (below), how long the listener itself took, the event
  * loop's delay, garbage-collection pauses, Silero windows run, and the runtime's own voice stage
  * timings. `silero` opens the WebRTC gate for every frame: Silero alone, the baseline the gate is
- * measured against.
+ * measured against. BENCH_HEAP_PROF=/file.heapprofile samples, over the measured window, the allocations
+ * that survived a scavenge (promoted to the old generation, what drives mark-compacts), for DevTools.
  */
 const variant = process.argv[2];
 const seniors = Number(process.argv[3]);
@@ -82,9 +85,19 @@ for (const { id } of rows) for (const category of CONSENT_CATEGORIES) await rt.c
 
 /** Every stage timing observed since the last reset (ms), for its tail: the metric itself keeps only buckets. */
 let stageSamples: Record<string, number[]> = {};
+/**
+ * Per answered turn, as the runtime itself saw it: end of speech → transcript (transcription) + transcript →
+ * first reply-audio frame sent (first_audio), less the fakes' latencies — the kiosk's "after the endpoint"
+ * without the two sockets and the generator. A turn's stages are observed together, first_audio last.
+ */
+let afterEndpointSamples: number[] = [];
+let transcriptionMs = NaN;
 const observe = rt.metrics.voiceStage.observe.bind(rt.metrics.voiceStage);
 rt.metrics.voiceStage.observe = ((labels: { stage: string }, seconds: number) => {
   (stageSamples[labels.stage] ??= []).push(seconds * 1000);
+  if (labels.stage === 'transcription') transcriptionMs = seconds * 1000;
+  if (labels.stage === 'first_audio' && Number.isFinite(transcriptionMs)) afterEndpointSamples.push(transcriptionMs + seconds * 1000 - Number(process.env.FAKES_MS ?? 0));
+  if (labels.stage === 'first_audio') transcriptionMs = NaN;
   observe(labels, seconds);
 }) as typeof rt.metrics.voiceStage.observe;
 
@@ -122,6 +135,13 @@ new PerformanceObserver((list) => {
     k.maxMs = Math.max(k.maxMs, e.duration);
   }
 }).observe({ entryTypes: ['gc'] });
+/** Sampling heap profiler (BENCH_HEAP_PROF): objects collected young are left out, promoted ones kept even once dead. */
+const heapProfile = process.env.BENCH_HEAP_PROF;
+const inspector = heapProfile ? new Session() : null;
+inspector?.connect();
+let sampling = false;
+const inspect = (method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) => inspector!.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))));
 let stagesAtReset: Record<string, { sum: number; count: number }> = {};
 let cpu = process.cpuUsage();
 let since = performance.now();
@@ -133,15 +153,22 @@ process.on('message', async (msg: { type: string }) => {
     gcPauses = [];
     gcByKind = {};
     stageSamples = {};
+    afterEndpointSamples = [];
     for (const stream of streams.values()) stream.done = [];
     windows = 0;
     loop.reset();
     loop.enable();
     cpu = process.cpuUsage();
     since = performance.now();
+    if (inspector && !sampling) sampling = await inspect('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false }).then(() => true);
     return process.send!({ type: 'reset' });
   }
   if (msg.type !== 'measure') return;
+  if (sampling && heapProfile) {
+    sampling = false;
+    const { profile } = (await inspect('HeapProfiler.stopSampling')) as { profile: unknown };
+    writeFileSync(heapProfile, JSON.stringify(profile));
+  }
   const elapsedMs = performance.now() - since;
   const lags = [...streams.values()].flatMap((stream) => stream.done.map((d) => d - stream.schedule));
   const used = process.cpuUsage(cpu);
@@ -157,6 +184,8 @@ process.on('message', async (msg: { type: string }) => {
     rss: process.memoryUsage().rss,
     heap: process.memoryUsage().heapUsed + process.memoryUsage().external,
     stagesMs,
+    afterEndpointP50Ms: percentile(afterEndpointSamples, 50),
+    afterEndpointP99Ms: percentile(afterEndpointSamples, 99),
     stagesP99Ms: Object.fromEntries(Object.entries(stageSamples).map(([stage, xs]) => [stage, percentile(xs, 99)])),
     sessions: rt.registry.size,
     frames: analysis.length,

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { Listener } from '../adapters/voice/listener.ts';
 import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
@@ -18,7 +19,8 @@ import { ask } from './support/child.ts';
  * fakes and this generator are three processes on the same machine. Silero alone (the WebRTC gate
  * always open) runs beside the gated pipeline as the baseline.
  *   npm run bench:voice [-- N1 N2 …]   (default 10 25 35 50 75 100 150; BENCH_SECONDS=15;
- *   BENCH_VARIANTS=gated,silero; BENCH_PROF=/dir writes the runtime's CPU profiles there)
+ *   BENCH_VARIANTS=gated,silero; BENCH_PROF=/dir writes the runtime's CPU profiles there;
+ *   BENCH_NODE_ARGS='--trace-gc' adds flags to the runtime process)
  */
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
 const SIZES = sizes.length > 0 ? sizes : [10, 25, 35, 50, 75, 100, 150];
@@ -93,6 +95,8 @@ interface Utterance {
   /** When the last audible sample of the phrase left (generator clock). */
   endAt: number;
   stoppedAt?: number;
+  /** transcript.final at the kiosk. */
+  finalAt?: number;
   turnId?: string;
   firstAudioAt?: number;
   flux?: string;
@@ -127,6 +131,7 @@ class PacedKiosk {
         const u = this.utterances.at(-1);
         if (u && u.turnId === undefined) {
           u.turnId = f.turnId!;
+          u.finalAt = now;
           this.byTurn.set(f.turnId!, u);
         }
       } else if (f.type === 'reply.done') {
@@ -199,6 +204,9 @@ interface Measure {
   stagesMs: Record<string, number>;
   /** p99 per stage over the window. */
   stagesP99Ms: Record<string, number>;
+  /** The runtime's own end of speech → first reply-audio frame sent, less the fakes' latencies. */
+  afterEndpointP50Ms: number;
+  afterEndpointP99Ms: number;
   sessions: number;
   frames: number;
   analysisP50Ms: number;
@@ -223,17 +231,32 @@ interface Result {
   /** The same, counted from the runtime's end-of-speech decision (vad speech_stopped) instead of the phrase's true end. */
   afterEndpoint: number[];
   endpointingLag: number[];
+  /** The slowest answered utterances, split at the kiosk: [overhead, endpointing lag, speech stopped → final transcript, final → first audio] ms. */
+  slowest: number[][];
   utterances: number;
   answered: number;
   fluxes: Record<string, number>;
   lateP99: number;
   /** This process's CPU over the window: the kiosks' share of the two cores. */
   generatorCpuPct: number;
+  /** The fakes' CPU over the window (% of one core). */
+  fakesCpuPct: number;
+  /** This process's event-loop delay p99 / max (ms): a stalled generator delays what the kiosks see. */
+  generatorLoop: [number, number];
   rssPerSessionKiB: number;
   heapPerSessionKiB: number;
   held: boolean;
   /** The machine's 1-minute load average before and after the run (2 cores; other work shows here). */
   load?: [number, number];
+}
+
+const overheadOf = (u: Utterance) => u.firstAudioAt! - u.endAt - ENDPOINT_SILENCE_MS - FAKE_STT_MS - FAKE_TTS_MS;
+const endpointingLagOf = (u: Utterance) => u.stoppedAt! - u.endAt - ENDPOINT_SILENCE_MS;
+
+/** The fakes process's CPU time so far (µs). */
+async function fakesCpu(): Promise<number> {
+  const { user, system } = await ask<{ user: number; system: number }>(fakes, 'cpu');
+  return user + system;
 }
 
 async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl: string): Promise<Result> {
@@ -243,19 +266,24 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
       'tsx',
       '--expose-gc',
       ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+      // e.g. BENCH_NODE_ARGS=--trace-gc: V8 flags NODE_OPTIONS refuses, for the runtime process only.
+      ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
     ],
-    env: { ...process.env, MISTRAL_BASE_URL: fakesUrl, ENDPOINT_SILENCE_MS: String(ENDPOINT_SILENCE_MS) },
+    env: { ...process.env, MISTRAL_BASE_URL: fakesUrl, ENDPOINT_SILENCE_MS: String(ENDPOINT_SILENCE_MS), FAKES_MS: String(FAKE_STT_MS + FAKE_TTS_MS) },
     stdio: 'inherit',
   });
+  // A runtime that dies (a crash at start-up, say) fails the run instead of leaving it waiting under the bench lock.
+  const exited = once(child, 'exit').then(([code]) => Promise.reject(new Error(`voice-server exited with code ${String(code)}`)));
+  const answer = <T>(type: string) => Promise.race([ask<T>(child, type), exited]);
   try {
-    const { url } = await ask<{ url: string }>(child, 'ready');
+    const { url } = await answer<{ url: string }>('ready');
     // Shared models (Silero, the WebRTC VAD, the SDKs) loaded by one session that then leaves: the base.
     const warm = await PacedKiosk.open(url, `kiosk_bench_${n + 1}`, loop);
     warm.stream(performance.now(), 0);
     await new Promise((r) => setTimeout(r, 3000));
     warm.stop();
     await new Promise((r) => setTimeout(r, 500));
-    const base = await ask<Measure>(child, 'measure');
+    const base = await answer<Measure>('measure');
 
     const kiosks: PacedKiosk[] = [];
     for (let i = 0; i < n; i += 50) {
@@ -265,14 +293,19 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
     const start = performance.now() + 100;
     kiosks.forEach((k, i) => k.stream(start + (i / n) * FRAME_MS, Math.floor(Math.random() * loop.frames)));
     await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));
-    await ask(child, 'reset');
+    await answer('reset');
     const from = performance.now();
     const generatorCpu = process.cpuUsage();
+    const fakesCpuFrom = await fakesCpu();
     for (const k of kiosks) k.lateness.length = 0;
+    const generatorLoop = monitorEventLoopDelay({ resolution: 5 });
+    generatorLoop.enable();
     await new Promise((r) => setTimeout(r, loadSeconds(n, loop) * 1000));
+    generatorLoop.disable();
     const to = performance.now();
     const generatorUsed = process.cpuUsage(generatorCpu);
-    const m = await ask<Measure>(child, 'measure');
+    const fakesUsed = (await fakesCpu()) - fakesCpuFrom;
+    const m = await answer<Measure>('measure');
     // Replies to phrases that ended inside the window get a few seconds to arrive.
     await new Promise((r) => setTimeout(r, 3000));
     for (const k of kiosks) k.stop();
@@ -286,14 +319,20 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
       variant,
       n,
       m,
-      overhead: answered.map((u) => u.firstAudioAt! - u.endAt - ENDPOINT_SILENCE_MS - FAKE_STT_MS - FAKE_TTS_MS),
+      overhead: answered.map(overheadOf),
       afterEndpoint: answered.map((u) => u.firstAudioAt! - u.stoppedAt! - FAKE_STT_MS - FAKE_TTS_MS),
-      endpointingLag: measured.map((u) => u.stoppedAt! - u.endAt - ENDPOINT_SILENCE_MS),
+      endpointingLag: measured.map(endpointingLagOf),
+      slowest: answered
+        .map((u) => [overheadOf(u), endpointingLagOf(u), u.finalAt! - u.stoppedAt!, u.firstAudioAt! - u.finalAt!])
+        .sort((a, b) => b[0]! - a[0]!)
+        .slice(0, 3),
       utterances: measured.length,
       answered: answered.length,
       fluxes,
       lateP99,
       generatorCpuPct: ((generatorUsed.user + generatorUsed.system) / 1000 / (to - from)) * 100,
+      fakesCpuPct: (fakesUsed / 1000 / (to - from)) * 100,
+      generatorLoop: [generatorLoop.percentile(99) / 1e6, generatorLoop.max / 1e6],
       rssPerSessionKiB: (m.rss - base.rss) / n / 1024,
       heapPerSessionKiB: (m.heap - base.heap) / n / 1024,
       held: m.lagP99Ms <= HELD_LAG_MS,
@@ -301,7 +340,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
   } finally {
     // SIGTERM lets a profiled child write its profile.
     child.kill(process.env.BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
-    await once(child, 'exit');
+    await exited.catch(() => undefined);
   }
 }
 
@@ -403,6 +442,11 @@ console.log(`  of the endpointing lag, the detector's own tail on the same audio
 for (const r of results) {
   const kinds = Object.entries(r.m.gcByKind).map(([kind, k]) => `${kind} ${k.count}× ${f(k.ms, 0)} ms (max ${f(k.maxMs)})`);
   console.log(`GC (${r.variant}, N=${r.n}, heap ${f(r.m.heapTotalMiB, 0)} MiB): ${kinds.join(', ')}`);
+}
+for (const r of results) {
+  const split = r.slowest.map(([o, e, t, a]) => `${f(o!, 0)} (endpointing lag ${f(e!, 0)}, stopped → final ${f(t!, 0)}, final → first audio ${f(a!, 0)})`);
+  console.log(`slowest replies (${r.variant}, N=${r.n}), overhead ms at the kiosk: ${split.join('; ')}`);
+  console.log(`  after the endpoint as the runtime saw it (transcription + first_audio − fakes) p50 / p99 ${f(r.m.afterEndpointP50Ms, 0)} / ${f(r.m.afterEndpointP99Ms, 0)} ms; generator event-loop delay p99 / max ${f(r.generatorLoop[0])} / ${f(r.generatorLoop[1])} ms; CPU % of a core: runtime ${f(r.m.cpuPct, 0)} (${f(r.m.cpuPct / r.n, 2)} per session), fakes ${f(r.fakesCpuPct, 0)}, generator ${f(r.generatorCpuPct, 0)}`);
 }
 console.log('targets: overhead p99 ≤ 30 ms; ≥ 100 concurrent voice sessions held; ≤ 1 MiB (1024 KiB) per voice session\n');
 const held = results.filter((r) => r.variant === 'gated' && r.held);

@@ -34,6 +34,8 @@ export function sessionLines(variations: CacheVariations, profile: SeniorProfile
  */
 export class SharedLines {
   private readonly common = new Map<string, Int16Array>();
+  /** Common lines being rendered: sessions warming up together wait for one request instead of each sending its own. */
+  private readonly rendering = new Map<string, Promise<Int16Array | undefined>>();
   private readonly personal = new Map<string, { pcm: Int16Array; holders: number }>();
 
   /** A common line. */
@@ -41,8 +43,25 @@ export class SharedLines {
     return this.common.get(key);
   }
 
-  keep(key: string, pcm: Int16Array): void {
-    this.common.set(key, pcm);
+  /**
+   * A common line: kept, or rendered by `render` and kept when it succeeds. A render already under
+   * way for the key (another session's) is awaited instead; if it fails, or its session goes mid-way,
+   * the callers get undefined and the next warm-up asks again.
+   */
+  render(key: string, render: () => Promise<Int16Array | undefined>): Promise<Int16Array | undefined> {
+    const kept = this.common.get(key);
+    if (kept) return Promise.resolve(kept);
+    let pending = this.rendering.get(key);
+    if (!pending) {
+      pending = render()
+        .then((pcm) => {
+          if (pcm) this.common.set(key, pcm);
+          return pcm;
+        })
+        .finally(() => this.rendering.delete(key));
+      this.rendering.set(key, pending);
+    }
+    return pending;
   }
 
   /** A personal line already held by another session, now also by the caller; or `pcm`, held by the caller alone. */
@@ -128,12 +147,15 @@ export class LineCache {
       if (budget.aborted) break;
       const key = this.key(text);
       if (this.get(text) || (kind === 'personal' && this.take(key))) continue;
-      const pcm = await render(speaker, text, AbortSignal.any([budget, AbortSignal.timeout(this.lineTimeoutMs)]));
+      const signal = AbortSignal.any([budget, AbortSignal.timeout(this.lineTimeoutMs)]);
+      const rendering = async () => {
+        const pcm = await render(speaker, text, signal);
+        return pcm && resample(concat(pcm), speaker.sampleRate, this.sampleRate);
+      };
+      const line = kind === 'personal' ? await rendering() : await shared.render(key, rendering);
       if (this.lifetime.signal.aborted) break;
-      if (pcm) {
-        const line = resample(concat(pcm), speaker.sampleRate, this.sampleRate);
+      if (line) {
         if (kind === 'personal') this.take(key, line);
-        else shared.keep(key, line);
       } else if (kind === 'always') {
         // The last resort is local: it gets its own bound, not what is left of the warm-up's.
         const offline = await render(this.options.lastResort, text, AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(this.lineTimeoutMs)]));

@@ -298,6 +298,21 @@ describe('LineCache', () => {
     second.close();
   });
 
+  it('sessions warming up together ask once for each common line, and each gets it', async () => {
+    voxtral.speechLatencyMs = 50;
+    const shared = new SharedLines();
+    const seniors = ['Mathilde', 'Lucien', 'Odette'].map((preferredName) => sessionLines(variations, { preferredName, isFreshSenior: false }));
+    const caches = seniors.map((l) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared }));
+    await Promise.all(caches.map((c) => c.warm()));
+    const common = [...lines.always, ...lines.shared];
+    for (const text of common) {
+      expect(voxtral.speechRequests.filter((r) => r.body.input === text)).toHaveLength(1);
+      for (const cache of caches) expect(samples(cache.get(text)!)).toBe(fakeSpeechPcm(text, 'tone').length);
+    }
+    expect(voxtral.speechRequests).toHaveLength(common.length + seniors.reduce((n, l) => n + l.personal.length, 0));
+    for (const cache of caches) cache.close();
+  });
+
   it('has the SOS audio even with the speech service down, rendered offline at the speaker’s rate', async () => {
     voxtral.speechStatus = 503;
     const speaker = mistralSpeaker();
