@@ -106,7 +106,8 @@ describe('the data directory lock', () => {
     const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30']);
     children.push(shell);
     const zombie = Number(await nextLine(createInterface({ input: shell.stdout! })[Symbol.asyncIterator]()));
-    await expect.poll(async () => (await startTicks(zombie)).state).toBe('Z');
+    // Under a loaded suite the background sleep can take more than poll's default second to start and exit.
+    await expect.poll(async () => (await startTicks(zombie)).state, { timeout: 10_000 }).toBe('Z');
     await leaveLock(lockFile(dir), { pid: zombie, startTicks: (await startTicks(zombie)).ticks });
     await (await lockDataDir(dir, 'kohami-runtime', true)).release();
 
