@@ -1,21 +1,14 @@
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
 import { embedMany } from 'ai';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
-
-/** Per call, retry included; far above a healthy mistral-embed call (tens of ms), below any wait worth having. */
-export const EMBED_TIMEOUT_MS = 10_000;
-
-export class MistralEmbedClientDimsMismatchError extends Error {
-  constructor(modelId: string, got: number) {
-    super(`embedding model ${modelId} returned ${got} dimensions, expected ${EMBEDDING_DIMENSIONS}: refusing vectors that would not fit the index`);
-    this.name = 'MistralEmbedClientDimsMismatchError';
-  }
-}
+import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral-embed-client.ts';
 
 /**
- * Any AI SDK embedding model as a MemoryEmbedderPort. `embedMany` splits large batches
- * by the provider's per-call limit. A response of the wrong width is refused: a silent
- * upstream model swap would otherwise make the HNSW index incoherent.
+ * Any AI SDK embedding model as a MemoryEmbedderPort, with the Mistral client's contract: `embedMany`
+ * splits large batches by the provider's per-call limit, and a response of the wrong width is refused
+ * (a silent upstream model swap would otherwise make the HNSW index incoherent). Mistral's own
+ * embeddings go through `MistralEmbedClient`, which is leaner per call; this adapter plugs in any other
+ * AI SDK provider, and the tests' `MockEmbeddingModelV3`.
  */
 export class AiSdkEmbedder implements MemoryEmbedderPort {
   constructor(

@@ -1,13 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
 import { MistralEndpoint, type MistralSettings } from '../models/mistral-endpoint.ts';
-import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './ai-sdk-embedder.ts';
 
 export const MISTRAL_EMBED_MODEL = 'mistral-embed';
+/** Per call, retry included; far above a healthy mistral-embed call (tens of ms), below any wait worth having. */
+export const EMBED_TIMEOUT_MS = 10_000;
 /** Inputs per request: mistral-embed's limit, as the AI SDK's provider splits batches. */
 const MAX_INPUTS_PER_REQUEST = 32;
 /** Before the one retry of a request the provider refused for now (429, 5xx) or that failed on the network: as the AI SDK waits. */
 const RETRY_DELAY_MS = 2_000;
+
+export class MistralEmbedClientDimsMismatchError extends Error {
+  constructor(modelId: string, got: number) {
+    super(`embedding model ${modelId} returned ${got} dimensions, expected ${EMBEDDING_DIMENSIONS}: refusing vectors that would not fit the index`);
+    this.name = 'MistralEmbedClientDimsMismatchError';
+  }
+}
 
 /** Mistral answered an embeddings request with an error status (its body, which may echo the input, is not kept). */
 export class MistralEmbedHttpError extends Error {

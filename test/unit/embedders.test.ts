@@ -1,8 +1,8 @@
 import { MockEmbeddingModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AiSdkEmbedder, MistralEmbedClientDimsMismatchError } from '../../adapters/embedders/ai-sdk-embedder.ts';
+import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { MistralEmbedClient, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
+import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
 import { isDegenerateVector } from '../../machines/memory.port.ts';
 import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
