@@ -197,9 +197,15 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
 
-interface Measure {
+/** The runtime's memory after full collections (its 'memory' answer). */
+interface Memory {
   rss: number;
   heap: number;
+  heapTotalMiB: number;
+}
+
+/** The runtime's figures over the window as it stood at its end ('stop'), summed up once its replies have arrived ('measure'). */
+interface Measure {
   /** Mean per stage over the window, from the runtime's kohami_voice_stage_seconds. */
   stagesMs: Record<string, number>;
   /** p99 per stage over the window. */
@@ -217,7 +223,6 @@ interface Measure {
   gcP99Ms: number;
   gcMaxMs: number;
   gcByKind: Record<string, { count: number; ms: number; maxMs: number }>;
-  heapTotalMiB: number;
   gcMsPerSecond: number;
   cpuPct: number;
   sileroPerSecond: number;
@@ -226,7 +231,7 @@ interface Measure {
 interface Result {
   variant: string;
   n: number;
-  m: Measure;
+  m: Measure & Memory;
   overhead: number[];
   /** The same, counted from the runtime's end-of-speech decision (vad speech_stopped) instead of the phrase's true end. */
   afterEndpoint: number[];
@@ -283,7 +288,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
     await new Promise((r) => setTimeout(r, 3000));
     warm.stop();
     await new Promise((r) => setTimeout(r, 500));
-    const base = await answer<Measure>('measure');
+    const base = await answer<Memory>('memory');
 
     const kiosks: PacedKiosk[] = [];
     for (let i = 0; i < n; i += 50) {
@@ -305,9 +310,13 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
     const to = performance.now();
     const generatorUsed = process.cpuUsage(generatorCpu);
     const fakesUsed = (await fakesCpu()) - fakesCpuFrom;
-    const m = await answer<Measure>('measure');
-    // Replies to phrases that ended inside the window get a few seconds to arrive.
+    await answer('stop');
+    // Replies to phrases that ended inside the window get a few seconds to arrive. The runtime's figures and its
+    // memory are read after them, the sessions still open: summing up ~10⁵ samples and three full collections
+    // stall the runtime for 100–300 ms, and done at the window's end they made the replies then in flight the
+    // slowest of the run (they decided the overhead p99).
     await new Promise((r) => setTimeout(r, 3000));
+    const m = { ...(await answer<Measure>('measure')), ...(await answer<Memory>('memory')) };
     for (const k of kiosks) k.stop();
 
     const measured = kiosks.flatMap((k) => k.utterances).filter((u) => u.endAt >= from && u.endAt < to);
