@@ -175,12 +175,12 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
   const kiosks: LoadKiosk[] = [];
   try {
     const { url } = await ask<{ url: string }>(server, 'ready');
-    const base = await ask<{ rss: number }>(server, 'measure');
+    const base = await ask<{ rss: number }>(server, 'memory');
     const sink = { answered: [] as Answered[], errors: new Map<string, number>() };
     for (let i = 0; i < n; i += 200) {
       kiosks.push(...(await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => LoadKiosk.open(url, i + j + 1, sink)))));
     }
-    const idle = await ask<{ rss: number; sessions: number }>(server, 'measure');
+    const idle = await ask<{ rss: number; sessions: number }>(server, 'memory');
     if (idle.sessions !== n) throw new Error(`expected ${n} live sessions, found ${idle.sessions}`);
     process.stderr.write(`N=${n}: ${n} sessions live; ${WARMUP_SECONDS} s warm-up, ${MEASURE_SECONDS} s measured\n`);
 
