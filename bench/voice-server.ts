@@ -160,6 +160,16 @@ let stopped: {
 } | null = null;
 let cpu = process.cpuUsage();
 let since = performance.now();
+/** A new window: the per-sample records start empty (the previous window's were set aside or dropped). */
+function clearSamples(): void {
+    analysis = [];
+    gcPauses = [];
+    gcByKind = {};
+    stageSamples = {};
+    afterEndpointSamples = [];
+    for (const stream of streams.values()) stream.done = [];
+}
+
 process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk` });
 process.on('message', async (msg: { type: string }) => {
   if (msg.type === 'memory') {
@@ -171,12 +181,7 @@ process.on('message', async (msg: { type: string }) => {
   }
   if (msg.type === 'reset') {
     stagesAtReset = await stageTotals();
-    analysis = [];
-    gcPauses = [];
-    gcByKind = {};
-    stageSamples = {};
-    afterEndpointSamples = [];
-    for (const stream of streams.values()) stream.done = [];
+    clearSamples();
     windows = 0;
     loop.reset();
     loop.enable();
@@ -210,12 +215,7 @@ process.on('message', async (msg: { type: string }) => {
       stageSamples,
       afterEndpointSamples,
     };
-    analysis = [];
-    gcPauses = [];
-    gcByKind = {};
-    stageSamples = {};
-    afterEndpointSamples = [];
-    for (const stream of streams.values()) stream.done = [];
+    clearSamples();
     return process.send!({ type: 'stop' });
   }
   if (msg.type !== 'measure' || !stopped) return;
