@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
 import { MistralEndpoint, type MistralSettings } from '../models/mistral-endpoint.ts';
@@ -96,52 +97,24 @@ export class MistralEmbedClient implements MemoryEmbedderPort {
     }
   }
 
-  private post(body: string, count: number, deadline: number, signal?: AbortSignal): Promise<number[][]> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const req = this.endpoint.post(body);
-      let settled = false;
-      const settle = (err: unknown, vectors?: number[][]) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        if (err === null) return resolve(vectors!);
-        // Nobody reads this answer any more: the connection goes, rather than stay open for it.
-        req.destroy();
-        reject(err);
-      };
-      const onAbort = () => settle(signal!.reason);
-      const timer = setTimeout(() => settle(new MistralEmbedTimeoutError(this.timeoutMs)), Math.max(0, deadline - Date.now()));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => {
-        // A kept-alive connection the server closed just as it was reused: asked again at once, on a new one.
-        if (!settled && req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          settled = true;
-          this.post(body, count, deadline, signal).then(resolve, reject);
-          return;
-        }
-        settle(err);
-      });
-      req.on('response', (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          return settle(new MistralEmbedHttpError(res.statusCode ?? 0));
-        }
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', settle);
-        res.on('end', () => {
-          try {
-            settle(null, this.vectors(Buffer.concat(chunks).toString('utf8'), count));
-          } catch (err) {
-            settle(err);
-          }
-        });
-      });
-    });
+  /** One request under what is left of the call's `deadline`; whichever of it and `signal` comes first ends it. */
+  private async post(body: string, count: number, deadline: number, signal?: AbortSignal): Promise<number[][]> {
+    signal?.throwIfAborted();
+    const call = new AbortController();
+    const timer = setTimeout(() => call.abort(new MistralEmbedTimeoutError(this.timeoutMs)), Math.max(0, deadline - Date.now()));
+    const onAbort = () => call.abort(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const res = await this.endpoint.send(body, call.signal);
+      if (res.statusCode !== 200) {
+        res.resume();
+        throw new MistralEmbedHttpError(res.statusCode ?? 0);
+      }
+      return this.vectors(await bodyText(res, call.signal), count);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   /** The answer's vectors, in input order, each checked: `count` of them, every one 1,024 numbers. */
@@ -167,4 +140,26 @@ export class MistralEmbedClient implements MemoryEmbedderPort {
 function isNetworkError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_SOCKET)$/.test(code);
+}
+
+/** The whole body of `res` as text; an abort of `signal` drops the connection, rather than leave it open for an answer nobody reads. */
+function bodyText(res: IncomingMessage, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = () => {
+      res.destroy();
+      reject(signal.reason);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    res.on('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+  });
 }

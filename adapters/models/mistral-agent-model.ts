@@ -50,34 +50,24 @@ export class MistralAgentModel implements LanguageModelV3 {
   }
 
   /** The response once its status is 2xx; an error status, the network or an abort rejects. */
-  private post(body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const req = this.endpoint.post(body, headers);
-      const onAbort = () => {
-        req.destroy();
-        reject(signal!.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => {
-        signal?.removeEventListener('abort', onAbort);
-        reject(new APICallError({ message: `Cannot connect to API: ${err.message}`, url: this.endpoint.url, requestBodyValues: {}, cause: err, isRetryable: true }));
-      });
-      req.on('response', (res) => {
-        signal?.removeEventListener('abort', onAbort);
-        const statusCode = res.statusCode ?? 0;
-        if (statusCode >= 200 && statusCode < 300) return resolve(res);
-        res.resume();
-        reject(
-          new APICallError({
-            message: `mistral chat answered HTTP ${statusCode}`,
-            url: this.endpoint.url,
-            requestBodyValues: {},
-            statusCode,
-            responseHeaders: flatHeaders(res.headers),
-            isRetryable: statusCode === 408 || statusCode === 409 || statusCode === 429 || statusCode >= 500,
-          }),
-        );
-      });
+  private async post(body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    let res: http.IncomingMessage;
+    try {
+      res = await this.endpoint.send(body, signal, headers);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new APICallError({ message: `Cannot connect to API: ${(err as Error).message}`, url: this.endpoint.url, requestBodyValues: {}, cause: err, isRetryable: true });
+    }
+    const statusCode = res.statusCode ?? 0;
+    if (statusCode >= 200 && statusCode < 300) return res;
+    res.resume();
+    throw new APICallError({
+      message: `mistral chat answered HTTP ${statusCode}`,
+      url: this.endpoint.url,
+      requestBodyValues: {},
+      statusCode,
+      responseHeaders: flatHeaders(res.headers),
+      isRetryable: statusCode === 408 || statusCode === 409 || statusCode === 429 || statusCode >= 500,
     });
   }
 

@@ -30,10 +30,34 @@ export class MistralEndpoint {
     this.headers = { authorization: `Bearer ${settings.apiKey}`, 'content-type': 'application/json', accept };
   }
 
-  /** A POST of `body` (a JSON text), sent; the caller listens for its response and errors. */
-  post(body: string, headers?: Record<string, string>): http.ClientRequest {
-    const req = this.transport.request({ ...this.target, headers: { ...this.headers, ...headers, 'content-length': String(Buffer.byteLength(body)) } });
-    req.end(body);
-    return req;
+  /**
+   * A POST of `body` (a JSON text), resolved with the response whatever its status; the caller reads
+   * (or drains) it. An abort of `signal` before the response destroys the request and rejects with the
+   * signal's reason; after it, the caller's reading of the body answers for the signal. A kept-alive
+   * connection the server closed just as it was reused is asked again once, at once, on a new one.
+   */
+  send(body: string, signal?: AbortSignal, headers?: Record<string, string>): Promise<http.IncomingMessage> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const attempt = (mayRetry: boolean) => {
+        const req = this.transport.request({ ...this.target, headers: { ...this.headers, ...headers, 'content-length': String(Buffer.byteLength(body)) } });
+        const onAbort = () => {
+          req.destroy();
+          reject(signal!.reason);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (mayRetry && req.reusedSocket && err.code === 'ECONNRESET' && !signal?.aborted) return attempt(false);
+          reject(err);
+        });
+        req.on('response', (res) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(res);
+        });
+        req.end(body);
+      };
+      attempt(true);
+    });
   }
 }
