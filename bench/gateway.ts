@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { CacheFluxAdapter, loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
 import { parseClientFrame } from '../runtime/kiosk/protocol.ts';
 import { ask } from './support/child.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * bench:gateway — the same load generator drives a bare Fastify echo server and the
@@ -44,7 +45,6 @@ function connect(url: string, kind: string): Promise<WebSocket> {
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   // Both servers are profiled: the share of the one ws write per turn they both pay is the yardstick.
@@ -86,7 +86,6 @@ async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   for (const ws of sockets) ws.terminate();
   child.kill(process.env.BENCH_PROF ? 'SIGINT' : 'SIGKILL');
   await once(child, 'exit');
-  latencies.sort((a, b) => a - b);
   return {
     kind,
     n,

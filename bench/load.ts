@@ -6,6 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { CpuProbe, type PoolFigures, type StageFigures } from './load-probe.ts';
 import { ask } from './support/child.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * bench:load — an open-loop realistic load: N live text sessions, each sending a turn every 5 s on
@@ -133,10 +134,6 @@ class LoadKiosk {
   }
 }
 
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 interface Row {
   n: number;

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import type { TurnStages } from './overhead-server.ts';
 import { ask } from './support/child.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * bench:overhead — the runtime's own share of an agent turn's wait. The real runtime (own process,
@@ -40,7 +41,6 @@ interface Result {
 }
 
 const question = (k: number, i: number) => `Pouvez-vous me parler du ${THEMES[i % THEMES.length]} numéro ${k * 100_000 + i} ?`;
-const percentile = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!);
 const fmt = (x: number) => (Number.isNaN(x) ? '–' : x.toFixed(2));
 
 class BenchKiosk {

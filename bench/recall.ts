@@ -3,6 +3,7 @@ import { FACT_CATEGORIES, type MemoryEmbedderPort } from '../machines/memory.por
 import { createLogger } from '../runtime/logger.ts';
 import { bulkLoadFacts, createSeniors, migratedDatabase } from '../test/support/database.ts';
 import { randomUnitVectors } from '../test/support/embeddings.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * bench:recall — search latency for one senior among N facts of 500 seniors on embedded
@@ -16,7 +17,6 @@ const SENIORS = 500;
 const QUERIES = 300;
 const MODEL = 'bench-random-v1';
 
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const fmt = (x: number, d = 2) => x.toFixed(d);
 
 const PLAIN_EXACT_SQL = `SELECT mf.fact FROM memory_facts mf

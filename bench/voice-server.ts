@@ -9,6 +9,7 @@ import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
 import { seedBenchSeniors } from './support/seed-seniors.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * The runtime side of bench:voice, in its own process so that its RSS and CPU are its own.
@@ -247,8 +248,4 @@ process.on('message', async (msg: { type: string }) => {
     sileroPerSecond: (w.windows / w.elapsedMs) * 1000,
   });
 });
-function percentile(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
 process.on('SIGTERM', () => process.exit(0));

@@ -10,6 +10,7 @@ import { decodeAudioFrame } from '../machines/voice/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
 import { ask } from './support/child.ts';
+import { percentile } from './support/stats.ts';
 
 /**
  * bench:voice — N concurrent voice kiosks over real sockets, each streaming French speech
@@ -192,10 +193,6 @@ function loadSeconds(n: number, loop: Loop): number {
   return Math.max(LOAD_SECONDS, Math.ceil((MIN_UTTERANCES * secondsPerPhrase) / n));
 }
 
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 /** The runtime's memory after full collections (its 'memory' answer). */
 interface Memory {
