@@ -12,7 +12,7 @@ import { percentile } from './support/stats.ts';
  * bench:load — an open-loop realistic load: N live text sessions, each sending a turn every 5 s on
  * average (Poisson arrivals, whether or not the previous reply is over: a turn during a reply is a
  * barge-in), 60 % CacheFlux greetings and 40 % turns for the agent, against a fake model streaming
- * its reply 300 ms after the request (bench/load-fakes.ts behind the real @ai-sdk/mistral adapter).
+ * its reply 300 ms after the request (bench/load-fakes.ts behind the runtime's real Mistral clients).
  * Runtime, fake and this generator are three processes on the same machine.
  *
  * Baseline: the fake's own latency. The runtime's overhead is the kiosk's time to the turn's first

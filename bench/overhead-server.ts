@@ -12,8 +12,8 @@ import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
 import { recordAgentStages, type AgentStages } from './load-probe.ts';
 
 /**
- * The runtime side of bench:overhead, in its own process: the real runtime with the real
- * @ai-sdk/mistral adapters pointed at the fakes' process, and N bench seniors with every consent,
+ * The runtime side of bench:overhead, in its own process: the real runtime with its real
+ * Mistral clients pointed at the fakes' process, and N bench seniors with every consent,
  * those the turns go to with 3 facts each. It timestamps each agent turn's stages (from XState's inspection events) and
  * each embedding request, and hands them over on `stages`.
  */
