@@ -1,6 +1,44 @@
-import { ConfigError, loadConfig } from './config.ts';
-import { devTokensFile, readDevTokens, saveDevTokens } from './dev-seed.ts';
-import { SHUTDOWN_MARGIN_MS, startRuntime, type RuntimeOverrides } from './runtime.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import type { Database } from './db.ts';
+import { devTokensFile, readDevTokens, saveDevTokens, type DevSeed } from './dev-seed.ts';
+import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
+
+/** What the start banner says of a started runtime. */
+export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'semanticCacheSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
+
+/**
+ * The start banner: where to connect (the kiosk socket, and the browser kiosk page README's quick start
+ * points to), what runs offline, and the demo tokens when there are some. `tokensFile`: whether
+ * `npm run kiosk` finds the demo kiosk token by itself.
+ */
+export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<DevSeed, 'generated'> | null, tokensFile: boolean): string[] {
+  const ws = runtime.url.replace(/^http/, 'ws');
+  const lines = [
+    '',
+    `  kohami-runtime listening on ${runtime.url}  (${config.KOHAMI_ENV})`,
+    `  kiosk WebSocket:  ${ws}/v1/kiosk`,
+    // With the demo token in the link the page connects at once; otherwise it asks for a token.
+    `  kiosk page:       ${runtime.url}/kiosk${demo ? `?token=${encodeURIComponent(demo.kioskToken)}` : ''}  (in a browser: voice and typed turns)`,
+    `  database:         ${runtime.db.engine} (${runtime.db.location})`,
+    `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
+    `  semantic cache:   ${runtime.semanticCacheSetting}`,
+    runtime.voiceInput
+      ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, espeak-ng as fallback)`
+      : '  voice:            replies spoken offline by espeak-ng; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns',
+    ...(runtime.modelMode === 'offline' ? ['  derivations:      offline — every turn scores a neutral mood (50), with no summary, and sessions yield no facts'] : []),
+  ];
+  if (demo) {
+    lines.push(
+      `  demo senior:      Marie (${demo.seniorId})`,
+      `  demo kiosk token: ${demo.kioskToken}`,
+      `  demo admin token: ${demo.adminToken}`,
+      `  talk to it:       npm run kiosk${tokensFile ? '' : ` -- --token ${demo.kioskToken}`}`,
+    );
+  } else if (config.KOHAMI_ENV !== 'production') {
+    lines.push('  demo data:        already seeded (tokens are stored hashed: set DEV_KIOSK_TOKEN/DEV_ADMIN_TOKEN before the first start to choose them)');
+  }
+  return lines;
+}
 
 /** `npm start`: the runtime on its configuration, with a banner saying where to connect. */
 export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string[] = []): Promise<void> {
@@ -15,33 +53,10 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
     throw err;
   }
   const runtime = await startRuntime(config, overrides);
-  const ws = runtime.url.replace(/^http/, 'ws');
-  const lines = [
-    '',
-    `  kohami-runtime listening on ${runtime.url}  (${config.KOHAMI_ENV})`,
-    `  kiosk WebSocket:  ${ws}/v1/kiosk`,
-    `  database:         ${runtime.db.engine} (${runtime.db.location})`,
-    `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
-    `  semantic cache:   ${runtime.semanticCacheSetting}`,
-    runtime.voiceInput
-      ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, espeak-ng as fallback)`
-      : '  voice:            replies spoken offline by espeak-ng; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns',
-    ...(runtime.modelMode === 'offline' ? ['  derivations:      offline — every turn scores a neutral mood (50), with no summary, and sessions yield no facts'] : []),
-  ];
   const tokensFile = config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);
   if (runtime.seed && tokensFile) await saveDevTokens(tokensFile, runtime.seed);
   const demo = runtime.seed ?? (tokensFile ? await readDevTokens(tokensFile) : null);
-  if (demo) {
-    lines.push(
-      `  demo senior:      Marie (${demo.seniorId})`,
-      `  demo kiosk token: ${demo.kioskToken}`,
-      `  demo admin token: ${demo.adminToken}`,
-      `  talk to it:       npm run kiosk${tokensFile ? '' : ` -- --token ${demo.kioskToken}`}`,
-    );
-  } else if (config.KOHAMI_ENV !== 'production') {
-    lines.push('  demo data:        already seeded (tokens are stored hashed: set DEV_KIOSK_TOKEN/DEV_ADMIN_TOKEN before the first start to choose them)');
-  }
-  process.stdout.write(`${[...lines, ...bannerExtra].join('\n')}\n\n`);
+  process.stdout.write(`${[...bannerLines(config, runtime, demo, tokensFile !== null), ...bannerExtra].join('\n')}\n\n`);
 
   const shutdown = (signal: string) => {
     runtime.logger.info({ signal }, 'shutting down');

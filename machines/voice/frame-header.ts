@@ -5,6 +5,8 @@
  */
 
 export const AUDIO_FRAME_VERSION = 1;
+/** The header's one length byte: the most UTF-8 bytes a turnId can have (the kiosk protocol refuses longer ones). */
+export const MAX_TURN_ID_BYTES = 255;
 const MAX_SAMPLE_OFFSET = 0xffff_ffff;
 
 export interface AudioFrame {
@@ -19,7 +21,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function encodeAudioFrame(turnId: string, sampleOffset: number, pcm: Int16Array): Uint8Array {
   const id = encoder.encode(turnId);
-  if (id.length === 0 || id.length > 255) throw new RangeError(`audio frame: turnId must be 1–255 UTF-8 bytes, got ${id.length}`);
+  if (id.length === 0 || id.length > MAX_TURN_ID_BYTES) throw new RangeError(`audio frame: turnId must be 1–${MAX_TURN_ID_BYTES} UTF-8 bytes, got ${id.length}`);
   if (!Number.isInteger(sampleOffset) || sampleOffset < 0 || sampleOffset > MAX_SAMPLE_OFFSET) {
     throw new RangeError(`audio frame: sampleOffset must be an integer in 0–${MAX_SAMPLE_OFFSET}, got ${sampleOffset}`);
   }

@@ -4,7 +4,7 @@ import { bearerToken } from '../auth.ts';
 import { SeniorNotFoundError, ShuttingDownError, type LiveSession, type SessionRegistry } from '../session-registry.ts';
 import { audioByteBudget } from '../../machines/voice/byte-budget.ts';
 import type { VoiceLink, VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.ts';
-import { droppedTurnId, negotiateAudio, parseClientFrame, SERVICE_RESTART, VOICE_FRAME_TYPES, type ServerFrame } from './protocol.ts';
+import { droppedTurnId, micFrameProblem, negotiateAudio, parseClientFrame, SERVICE_RESTART, VOICE_FRAME_TYPES, type ErrorCode, type ServerFrame } from './protocol.ts';
 import { TokenBucket } from './rate-limit.ts';
 
 export interface KioskGatewayOptions {
@@ -16,9 +16,6 @@ export interface KioskGatewayOptions {
   /** Voice mode; without it, `session.start {mode: "voice"}` is refused with `speech_unavailable`. */
   voice?: VoiceSessionFactory;
 }
-
-/** Microphone frames carry 10–200 ms of 16 kHz s16 PCM. */
-const MAX_AUDIO_FRAME_BYTES = 16_000 * 2 * 0.2;
 
 /** How many of a session's latest turnIds are remembered to refuse a replayed one. */
 export const REMEMBERED_TURN_IDS = 1000;
@@ -105,8 +102,9 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
     (socket, request) => {
       const seniorId = request.kioskSeniorId!;
       const bucket = new TokenBucket(rate.perSecond, rate.burst);
-      let limitedNoticeAt = 0;
-      let audioNoticeAt = 0;
+      // Notices are throttled on the monotonic clock: a wall clock stepping back must not silence them.
+      let limitedNoticeAt = -Infinity;
+      const audioNoticeAt = new Map<ErrorCode, number>();
       let session: LiveSession | null = null;
       // Voice mode: the session's audio pipeline on this socket, and the microphone's own byte budget.
       let voice: VoiceSessionHandle | null = null;
@@ -132,9 +130,9 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
       };
       /** At most one notice a second per kind: answering every flooded frame would amplify the flood. */
       const noticeAudio = (code: 'audio_rate_limited' | 'speech_unavailable' | 'invalid_frame', message: string) => {
-        const t = Date.now();
-        if (t - audioNoticeAt < 1000) return;
-        audioNoticeAt = t;
+        const t = performance.now();
+        if (t - (audioNoticeAt.get(code) ?? -Infinity) < 1000) return;
+        audioNoticeAt.set(code, t);
         link.send({ type: 'error', code, message });
       };
       alive.set(socket, true);
@@ -149,16 +147,18 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
         // Microphone audio has its own byte budget: the text-frame limit never drops it, nor it text.
         if (isBinary && voice && audioBudget && session?.link === link) {
           const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
+          // Checked before the budget: a refused frame spends none of it.
+          const problem = micFrameProblem(bytes.length);
+          if (problem !== null) {
+            noticeAudio('invalid_frame', problem);
+            return;
+          }
           if (!audioBudget.take(bytes.length)) {
             noticeAudio('audio_rate_limited', 'microphone audio over 1.5× real time: frame dropped');
             return;
           }
-          if (bytes.length === 0 || bytes.length % 2 !== 0 || bytes.length > MAX_AUDIO_FRAME_BYTES) {
-            noticeAudio('invalid_frame', `a microphone frame is 10–200 ms of pcm_s16le at 16 kHz (an even number of bytes, at most ${MAX_AUDIO_FRAME_BYTES}); got ${bytes.length} bytes`);
-            return;
-          }
           if (!voice.voiceInput) {
-            noticeAudio('speech_unavailable', 'voice input is unavailable on this runtime (no speech-to-text service): send typed turns');
+            noticeAudio('speech_unavailable', 'voice input is unavailable for this session (no speech-to-text service, or speech detection failed to start): send typed turns');
             return;
           }
           voice.pushAudio(pcmView(bytes));
@@ -172,7 +172,7 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
             return;
           }
           // Other frames: one notice per second at most, as answering every flooded frame would amplify the flood.
-          const t = Date.now();
+          const t = performance.now();
           if (t - limitedNoticeAt >= 1000) {
             limitedNoticeAt = t;
             link.send({ type: 'error', code: 'rate_limited', message: `too many frames: at most ${rate.perSecond} per second; frame dropped` });

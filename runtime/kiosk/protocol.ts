@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CloseReason, SosReason } from '../../machines/session.machine.ts';
 import type { Flux } from '../../machines/ports.ts';
+import { MAX_TURN_ID_BYTES } from '../../machines/voice/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
 
 /** Frames over this size close the socket with 1009 (a transcript is a few hundred bytes). */
@@ -8,7 +9,13 @@ export const MAX_FRAME_BYTES = 64 * 1024;
 /** Close code when this process is shutting down (IANA "Service Restart"): the kiosk reconnects, to another instance. */
 export const SERVICE_RESTART = 1012;
 
-const turnId = z.string().min(1).max(128);
+// A turnId also travels in every reply-audio frame's header, whose length byte caps its UTF-8 form:
+// 128 UTF-16 units can be 384 UTF-8 bytes (« € »), so both limits apply, in every mode (one rule for ids).
+const turnId = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((id) => Buffer.byteLength(id, 'utf8') <= MAX_TURN_ID_BYTES, { message: `must be at most ${MAX_TURN_ID_BYTES} bytes in UTF-8 (the reply-audio frame header's limit)` });
 
 /** Reply-audio rates a kiosk may accept; the runtime resamples its speech to the one chosen. */
 export const OUTPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
@@ -126,6 +133,22 @@ export function parseClientFrame(raw: string): ParseResult {
   const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; ');
   const id = type === 'turn' || type === 'interrupt' ? turnIdIn(data) : undefined;
   return { ok: false, code: 'invalid_frame', message: `invalid ${type} frame: ${issues}`, ...(id !== undefined ? { turnId: id } : {}) };
+}
+
+/** A microphone frame carries this much audio, in ms. */
+const MIC_FRAME_MS = { min: 10, max: 200 } as const;
+const micFrameBytes = (ms: number) => (INPUT_SAMPLE_RATE * 2 * ms) / 1000;
+
+/**
+ * Why a binary microphone frame of `byteLength` bytes is refused, or null if it is one. The minimum is
+ * not pedantry: the byte budget alone would let a kiosk send 24,000 two-byte frames a second, each a
+ * message to parse and a call into the listener; at 10 ms a frame it is 150 a second at most.
+ */
+export function micFrameProblem(byteLength: number): string | null {
+  const min = micFrameBytes(MIC_FRAME_MS.min);
+  const max = micFrameBytes(MIC_FRAME_MS.max);
+  if (byteLength % 2 === 0 && byteLength >= min && byteLength <= max) return null;
+  return `a microphone frame is ${MIC_FRAME_MS.min}–${MIC_FRAME_MS.max} ms of pcm_s16le at ${INPUT_SAMPLE_RATE} Hz mono: an even number of bytes from ${min} to ${max}; got ${byteLength} bytes (frame dropped)`;
 }
 
 export type Negotiation = { ok: true; input: AudioFormat; output: AudioFormat; aec: boolean } | { ok: false; message: string };

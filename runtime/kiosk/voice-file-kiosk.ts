@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { DeadlineError, withDeadline } from '../../adapters/deadline.ts';
 import { decodeAudioFrame } from '../../machines/voice/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
 import { readWav, WavFormatError, writeWav } from './wav.ts';
@@ -21,6 +22,10 @@ const FRAME_MS = 20;
 const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
 /** Rates the reply WAV can be written at, best first. */
 const OUTPUT_RATES = [24_000, 16_000, 48_000];
+/** Bound on the WebSocket's opening handshake: a host that takes the TCP connection and says nothing. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** Bound on the runtime's `session.ready` after `session.start` (it answers within milliseconds). */
+export const READY_TIMEOUT_MS = 10_000;
 
 const CONVERT_HINT =
   'convert it with:\n  sox IN.wav -r 16000 -c 1 -b 16 -e signed-integer OUT.wav\n  ffmpeg -i IN.wav -ar 16000 -ac 1 -c:a pcm_s16le OUT.wav';
@@ -57,9 +62,10 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
       req.destroy();
       reject(new VoiceFileError(`refused: HTTP ${res.statusCode} (check the token)`, 1));
     });
-    socket.once('error', (err) => reject(new VoiceFileError(`cannot connect to ${o.url}: ${err.message}`, 1)));
+    // `on`, not `once`: a later socket error (mid-stream, or after a terminate) must not go unhandled.
+    socket.on('error', (err) => reject(new VoiceFileError(`cannot connect to ${o.url}: ${err.message}`, 1)));
   });
-  await opened;
+  await bounded(socket, opened, CONNECT_TIMEOUT_MS, `no answer from ${o.url} within ${CONNECT_TIMEOUT_MS / 1000} s (is a kohami runtime listening there?)`);
 
   // Reply audio, per turn, placed at each frame's sample offset.
   const replies: Array<{ turnId: string; chunks: Array<{ offset: number; pcm: Int16Array }> }> = [];
@@ -78,12 +84,21 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     resolveReady(undefined);
   });
   socket.on('message', (raw, isBinary) => {
-    if (isBinary) {
-      const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
-      replies.find((r) => r.turnId === frame.turnId)?.chunks.push({ offset: frame.sampleOffset, pcm: frame.pcm });
+    let f: Record<string, unknown> & { type: string; turnId?: string };
+    try {
+      if (isBinary) {
+        const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
+        replies.find((r) => r.turnId === frame.turnId)?.chunks.push({ offset: frame.sampleOffset, pcm: frame.pcm });
+        return;
+      }
+      f = JSON.parse(raw.toString()) as typeof f;
+    } catch (err) {
+      // Not the kiosk protocol: say so and stop, rather than die on an exception.
+      failure ??= new VoiceFileError(`${o.url} sent a frame that is not the kiosk protocol (${(err as Error).message}): is it a kohami runtime?`, 1);
+      resolveReady(undefined);
+      socket.terminate();
       return;
     }
-    const f = JSON.parse(raw.toString()) as Record<string, unknown> & { type: string; turnId?: string };
     const endCaption = () => {
       if (caption) print('');
       caption = false;
@@ -155,7 +170,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
       },
     }),
   );
-  const audio = await ready;
+  const audio = await bounded(socket, ready, READY_TIMEOUT_MS, `${o.url} accepted the connection but started no session within ${READY_TIMEOUT_MS / 1000} s (is it a kohami runtime?)`);
   if (failure) throw failure;
   if (!audio) throw new VoiceFileError('the runtime closed the connection before the session started', 1);
   if (audio.voiceInput === false) {
@@ -194,6 +209,17 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     print(`reply audio: ${(samples.length / (outputRate || OUTPUT_RATES[0]!)).toFixed(2)} s written to ${o.out}`);
   }
   if (failure) throw failure;
+}
+
+/** `step`, or a VoiceFileError (exit 1) and the socket dropped once `ms` pass without it. */
+async function bounded<T>(socket: WebSocket, step: Promise<T>, ms: number, message: string): Promise<T> {
+  try {
+    return await withDeadline(() => step, ms, new AbortController().signal);
+  } catch (err) {
+    if (!(err instanceof DeadlineError)) throw err;
+    socket.terminate();
+    throw new VoiceFileError(message, 1);
+  }
 }
 
 /** Every turn's audio, one after the other, each frame at its own sample offset (gaps left silent). */

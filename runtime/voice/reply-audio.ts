@@ -48,11 +48,16 @@ export class ReplyAudio {
   private finished = false;
   private samplesSent = 0;
   private readonly marks: AudioMark[] = [];
+  /** Times on the monotonic clock (`performance.now()`): a wall clock stepping back must not make played time negative. */
   private firstFrameAt: number | null = null;
   private reportedPlayedMs: number | null = null;
   private durationMs: number | null = null;
   private doneAt: number | null = null;
-  /** Resolves once the last frame (or the cancellation) has happened. */
+  /**
+   * Resolves once the last frame (or the cancellation) has happened. It never rejects (callers chain
+   * on it without a handler, and an unhandled rejection ends the process): anything thrown while
+   * speaking goes to `onSpeechError` and ends the reply, with `reply.audio.end` if audio went out.
+   */
   readonly sent: Promise<void>;
 
   constructor(private readonly o: ReplyAudioOptions) {
@@ -97,14 +102,14 @@ export class ReplyAudio {
   }
 
   playbackDone(): void {
-    this.doneAt = Date.now();
+    this.doneAt = performance.now();
   }
 
   /** Reply audio is (probably) still coming out of the kiosk's speaker. */
   get playing(): boolean {
     if (this.cancelled || this.doneAt !== null || this.firstFrameAt === null) return false;
     if (this.durationMs === null) return true;
-    return Date.now() < this.firstFrameAt + this.durationMs + PLAYBACK_SLACK_MS;
+    return performance.now() < this.firstFrameAt + this.durationMs + PLAYBACK_SLACK_MS;
   }
 
   /** Audio of this turn has reached the kiosk (a clear is then needed to stop it). */
@@ -115,8 +120,8 @@ export class ReplyAudio {
   /** What the senior heard: up to the last sentence mark played past, by the kiosk's own reports when it sends them. */
   heard(playedMs?: number): string {
     if (playedMs !== undefined) this.reportPlayed(playedMs);
-    const ms = this.reportedPlayedMs ?? (this.firstFrameAt === null ? 0 : Date.now() - this.firstFrameAt);
-    return heardText(this.text, this.marks, Math.floor((ms * this.o.sampleRate) / 1000));
+    const ms = this.reportedPlayedMs ?? (this.firstFrameAt === null ? 0 : performance.now() - this.firstFrameAt);
+    return heardText(this.text, this.marks, Math.max(0, Math.floor((ms * this.o.sampleRate) / 1000)));
   }
 
   private takeLine(line: string): void {
@@ -137,26 +142,37 @@ export class ReplyAudio {
   }
 
   private async run(): Promise<void> {
-    {
-      for (;;) {
-        const piece = this.pieces.shift();
-        if (this.cancelled) return;
-        if (!piece) {
-          if (this.finished) break;
-          await new Promise<void>((resolve) => (this.wake = resolve));
-          this.wake = null;
-          continue;
-        }
-        await this.speak(piece.text);
-        if (this.cancelled) return;
-        if (this.firstFrameAt !== null) {
-          this.marks.push({ sampleOffset: this.samplesSent, textOffset: piece.end });
-          this.o.link.send({ type: 'reply.audio.mark', turnId: this.turnId, sampleOffset: this.samplesSent, textOffset: piece.end });
-        }
+    try {
+      await this.speakPieces();
+    } catch (err) {
+      // A fault of ours (a frame that cannot be built, a send that throws), not the speech service's:
+      // the rest of the turn is not spoken, the caption stays.
+      this.finished = true;
+      this.pieces.length = 0;
+      if (!this.cancelled) this.o.onSpeechError(err);
+    }
+    if (this.cancelled || this.firstFrameAt === null) return;
+    this.durationMs = Math.round((this.samplesSent * 1000) / this.o.sampleRate);
+    this.o.link.send({ type: 'reply.audio.end', turnId: this.turnId, durationMs: this.durationMs });
+  }
+
+  /** Speaks the pieces in order as they come, until the reply is finished or cancelled. */
+  private async speakPieces(): Promise<void> {
+    for (;;) {
+      const piece = this.pieces.shift();
+      if (this.cancelled) return;
+      if (!piece) {
+        if (this.finished) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+        continue;
       }
-      if (this.firstFrameAt === null) return;
-      this.durationMs = Math.round((this.samplesSent * 1000) / this.o.sampleRate);
-      this.o.link.send({ type: 'reply.audio.end', turnId: this.turnId, durationMs: this.durationMs });
+      await this.speak(piece.text);
+      if (this.cancelled) return;
+      if (this.firstFrameAt !== null) {
+        this.marks.push({ sampleOffset: this.samplesSent, textOffset: piece.end });
+        this.o.link.send({ type: 'reply.audio.mark', turnId: this.turnId, sampleOffset: this.samplesSent, textOffset: piece.end });
+      }
     }
   }
 
@@ -182,12 +198,14 @@ export class ReplyAudio {
         if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) return this.cancel();
         if (this.cancelled) return;
         const frame = pcm.subarray(at, at + frameSamples);
+        // Built before the start is announced: a frame that cannot be built leaves no turn half-started.
+        const bytes = encodeAudioFrame(this.turnId, this.samplesSent, frame);
         if (this.firstFrameAt === null) {
           this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });
-          this.firstFrameAt = Date.now();
+          this.firstFrameAt = performance.now();
           this.o.onFirstAudio();
         }
-        this.o.link.sendAudio(encodeAudioFrame(this.turnId, this.samplesSent, frame));
+        this.o.link.sendAudio(bytes);
         this.samplesSent += frame.length;
       }
     }
@@ -195,9 +213,9 @@ export class ReplyAudio {
 
   /** Back-pressure: waits while the kiosk has not read what it was sent; false if it never does. */
   private async drained(): Promise<boolean> {
-    const since = Date.now();
+    const since = performance.now();
     while (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT) {
-      if (this.cancelled || Date.now() - since > STUCK_SOCKET_MS) return false;
+      if (this.cancelled || performance.now() - since > STUCK_SOCKET_MS) return false;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return !this.cancelled;

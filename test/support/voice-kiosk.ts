@@ -54,7 +54,8 @@ export class VoiceKiosk {
       const due = started + (i * 20) / speed;
       const wait = due - performance.now();
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      const frame = frames[i]!;
+      // The runtime refuses frames under 10 ms: the last, short one is padded with silence to a whole frame.
+      const frame = frames[i]!.length === frames[0]!.length ? frames[i]! : padded(frames[i]!, frames[0]!.length);
       this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
     }
   }
@@ -94,4 +95,10 @@ export class VoiceKiosk {
       }
     }
   }
+}
+
+function padded(pcm: Int16Array, samples: number): Int16Array {
+  const out = new Int16Array(samples);
+  out.set(pcm);
+  return out;
 }

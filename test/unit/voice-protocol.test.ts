@@ -47,4 +47,21 @@ describe('kiosk protocol, voice mode', () => {
     expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
     expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
   });
+
+  it('refuses a turnId a reply-audio frame header cannot carry (over 255 UTF-8 bytes), on every frame that names one', () => {
+    const tooLong = '€'.repeat(128); // 128 UTF-16 units, 384 UTF-8 bytes
+    for (const frame of [
+      { type: 'turn', turnId: tooLong, transcript: 'Bonjour' },
+      { type: 'interrupt', turnId: tooLong },
+      { type: 'playback.progress', turnId: tooLong, playedMs: 10 },
+      { type: 'playback.done', turnId: tooLong },
+    ]) {
+      const result = parseClientFrame(JSON.stringify(frame));
+      expect(result, frame.type).toEqual({ ok: false, code: 'invalid_frame', message: `invalid ${frame.type} frame: turnId: must be at most 255 bytes in UTF-8 (the reply-audio frame header's limit)` });
+    }
+    // Exactly what a header holds still passes, as do 128 ASCII characters.
+    for (const turnId of ['€'.repeat(85), 'é'.repeat(127), 't'.repeat(128)]) {
+      expect(parseClientFrame(JSON.stringify({ type: 'turn', turnId, transcript: 'Bonjour' })), turnId).toMatchObject({ ok: true });
+    }
+  });
 });
