@@ -39,8 +39,14 @@ export interface MistralTranscriberOptions {
   language?: string;
   /** Bound on one connection attempt (socket, `session.created`, `session.updated`). Default 2,000 ms. */
   connectTimeoutMs?: number;
-  /** Bound on a flush, whatever the caller's signal. Default 5,000 ms. */
+  /** Bound on a flush, whatever the caller's signal. Default 5,000 ms; the runtime passes STT_BUDGET_MS, its one bound. */
   flushTimeoutMs?: number;
+  /**
+   * An open socket is pinged this often; one whose pong has not come back by the next ping is dead
+   * (a network cut leaves no close behind) and is replaced at once, so the senior's next sentence
+   * does not go into it. Default 10,000 ms: a dead socket is found within 20 s of dying.
+   */
+  keepAliveMs?: number;
   /** Connection attempts per (re)connection before giving up, delays doubling from `backoffMs`. Default 3 and 100 ms. */
   connectAttempts?: number;
   backoffMs?: number;
@@ -77,6 +83,7 @@ export class MistralTranscriber implements TranscriberPort {
       language: options.language ?? 'fr',
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
       flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
+      keepAliveMs: options.keepAliveMs ?? 10_000,
       connectAttempts: options.connectAttempts ?? 3,
       backoffMs: options.backoffMs ?? 100,
       logger: options.logger,
@@ -116,6 +123,7 @@ interface StreamSettings {
   language: string;
   connectTimeoutMs: number;
   flushTimeoutMs: number;
+  keepAliveMs: number;
   connectAttempts: number;
   backoffMs: number;
   logger: Logger | undefined;
@@ -293,10 +301,47 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** Makes the new socket current and replays what it has not heard: the flushed utterance, its flush, then the current one. */
   private adopt(connection: RealtimeConnection): void {
     this.connection = connection;
+    this.keepAlive(connection);
     this.interim = '';
     for (const pcm of this.flushed) this.send(connection, pcm);
     if (this.pending) void connection.flushAudio().catch(ignore);
     for (const pcm of this.current) this.send(connection, pcm);
+  }
+
+  /** Pings `connection` while it is current (stops by itself after a close or a replacement); no pong by the next ping and it is replaced. */
+  private keepAlive(connection: RealtimeConnection): void {
+    const socket = rawSocket(connection);
+    let answered = true;
+    const onPong = () => (answered = true);
+    const stop = () => {
+      clearInterval(timer);
+      socket.off?.('pong', onPong);
+    };
+    socket.on?.('pong', onPong);
+    const timer = setInterval(() => {
+      if (this.connection !== connection) return stop();
+      if (!answered) {
+        stop();
+        return this.replaceDead(connection, socket);
+      }
+      answered = false;
+      try {
+        socket.ping?.();
+      } catch {
+        // Not open any more: its close is already on the way to pump().
+      }
+    }, this.settings.keepAliveMs);
+    timer.unref();
+  }
+
+  /** A socket that stopped answering is cut (no close handshake can complete) and a new one opened with the usual backoff. */
+  private replaceDead(connection: RealtimeConnection, socket: RawSocket): void {
+    this.settings.logger?.warn('voice transcription socket stopped answering: reopening it');
+    this.connection = undefined;
+    this.interim = '';
+    if (typeof socket.terminate === 'function') socket.terminate();
+    else void connection.close();
+    this.reconnect();
   }
 
   private async pump(connection: RealtimeConnection, events: AsyncIterator<RealtimeEvent>): Promise<void> {
@@ -348,9 +393,22 @@ class MistralTranscriptionStream implements TranscriptionStream {
  * test asserting `context_bias` reaches the server fails if an upgrade moves that socket.
  */
 function sendSessionUpdate(connection: RealtimeConnection, session: Record<string, unknown>): void {
-  const socket = Reflect.get(connection, 'websocket') as { send?: (data: string) => void } | undefined;
-  if (typeof socket?.send !== 'function') throw new TranscriberUnavailableError('this @mistralai/mistralai version hides its realtime socket');
+  const socket = rawSocket(connection);
+  if (typeof socket.send !== 'function') throw new TranscriberUnavailableError('this @mistralai/mistralai version hides its realtime socket');
   socket.send(JSON.stringify({ type: 'session.update', session }));
+}
+
+/** What this adapter uses of the `ws` socket under the SDK's connection (see sendSessionUpdate). */
+interface RawSocket {
+  send?: (data: string) => void;
+  ping?: () => void;
+  terminate?: () => void;
+  on?: (event: 'pong', listener: () => void) => void;
+  off?: (event: 'pong', listener: () => void) => void;
+}
+
+function rawSocket(connection: RealtimeConnection): RawSocket {
+  return (Reflect.get(connection, 'websocket') as RawSocket | undefined) ?? {};
 }
 
 function describeError(event: unknown): string {

@@ -17,6 +17,8 @@ const BACKCHANNEL_PHRASES = [
 
 /** Hums of any length: hum, hmm, mmh, mhm, mh, hm, mmmh… */
 const HUM = /^(?:h?m+h?m*|hu+m+|h+m+)$/;
+/** « euh », « euuuh », « heu »: a hesitation carries no words either, like « ah » or « eh » in the list. */
+const HESITATION = /^h?eu+h*$/;
 
 /** Lower-case words without accents or punctuation; typographic apostrophes made plain. */
 export function normalizedWords(text: string): string[] {
@@ -36,7 +38,7 @@ export function isBackchannel(text: string): boolean {
   if (words.length === 0) return false;
   let i = 0;
   outer: while (i < words.length) {
-    if (HUM.test(words[i]!)) {
+    if (HUM.test(words[i]!) || HESITATION.test(words[i]!)) {
       i++;
       continue;
     }
@@ -72,6 +74,29 @@ export function shouldBargeIn({ speechMs, interim, minMs, aec, playing }: BargeI
   if (!playing || !aec || speechMs < minMs) return false;
   if (normalizedWords(interim).length === 0) return speechMs >= Math.max(minMs, UNTRANSCRIBED_BARGE_IN_MS);
   return !isBackchannel(interim);
+}
+
+export interface EndpointInput {
+  /** Confirmed speech of the utterance that just ended. */
+  speechMs: number;
+  /** Its final transcript (trimmed, not empty). */
+  transcript: string;
+  /** BARGE_IN_MIN_MS. */
+  minMs: number;
+  /** Reply audio is still playing at the kiosk. */
+  playing: boolean;
+}
+
+/**
+ * What an utterance's final transcript does once the senior stopped: a turn (cutting the reply if
+ * one plays), or nothing while the reply plays when it was a backchannel or shorter than
+ * BARGE_IN_MIN_MS — the same rule as while the senior is still speaking, so a short sound the
+ * recognizer made a word of (« quoi », « euh… ») does not cut the reply either.
+ */
+export function endpointOutcome({ speechMs, transcript, minMs, playing }: EndpointInput): 'turn' | 'backchannel' | 'too_short' {
+  if (!playing) return 'turn';
+  if (isBackchannel(transcript)) return 'backchannel';
+  return speechMs < minMs ? 'too_short' : 'turn';
 }
 
 export interface AudioMark {

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { withDeadline } from '../../adapters/deadline.ts';
+import { DeadlineError, withDeadline } from '../../adapters/deadline.ts';
+import { TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session.machine.ts';
-import { isBackchannel, shouldBargeIn } from '../../machines/voice/barge-in.ts';
+import { endpointOutcome, shouldBargeIn } from '../../machines/voice/barge-in.ts';
 import type { SpeakerPort, TranscriberPort, TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../kiosk/protocol.ts';
 import type { Metrics } from '../metrics.ts';
@@ -52,6 +53,7 @@ export interface VoiceServices {
 }
 
 export interface VoiceSessionHandle {
+  /** False offline (no speech-to-text), and from the moment the session's speech detectors failed to load. */
   readonly voiceInput: boolean;
   pushAudio(pcm: Int16Array): void;
   typedTurn(turnId: string, transcript: string): void;
@@ -74,6 +76,12 @@ export interface VoiceSessionRequest {
 export interface VoiceSessionFactory {
   create(request: VoiceSessionRequest): VoiceSessionHandle;
 }
+
+/**
+ * The senior's names for the recognizer come from the database; the stream's opening waits this
+ * long for them at most (the pool has no connection timeout), then opens without them.
+ */
+export const CONTEXT_BIAS_BUDGET_MS = 200;
 
 export function voiceSessionFactory(services: VoiceServices): VoiceSessionFactory {
   return { create: (request) => new VoiceSession(services, request) };
@@ -107,7 +115,6 @@ interface TurnTiming {
  * final transcript, never a frame. Audio and transcripts only pass through here, in RAM.
  */
 class VoiceSession implements VoiceSessionHandle {
-  readonly voiceInput: boolean;
   private readonly closed = new AbortController();
   private readonly log: Logger;
   private listener: SessionListener | null = null;
@@ -131,7 +138,6 @@ class VoiceSession implements VoiceSessionHandle {
   ) {
     const { session } = request;
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
-    this.voiceInput = services.transcriber !== null;
     this.lines = services.linesFor(session, request.output.sampleRate);
     this.listenerReady = this.voiceInput
       ? services.createListener({
@@ -146,12 +152,23 @@ class VoiceSession implements VoiceSessionHandle {
           (err: unknown) => {
             this.listenerFailed = true;
             this.log.error({ err }, 'voice detectors failed to load: voice input is off for this session');
+            // session.ready said voiceInput: true; the kiosk learns it is not listened to (the gateway
+            // also answers each later microphone frame with this code, at most once a second).
+            if (!this.closed.signal.aborted) {
+              request.link.send({ type: 'error', code: 'speech_unavailable', message: 'voice input is unavailable for this session (speech detection failed to start): send typed turns' });
+            }
           },
         )
       : Promise.resolve();
-    const delta = session.actor.on('reply.delta', (e) => this.attached && this.replyFor(e.turnId)?.delta(e.text));
+    const delta = session.actor.on('reply.delta', (e) => {
+      if (!this.attached) return;
+      // Transcript → the reply's first text: recorded before its first audio, which it feeds.
+      this.firstToken(e.turnId);
+      this.replyFor(e.turnId)?.delta(e.text);
+    });
     const done = session.actor.on('reply.done', (e) => {
       if (!this.attached) return;
+      // A reply with no delta (a pre-synthesized line) has its first text here.
       this.firstToken(e.turnId);
       if (e.interrupted) {
         // Cut by something else than this session (a lost socket, a close): its audio stops too.
@@ -164,6 +181,11 @@ class VoiceSession implements VoiceSessionHandle {
     const ended = session.actor.on('SessionClosed', () => this.close());
     this.unsubscribe.push(() => delta.unsubscribe(), () => done.unsubscribe(), () => ended.unsubscribe());
     this.state('listening');
+  }
+
+  /** Off offline (no speech-to-text) and when the session's speech detectors failed to load. */
+  get voiceInput(): boolean {
+    return this.services.transcriber !== null && !this.listenerFailed;
   }
 
   private get attached(): boolean {
@@ -264,7 +286,7 @@ class VoiceSession implements VoiceSessionHandle {
     const transcriber = this.services.transcriber;
     if (this.stream || !transcriber) return;
     const opening = (async () => {
-      const contextBias = await this.services.contextBias(this.request.session).catch(() => []);
+      const contextBias = await this.boundedContextBias();
       const stream = await transcriber.open({ contextBias, signal: this.closed.signal });
       stream.onDelta((text) => this.onInterim(text));
       return stream;
@@ -272,7 +294,9 @@ class VoiceSession implements VoiceSessionHandle {
     this.stream = opening;
     opening.then(
       (stream) => {
-        if (this.closed.signal.aborted) return stream.close();
+        // Dropped while it opened (STT_BUDGET_MS ran out, the session closed): another utterance
+        // must not feed it, and its socket must not stay open.
+        if (this.closed.signal.aborted || this.stream !== opening) return stream.close();
         this.openStream = stream;
         const u = this.utterance;
         if (u) this.drainPending(u, stream);
@@ -282,6 +306,16 @@ class VoiceSession implements VoiceSessionHandle {
         if (this.stream === opening) this.stream = null;
       },
     );
+  }
+
+  /** The names to favour, or none if the database does not answer within CONTEXT_BIAS_BUDGET_MS. */
+  private async boundedContextBias(): Promise<string[]> {
+    try {
+      return await withDeadline(() => this.services.contextBias(this.request.session), CONTEXT_BIAS_BUDGET_MS, this.closed.signal);
+    } catch (err) {
+      if (!this.closed.signal.aborted) this.log.warn({ err: { name: (err as Error)?.name } }, 'recognizer names unavailable in time: listening without them');
+      return [];
+    }
   }
 
   private drainPending(u: Utterance, stream: TranscriptionStream): void {
@@ -310,6 +344,8 @@ class VoiceSession implements VoiceSessionHandle {
       this.log.warn({ err }, 'no transcript in time: the SOS line is spoken');
       this.dropStream();
       this.speakUnheard();
+      // A late transcript is this utterance's bad luck; a service that failed is the kiosk's to know.
+      if (!isLate(err) && this.attached) this.request.link.send({ type: 'error', code: 'speech_unavailable', message: 'the speech-to-text service failed: this utterance was not understood' });
       return;
     }
     if (this.closed.signal.aborted) return;
@@ -319,8 +355,8 @@ class VoiceSession implements VoiceSessionHandle {
       this.state(playing ? 'speaking' : 'listening');
       return;
     }
-    if (playing && isBackchannel(transcript)) {
-      // « oui », « mmh » while the reply plays: encouragement, not a turn.
+    if (endpointOutcome({ speechMs: u.lastSpeechMs, transcript, minMs: this.services.settings.bargeInMinMs, playing }) !== 'turn') {
+      // « oui », « mmh », or too short while the reply plays: encouragement, not a turn.
       this.services.metrics.bargeIn.inc({ outcome: 'backchannel_ignored' });
       this.state('speaking');
       return;
@@ -332,6 +368,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.beginTurn(turnId, transcript, stages);
   }
 
+  /** Drops the stream, open or still opening: an opening that resolves later is closed, not adopted. */
   private dropStream(): void {
     this.openStream?.close();
     this.openStream = null;
@@ -513,4 +550,9 @@ class VoiceSession implements VoiceSessionHandle {
     if (actor.getSnapshot().status !== 'active' || (!this.attached && state !== 'off')) return;
     actor.send({ type: 'VOICE.STATE', state, ...(stages ? { stages } : {}) });
   }
+}
+
+/** No transcript within the budget (the service is slow), as opposed to a service that failed. */
+function isLate(err: unknown): boolean {
+  return err instanceof DeadlineError || err instanceof TranscriptionTimeoutError;
 }

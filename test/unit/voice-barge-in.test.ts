@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heardText, isBackchannel, shouldBargeIn, UNTRANSCRIBED_BARGE_IN_MS } from '../../machines/voice/barge-in.ts';
+import { endpointOutcome, heardText, isBackchannel, shouldBargeIn, UNTRANSCRIBED_BARGE_IN_MS } from '../../machines/voice/barge-in.ts';
 
 describe('backchannels', () => {
   it('recognizes the listener’s encouragements, however transcribed', () => {
@@ -9,9 +9,34 @@ describe('backchannels', () => {
   });
 
   it('does not mistake real speech for a backchannel', () => {
-    for (const text of ['', '  ', '…', 'non', 'oui mais attendez', 'attendez', "d'accord, et demain ?", 'ah bon, mon fils vient ?', 'Oui, je voudrais parler de Paul', 'bonjour', 'stop', 'humour']) {
+    for (const text of ['', '  ', '…', 'non', 'oui mais attendez', 'attendez', "d'accord, et demain ?", 'ah bon, mon fils vient ?', 'Oui, je voudrais parler de Paul', 'bonjour', 'stop', 'humour', 'euh attendez', 'Euh… non', 'heureux', 'Eugène']) {
       expect(isBackchannel(text), text).toBe(false);
     }
+  });
+
+  it('takes a hesitation (« euh », « heu ») for a backchannel, alone or among others', () => {
+    for (const text of ['euh', 'Euh…', 'euuuh', 'heu', 'Euh, oui.', 'oui euh d’accord', 'mmh euh']) {
+      expect(isBackchannel(text), text).toBe(true);
+    }
+  });
+});
+
+describe('endpointOutcome: the same rule when the senior has stopped', () => {
+  const base = { speechMs: 600, transcript: 'attendez une seconde', minMs: 400, playing: true };
+
+  it('a real sentence long enough cuts the reply; with nothing playing every transcript is a turn', () => {
+    expect(endpointOutcome(base)).toBe('turn');
+    expect(endpointOutcome({ ...base, playing: false, transcript: 'oui', speechMs: 100 })).toBe('turn');
+  });
+
+  it('speech shorter than BARGE_IN_MIN_MS does not interrupt, whatever the recognizer made of it', () => {
+    expect(endpointOutcome({ ...base, speechMs: 399, transcript: 'quoi' })).toBe('too_short');
+    expect(endpointOutcome({ ...base, speechMs: 400, transcript: 'quoi' })).toBe('turn');
+  });
+
+  it('a backchannel never interrupts, however long', () => {
+    expect(endpointOutcome({ ...base, speechMs: 3000, transcript: 'Ah oui, d’accord.' })).toBe('backchannel');
+    expect(endpointOutcome({ ...base, speechMs: 3000, transcript: 'euh' })).toBe('backchannel');
   });
 });
 

@@ -1,0 +1,105 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import type { ServerFrame } from '../../runtime/kiosk/protocol.ts';
+import { loadConfig } from '../../runtime/config.ts';
+import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
+import { CONTEXT_BIAS_BUDGET_MS, voiceSessionFactory, type VoiceSessionHandle } from '../../runtime/voice/voice-session.ts';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { KioskClient } from '../support/kiosk-client.ts';
+import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
+
+/**
+ * One voice session driven directly (no kiosk socket), on the runtime's own live session, with
+ * services built from a config of the test's choosing: the transcription stream's lifecycle.
+ */
+
+let voxtral: FakeVoxtral;
+let mistral: FakeMistral;
+let rt: TestRuntime;
+let kiosk: KioskClient;
+/** « Bonjour », then a second of silence (ends the utterance at ENDPOINT_SILENCE_MS 300). */
+let hello: Int16Array;
+
+beforeAll(async () => {
+  voxtral = new FakeVoxtral();
+  mistral = await new FakeMistral(voxtral).start();
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
+  kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+  await kiosk.start();
+  hello = concat([silence(200), await frenchSpeech('Bonjour, comment allez-vous ?'), silence(1000)]);
+}, 60_000);
+
+afterAll(async () => {
+  kiosk?.close();
+  await rt?.close();
+  await mistral?.stop();
+  await voxtral?.stop();
+});
+
+beforeEach(() => {
+  voxtral.utterances.length = 0;
+  voxtral.sockets.length = 0;
+  voxtral.transcriptionLatencyMs = 0;
+  mistral.mode = { kind: 'stream', chunks: ['Très bien.'] };
+});
+
+/** A voice session on the runtime's live session; `frames` collects what its kiosk would receive. */
+function voiceSession(sttBudgetMs: number): { voice: VoiceSessionHandle; frames: ServerFrame[] } {
+  const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: String(sttBudgetMs) });
+  const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
+  const frames: ServerFrame[] = [];
+  const link = { send: (frame: ServerFrame) => void frames.push(frame), sendAudio: () => undefined, unreadBytes: 0 };
+  let turns = 0;
+  const voice = voiceSessionFactory(services).create({ session: rt.registry.list()[0]!, link, output: { encoding: 'pcm_s16le', sampleRate: 16_000 }, aec: true, nextTurnId: () => `s${++turns}` });
+  return { voice, frames };
+}
+
+const speak = (voice: VoiceSessionHandle, pcm: Int16Array) => {
+  for (const chunk of chunks(pcm, 20)) voice.pushAudio(chunk);
+};
+
+describe('the transcription stream’s opening', () => {
+  it('an opening that finishes after STT_BUDGET_MS gave up is closed, not adopted: the next sentence reaches a fresh stream whole', async () => {
+    const { voice, frames } = voiceSession(300);
+    // The service takes a second to accept the socket: longer than the budget.
+    voxtral.transcriptionLatencyMs = 1000;
+    const sttErrors = async () => Number((await rt.metrics.registry.getSingleMetricAsString('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? 0);
+    const before = await sttErrors();
+    speak(voice, hello);
+    // No transcript within the budget (the SOS line, spoken on an attached kiosk: see the e2e tests).
+    await vi.waitFor(async () => expect(await sttErrors()).toBe(before + 1), { timeout: 5000 });
+    expect(voxtral.sockets[0]?.closed).toBe(false);
+    // The late socket opens (session configured), then is closed at once.
+    await vi.waitFor(() => expect(voxtral.sockets[0]?.updates).toHaveLength(1), { timeout: 5000 });
+    await vi.waitFor(() => expect(voxtral.sockets[0]!.closed).toBe(true), { timeout: 5000 });
+
+    voxtral.transcriptionLatencyMs = 0;
+    voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
+    speak(voice, hello);
+    await vi.waitFor(() => expect(frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' }), { timeout: 5000 });
+    // Every byte of the second sentence went to the new socket; none to the stale one.
+    expect(voxtral.sockets[0]!.audioBytes).toBe(0);
+    expect(voxtral.sockets[1]!.audioBytes).toBeGreaterThan(0);
+    voice.close();
+    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0));
+  }, 20_000);
+
+  it(`a database that does not answer delays the opening by ${CONTEXT_BIAS_BUDGET_MS} ms at most: the stream opens without the names`, async () => {
+    const pool = rt.db.pool as pg.Pool;
+    // Every connection of the pool taken: the names' queries wait for one (the pool has no connection timeout).
+    const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+    try {
+      const { voice, frames } = voiceSession(2000);
+      voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
+      speak(voice, hello);
+      await vi.waitFor(() => expect(frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' }), { timeout: 5000 });
+      expect(voxtral.sockets[0]!.updates[0]).not.toHaveProperty('context_bias');
+      voice.close();
+    } finally {
+      for (const client of held) client.release();
+    }
+  }, 20_000);
+});

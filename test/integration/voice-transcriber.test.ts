@@ -1,0 +1,164 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type pg from 'pg';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { MistralTranscriber, TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
+import type { ConsentPort } from '../../machines/memory.port.ts';
+import { loadConfig } from '../../runtime/config.ts';
+import { createMetrics } from '../../runtime/metrics.ts';
+import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
+
+/**
+ * A TCP relay in front of the fake service. `freeze()` stops relaying the connections open at that
+ * moment in both directions without closing them: a network cut as a kiosk's router makes one,
+ * where no FIN or close frame ever arrives. Connections made afterwards are relayed normally.
+ */
+class FreezableRelay {
+  private server: Server | undefined;
+  private readonly pairs: Array<{ client: Socket; upstream: Socket; frozen: boolean }> = [];
+  /** Bytes relayed from the service to the client (a pong is some). */
+  downBytes = 0;
+  url = '';
+
+  async start(target: URL): Promise<this> {
+    this.server = createServer((client) => {
+      const upstream = new (client.constructor as typeof Socket)();
+      const pair = { client, upstream, frozen: false };
+      this.pairs.push(pair);
+      upstream.connect(Number(target.port), target.hostname);
+      client.on('data', (data) => !pair.frozen && upstream.write(data));
+      upstream.on('data', (data) => {
+        if (pair.frozen) return;
+        this.downBytes += data.length;
+        client.write(data);
+      });
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', end).on('error', end);
+      upstream.on('close', end).on('error', end);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    return this;
+  }
+
+  freeze(): void {
+    for (const pair of this.pairs) pair.frozen = true;
+  }
+
+  async stop(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/** `ms` of a 200 Hz tone at 16 kHz in 20 ms frames. */
+function speech(ms: number): Int16Array[] {
+  const frames: Int16Array[] = [];
+  for (let f = 0; f < ms / 20; f++) {
+    const frame = new Int16Array(320);
+    for (let i = 0; i < frame.length; i++) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 200 * (f * 320 + i)) / 16_000));
+    frames.push(frame);
+  }
+  return frames;
+}
+
+const voxtral = new FakeVoxtral();
+let relay: FreezableRelay;
+
+beforeAll(async () => {
+  await voxtral.start();
+  relay = await new FreezableRelay().start(new URL(voxtral.baseUrl));
+});
+afterAll(async () => {
+  await relay.stop();
+  await voxtral.stop();
+});
+beforeEach(() => {
+  voxtral.utterances.length = 0;
+  voxtral.sockets.length = 0;
+  voxtral.transcriptionLatencyMs = 0;
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the realtime socket kept alive', () => {
+  it('pings an idle socket, keeps it while it answers, and replaces it before the next sentence once it stops answering', async () => {
+    // Only the keep-alive's interval is simulated: sockets, connection timeouts and backoff run for real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const KEEP_ALIVE_MS = 10_000;
+    voxtral.utterances.push({ text: 'Bonjour' }, { text: 'Je suis encore là' });
+    const stream = await new MistralTranscriber({ apiKey: 'test-key', baseUrl: relay.url, env: 'test', backoffMs: 10, flushTimeoutMs: 1000, keepAliveMs: KEEP_ALIVE_MS }).open({
+      contextBias: [],
+      signal: new AbortController().signal,
+    });
+    for (const frame of speech(200)) stream.append(frame);
+    await expect(stream.flush(new AbortController().signal)).resolves.toBe('Bonjour');
+
+    // Idle and healthy: each ping is answered, the socket stays.
+    for (let i = 0; i < 3; i++) {
+      const before = relay.downBytes;
+      vi.advanceTimersByTime(KEEP_ALIVE_MS);
+      await vi.waitFor(() => expect(relay.downBytes).toBeGreaterThan(before));
+    }
+    expect(voxtral.sockets).toHaveLength(1);
+
+    // The network path dies silently: the ping goes unanswered, and at the next one the socket is replaced.
+    relay.freeze();
+    vi.advanceTimersByTime(KEEP_ALIVE_MS);
+    vi.advanceTimersByTime(KEEP_ALIVE_MS);
+    await vi.waitFor(() => expect(voxtral.sockets).toHaveLength(2));
+    await vi.waitFor(() => expect(voxtral.sockets[1]!.updates).toHaveLength(1));
+
+    // The senior speaks again: the whole sentence reaches the new socket and is transcribed (not the SOS line).
+    for (const frame of speech(400)) stream.append(frame);
+    await expect(stream.flush(new AbortController().signal)).resolves.toBe('Je suis encore là');
+    expect(voxtral.sockets[1]!.audioBytes).toBe(400 * 32);
+    stream.close();
+  });
+});
+
+describe('STT_BUDGET_MS, the one bound of a flush', () => {
+  const services = (budgetMs: number) =>
+    createVoiceServices(loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: voxtral.baseUrl, STT_BUDGET_MS: String(budgetMs) }), {
+      // Neither is reached: no session, no context bias, no lines here.
+      pool: {} as pg.Pool,
+      consents: {} as ConsentPort,
+      variations: loadCacheVariations(),
+      metrics: createMetrics(),
+      logger: pino({ level: 'silent' }),
+    });
+
+  it('a budget above 5 s is not capped by the transcriber: a transcript after 5.2 s is still taken', async () => {
+    voxtral.utterances.push({ text: 'Il fait beau aujourd’hui' });
+    const stream = await services(6000).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
+    // From here the flush's bound and the fake's latency run on one simulated clock; the socket is real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    voxtral.transcriptionLatencyMs = 5200;
+    for (const frame of speech(200)) stream.append(frame);
+    const flushed = stream.flush(new AbortController().signal);
+    await vi.waitFor(() => expect(voxtral.sockets[0]!.flushes).toBe(1));
+    vi.advanceTimersByTime(5200);
+    await expect(flushed).resolves.toBe('Il fait beau aujourd’hui');
+    stream.close();
+  });
+
+  it('a short budget bounds the flush on its own', async () => {
+    voxtral.utterances.push({ text: 'jamais', fault: 'hang' });
+    const stream = await services(300).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of speech(200)) stream.append(frame);
+    const started = performance.now();
+    await expect(stream.flush(new AbortController().signal)).rejects.toThrow(new TranscriptionTimeoutError('no transcript within 300 ms'));
+    expect(performance.now() - started).toBeLessThan(1000);
+    stream.close();
+  });
+});
