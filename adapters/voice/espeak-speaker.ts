@@ -151,22 +151,31 @@ type WorkerMessage =
   | { id: number; done: true }
   | { id: number; error: string };
 
-/** The process's espeak-ng worker: spawned on first use, respawned on the next use after a crash. */
+/**
+ * No word from the worker for this long while it holds a sentence means it is stuck: healthy
+ * synthesis posts audio every few tens of ms (at most ~200 ms apart measured, on a 900-word text).
+ * The same bound as Mistral's speech stall; only an event loop blocked this long could trip it falsely.
+ */
+export const ESPEAK_STUCK_MS = 3_000;
+/** Loading the WASM module takes 300–500 ms; beyond this the worker is not coming. */
+const START_MS = 15_000;
+
+/**
+ * The process's espeak-ng worker: spawned on first use, respawned on the next use after a crash,
+ * replaced at once when it is stuck on a sentence (the sentences queued behind it go to the new one).
+ */
 class EspeakEngine {
-  private readonly worker: Worker;
+  private worker: Worker;
   private readonly queue: Job[] = [];
   private current: Job | undefined;
   private ready = false;
   private nextId = 1;
+  /** Bounds the worker's loading, then each of its silences while it holds a sentence. */
+  private watchdog: NodeJS.Timeout | undefined;
   dead = false;
 
   constructor() {
-    const moduleUrl = pathToFileURL(createRequire(import.meta.url).resolve('@echogarden/espeak-ng-emscripten')).href;
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl } });
-    this.worker.unref();
-    this.worker.on('message', (message: WorkerMessage) => this.receive(message));
-    this.worker.on('error', (err) => this.die(new EspeakError(`espeak-ng worker failed: ${err.message}`)));
-    this.worker.on('exit', () => this.die(new EspeakError('espeak-ng worker exited')));
+    this.worker = this.spawn();
   }
 
   enqueue(request: JobRequest): Job {
@@ -179,16 +188,33 @@ class EspeakEngine {
     return job;
   }
 
+  private spawn(): Worker {
+    const moduleUrl = pathToFileURL(createRequire(import.meta.url).resolve('@echogarden/espeak-ng-emscripten')).href;
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl } });
+    worker.unref();
+    // A replaced worker's last words, its exit above all, are no longer this engine's business.
+    worker.on('message', (message: WorkerMessage) => worker === this.worker && this.receive(message));
+    worker.on('error', (err) => worker === this.worker && this.die(new EspeakError(`espeak-ng worker failed: ${err.message}`)));
+    worker.on('exit', () => worker === this.worker && this.die(new EspeakError('espeak-ng worker exited')));
+    this.watch(START_MS, () => this.die(new EspeakError(`espeak-ng did not load within ${START_MS} ms`)));
+    return worker;
+  }
+
   private receive(message: WorkerMessage): void {
     if ('ready' in message) {
       if (message.sampleRate !== ESPEAK_SAMPLE_RATE) return this.die(new EspeakError(`espeak-ng speaks at ${message.sampleRate} Hz, not ${ESPEAK_SAMPLE_RATE}`));
+      clearTimeout(this.watchdog);
       this.ready = true;
       return this.pump();
     }
     if ('failed' in message) return this.die(new EspeakError(`espeak-ng did not load: ${message.failed}`));
     const job = this.current;
     if (!job || job.id !== message.id) return;
-    if ('pcm' in message) return job.push(message.pcm);
+    if ('pcm' in message) {
+      this.watch(ESPEAK_STUCK_MS, () => this.replace());
+      return job.push(message.pcm);
+    }
+    clearTimeout(this.watchdog);
     if ('error' in message) job.fail(new EspeakError(message.error));
     else job.end();
     this.current = undefined;
@@ -205,15 +231,38 @@ class EspeakEngine {
     // Held while a sentence is on its way, so a short-lived process waits for its speech.
     this.worker.ref();
     this.worker.postMessage({ id: job.id, ...job.request });
+    this.watch(ESPEAK_STUCK_MS, () => this.replace());
+  }
+
+  /**
+   * The worker holds a sentence and says nothing: that sentence fails, a new worker takes the queue.
+   * Terminating it is safe: it runs WASM only, which V8 can stop anywhere (no native addon, unlike
+   * Silero's onnxruntime, whose worker is never terminated); checked by terminating it mid-synthesis.
+   */
+  private replace(): void {
+    const stuck = this.worker;
+    this.current?.fail(new EspeakError(`espeak-ng worker stuck: no audio for ${ESPEAK_STUCK_MS} ms`));
+    this.current = undefined;
+    this.ready = false;
+    this.worker = this.spawn();
+    void stuck.terminate();
   }
 
   private die(error: Error): void {
     if (this.dead) return;
     this.dead = true;
+    clearTimeout(this.watchdog);
     for (const job of [this.current, ...this.queue]) job?.fail(error);
     this.queue.length = 0;
     this.current = undefined;
     void this.worker.terminate();
+  }
+
+  private watch(ms: number, fire: () => void): void {
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(fire, ms);
+    // The worker, ref'd while it holds a sentence, is what keeps a process alive for its speech.
+    this.watchdog.unref();
   }
 }
 

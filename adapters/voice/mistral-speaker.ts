@@ -24,7 +24,10 @@ export interface MistralSpeakerOptions {
   model?: string;
   /** MISTRAL_TTS_VOICE. */
   voice?: string;
-  /** Bound on the wait for the first audio, then between two deltas. Default 3,000 ms. */
+  /**
+   * Bound on the service's silence: the wait for the first audio, then for each next delta once the
+   * consumer asks for it (its own pauses do not count). Default 3,000 ms.
+   */
   stallMs?: number;
 }
 
@@ -58,11 +61,8 @@ export class MistralSpeaker implements SpeakerPort {
     const stop = () => request.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
     let stalled = false;
-    let timer = setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
-    const rearm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
-    };
+    const arm = () => setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
+    let timer = arm();
     // float32 samples may straddle two deltas: the decoder keeps the odd bytes for the next one.
     const decoder = new Float32LeDecoder();
     try {
@@ -71,12 +71,16 @@ export class MistralSpeaker implements SpeakerPort {
         { signal: request.signal, acceptHeaderOverride: CompleteAcceptEnum.textEventStream },
       );
       for await (const event of events) {
-        rearm();
+        // The bound is on the service's silence only: while the consumer holds this generator at a
+        // `yield` (a slow kiosk draining its audio), no clock runs against the service.
+        clearTimeout(timer);
         const data = event.data;
         if (data.type === 'speech.audio.done') break;
-        if (data.type !== 'speech.audio.delta' || !('audioData' in data)) continue;
-        const pcm = decoder.push(Buffer.from(data.audioData, 'base64'));
-        if (pcm.length > 0) yield pcm;
+        if (data.type === 'speech.audio.delta' && 'audioData' in data) {
+          const pcm = decoder.push(Buffer.from(data.audioData, 'base64'));
+          if (pcm.length > 0) yield pcm;
+        }
+        timer = arm();
       }
     } catch (err) {
       if (signal.aborted) return;

@@ -38,16 +38,16 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const espeak = new EspeakSpeaker();
   const key = config.MISTRAL_API_KEY;
   const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
-  const speaker = key
-    ? new FallbackSpeaker({
-        primary: new MistralSpeaker({ ...mistral, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE }),
-        fallback: espeak,
-        onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }),
-      })
-    : espeak;
+  const voxtral = key ? new MistralSpeaker({ ...mistral, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE }) : undefined;
+  const speaker = voxtral ? new FallbackSpeaker({ primary: voxtral, fallback: espeak, onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }) }) : espeak;
+  // Pre-synthesized lines are kept in one voice: Mistral's alone, never the fallback speaker's (its
+  // espeak renders would be kept process-wide as Mistral's); the SOS lines' espeak stand-ins are the
+  // line cache's own, replaced once Mistral answers again.
+  const lineSpeaker = voxtral ?? espeak;
   const shared = new SharedLines();
   return {
-    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, logger: deps.logger }) : null,
+    // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
+    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, logger: deps.logger }) : null,
     speaker,
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
@@ -72,7 +72,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
       };
     },
     linesFor(session, sampleRate) {
-      const cache = new LineCache({ speaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared, sampleRate });
+      const cache = new LineCache({ speaker: lineSpeaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared, sampleRate });
       void cache.warm();
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },

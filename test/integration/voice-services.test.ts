@@ -1,16 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { Mistral } from '@mistralai/mistralai';
+import pg from 'pg';
+import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
 import { NEUTRAL_REPLY } from '../../adapters/memory-flux.adapter.ts';
-import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
+import { EspeakSpeaker, ESPEAK_SAMPLE_RATE, ESPEAK_STUCK_MS } from '../../adapters/voice/espeak-speaker.ts';
 import { FallbackSpeaker } from '../../adapters/voice/fallback-speaker.ts';
-import { LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
+import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
 import { MistralSpeaker, SpeechServiceError } from '../../adapters/voice/mistral-speaker.ts';
 import { MistralTranscriber, TranscriberUnavailableError, TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
 import { float32ToS16 } from '../../adapters/voice/resample.ts';
 import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
-import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
+import { PgConsentAdapter } from '../../adapters/pg-consent.adapter.ts';
+import { InvalidMistralBaseUrlError, loadConfig } from '../../runtime/config.ts';
+import { createMetrics } from '../../runtime/metrics.ts';
+import type { LiveSession } from '../../runtime/session-registry.ts';
+import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
+import { startSession } from '../support/session-harness.ts';
+import { streamingModel } from '../support/models.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral, fakeSpeechDurationMs, fakeSpeechPcm } from '../support/fake-voxtral.ts';
 
@@ -58,6 +66,16 @@ async function collect(iterable: AsyncIterable<Int16Array>): Promise<Int16Array[
   const chunks: Int16Array[] = [];
   for await (const chunk of iterable) chunks.push(chunk);
   return chunks;
+}
+
+/**
+ * Lets sockets, workers and promises run until `check` holds, for at most 10 s of wall-clock time.
+ * Not vi.waitFor: under fake timers it advances the clock while it polls; setImmediate and Date are never faked here.
+ */
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+  expect(check()).toBe(true);
 }
 
 const samples = (chunks: Int16Array[]) => chunks.reduce((n, c) => n + c.length, 0);
@@ -197,6 +215,51 @@ describe('MistralSpeaker over the speech endpoint', () => {
     await vi.waitFor(() => expect(voxtral.speechRequests[0]?.closedEarly).toBe(true));
   });
 
+  it('bounds the service’s silence only: a consumer pausing longer than the stall bound loses nothing', async () => {
+    const text = 'Bonjour Mathilde, ravi de vous revoir.';
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const chunks: Int16Array[] = [];
+      for await (const chunk of new MistralSpeaker({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test', stallMs: 100 }).synthesize(text, new AbortController().signal)) {
+        chunks.push(chunk);
+        // A slow kiosk: ReplyAudio holds the generator here while the socket drains (up to 10 s).
+        await vi.advanceTimersByTimeAsync(1_000);
+      }
+      expect(samples(chunks)).toBe(fakeSpeechPcm(text, 'tone').length);
+      expect(voxtral.speechRequests[0]?.completed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('fails a service that stays silent past the stall bound, first audio or between deltas, and closes the request', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const quiet = new MistralSpeaker({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test', stallMs: 100 });
+      voxtral.speechStatus = 'hang';
+      const never = collect(quiet.synthesize('Bonjour.', new AbortController().signal));
+      const neverFailed = expect(never).rejects.toThrow(/no speech audio for 100 ms/);
+      await vi.advanceTimersByTimeAsync(100);
+      await neverFailed;
+
+      // Deltas 500 ms apart on the service's side (the fake's clock is this test's): the consumer asks at once.
+      voxtral.speechStatus = 200;
+      voxtral.speechDeltaIntervalMs = 500;
+      const chunks: Int16Array[] = [];
+      const slow = (async () => {
+        for await (const chunk of quiet.synthesize('Une phrase qui traîne.', new AbortController().signal)) chunks.push(chunk);
+      })();
+      const slowFailed = expect(slow).rejects.toThrow(/no speech audio for 100 ms/);
+      await until(() => chunks.length === 1);
+      await vi.advanceTimersByTimeAsync(100);
+      await slowFailed;
+      expect(chunks).toHaveLength(1);
+      await vi.waitFor(() => expect(voxtral.speechRequests[1]?.closedEarly).toBe(true));
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('fails with SpeechServiceError on a 5xx, without retrying', async () => {
     voxtral.speechStatus = 503;
     await expect(collect(speaker().synthesize('Bonjour.', new AbortController().signal))).rejects.toBeInstanceOf(SpeechServiceError);
@@ -226,6 +289,31 @@ describe('espeak-ng offline speaker', () => {
     const controller = new AbortController();
     controller.abort();
     expect(await collect(new EspeakSpeaker().synthesize('Bonjour.', controller.signal))).toEqual([]);
+  });
+
+  it(`replaces a worker that holds a sentence ${ESPEAK_STUCK_MS} ms without a word; the sentence queued behind it is spoken by the new one`, async () => {
+    const espeak = new EspeakSpeaker();
+    await collect(espeak.synthesize('Bonjour.', new AbortController().signal)); // the worker is loaded
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const heard: Int16Array[] = [];
+      const long = (async () => {
+        const text = 'Je vous raconte une longue histoire, avec des détours et des souvenirs de toutes sortes. '.repeat(20);
+        for await (const chunk of espeak.synthesize(text, new AbortController().signal)) heard.push(chunk);
+      })();
+      const longFailed = expect(long).rejects.toThrow(`stuck: no audio for ${ESPEAK_STUCK_MS} ms`);
+      const queued = collect(espeak.synthesize('Je suis toujours là.', new AbortController().signal));
+      await until(() => heard.length > 0);
+      // The clock jumps in one synchronous step: no word from the worker can come in between.
+      vi.advanceTimersByTime(ESPEAK_STUCK_MS);
+      await longFailed;
+      const after = await queued;
+      expect(rms(after)).toBeGreaterThan(500);
+      expect(samples(after) / ESPEAK_SAMPLE_RATE).toBeGreaterThan(0.5);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(rms(await collect(espeak.synthesize('Et encore là.', new AbortController().signal)))).toBeGreaterThan(500);
   });
 });
 
@@ -326,6 +414,73 @@ describe('LineCache', () => {
     expect(cache.get(NEUTRAL_REPLY)).toBeUndefined();
     expect(cache.get(lines.personal[0]!)).toBeUndefined();
     cache.close();
+  });
+
+  it('an outage at warm-up: SOS stand-ins in espeak’s voice, the resting service asked once; replaced by the speaker’s voice once it answers', async () => {
+    voxtral.speechStatus = 503;
+    const mistralLength = (text: string) => fakeSpeechPcm(text, 'tone').length;
+    const inMistralVoice = (cache: LineCache, text: string) => cache.get(text)?.[0]?.length === mistralLength(text);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const shared = new SharedLines();
+      const open = (l: typeof lines) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared });
+      const cache = open(lines);
+      await cache.warm();
+      const other = open(sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false }));
+      await other.warm();
+      // One failed request: then the service rests, for this session's next lines and the next session's.
+      expect(voxtral.speechRequests).toHaveLength(1);
+      for (const c of [cache, other]) {
+        for (const text of lines.always) {
+          expect(rms(c.get(text)!)).toBeGreaterThan(500);
+          expect(inMistralVoice(c, text)).toBe(false);
+        }
+        expect(c.get(NEUTRAL_REPLY)).toBeUndefined();
+      }
+
+      voxtral.speechStatus = 200;
+      await vi.advanceTimersByTimeAsync(shared.retryMs);
+      const everyLine = (c: LineCache, l: typeof lines) => [...l.always, ...l.shared, ...l.personal].every((text) => inMistralVoice(c, text));
+      await until(() => everyLine(cache, lines) && everyLine(other, sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false })));
+      // Each common line was asked once for both sessions (the first SOS line also failed once); nothing more once every line is in the speaker's voice.
+      for (const text of [...lines.always, ...lines.shared]) expect(voxtral.speechRequests.filter((r) => r.body.input === text)).toHaveLength(text === lines.always[0] ? 2 : 1);
+      const asked = voxtral.speechRequests.length;
+      await vi.advanceTimersByTimeAsync(shared.retryMs * 2);
+      expect(voxtral.speechRequests).toHaveLength(asked);
+      cache.close();
+      other.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the runtime’s wiring keeps the lines in Mistral’s voice: an SOS line spoken by espeak during an outage is Mistral’s again after it', async () => {
+    voxtral.speechStatus = 503;
+    const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl });
+    const pool = new pg.Pool({ max: 1 }); // never connected: lines need no database
+    const services = createVoiceServices(config, { pool, consents: new PgConsentAdapter(pool), variations, metrics: createMetrics(), logger: pino({ level: 'silent' }) });
+    const { actor } = startSession(streamingModel(['Oui.']));
+    const live: LiveSession = { sessionId: 's-lines', seniorId: 'senior-1', actor, link: null, connectedSince: Date.now() };
+    const sos = sessionLines(variations, actor.getSnapshot().context.profile).always;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const session = services.linesFor(live, 24_000);
+      await until(() => sos.every((text) => session.get(text)));
+      for (const text of sos) expect(session.get(text)![0]!.length).not.toBe(fakeSpeechPcm(text, 'tone').length);
+
+      voxtral.speechStatus = 200;
+      await vi.advanceTimersByTimeAsync(LINE_RETRY_MS);
+      await until(() => sos.every((text) => session.get(text)![0]!.length === fakeSpeechPcm(text, 'tone').length));
+      // And a session opened now gets them at once, from the process's copy.
+      const next = services.linesFor(live, 24_000);
+      for (const text of sos) expect(next.get(text)![0]).toBe(session.get(text)![0]);
+      session.close();
+      next.close();
+    } finally {
+      vi.useRealTimers();
+      actor.stop();
+      await pool.end();
+    }
   });
 
   it('never writes audio to disk: no voice adapter can reach a file-writing API', () => {
