@@ -73,7 +73,9 @@ export class InspectionHub {
     const snapshot = event.snapshot as unknown as { value: unknown; status: string; context?: SessionContext };
     if (!snapshot.context?.sessionId) return;
     const view = sessionView(snapshot as { value: unknown; status: string; context: SessionContext });
-    const key = `${view.state}|${view.turnCount}|${view.current?.chunks ?? -1}|${view.connection}`;
+    // The stage timings too: a turn's timings can change while the voice state stays `speaking` (an SOS line over a reply).
+    const stages = view.voice.stages;
+    const key = `${view.state}|${view.turnCount}|${view.current?.chunks ?? -1}|${view.connection}|${stages ? `${stages.turnId},${stages.firstTokenMs},${stages.firstAudioMs}` : ''}`;
     if (this.lastState.get(view.sessionId) === key) return;
     this.lastState.set(view.sessionId, key);
     const out: OpsEvent = snapshot.status === 'active' ? { type: 'session.update', session: view } : { type: 'session.closed', sessionId: view.sessionId, reason: view.closeReason };

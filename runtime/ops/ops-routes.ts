@@ -37,6 +37,13 @@ function stateTree(node: { key: string; type: string; states: Record<string, unk
 
 const SessionParams = z.object({ id: z.uuid({ message: 'session id must be a UUID' }) });
 const ErrorBody = z.object({ error: z.string(), message: z.string() });
+/** Names and durations (ms) only: what the voice pipeline is doing, and its latest turn's stage timings. */
+const VoiceView = z.object({
+  state: z.enum(['off', 'listening', 'user_speaking', 'thinking', 'speaking']),
+  stages: z
+    .object({ turnId: z.string(), endpointingMs: z.number().optional(), transcriptionMs: z.number().optional(), firstTokenMs: z.number().optional(), firstAudioMs: z.number().optional() })
+    .nullable(),
+});
 const SessionRow = z.object({
   sessionId: z.string(),
   seniorId: z.string(),
@@ -47,6 +54,8 @@ const SessionRow = z.object({
   turnCount: z.number(),
   lastLatencyMs: z.number().nullable(),
   lastFlux: z.string().nullable(),
+  /** This process's sessions only: presence rows (other processes) carry no voice state. */
+  voice: VoiceView.nullable(),
   connectedSince: z.string(),
   heartbeatAt: z.string(),
 });
@@ -68,8 +77,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
       const view = local.get(row.sessionId);
       local.delete(row.sessionId);
       return view
-        ? { ...row, state: view.state, currentFlux: view.currentFlux, turnCount: view.turnCount, lastLatencyMs: view.lastTurn?.latencyMs ?? null, lastFlux: view.lastTurn?.flux ?? null, local: true }
-        : { ...row, local: false };
+        ? { ...row, state: view.state, currentFlux: view.currentFlux, turnCount: view.turnCount, lastLatencyMs: view.lastTurn?.latencyMs ?? null, lastFlux: view.lastTurn?.flux ?? null, voice: view.voice, local: true }
+        : { ...row, voice: null, local: false };
     });
     return { processId, sessions };
   });

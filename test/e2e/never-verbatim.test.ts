@@ -1,8 +1,9 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../runtime/db.ts';
+import { openDatabase } from '../../runtime/db.ts';
+import { filesContaining, tablesContaining } from '../support/canary-sweep.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
@@ -11,31 +12,6 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 const CANARY = 'zorglub-canari-4417';
 const REPLY_CANARY = 'plumeau-canari-9902';
 const SPOKEN = `je vous confie le mot secret ${CANARY} que personne ne doit jamais entendre`;
-
-/** Every text-like column of every table (pg-boss's included, once it exists), searched for a needle. */
-async function tablesContaining(pool: Database['pool'], needle: string): Promise<string[]> {
-  const cols = await pool.query<{ table_schema: string; table_name: string; column_name: string }>(
-    `SELECT table_schema, table_name, column_name FROM information_schema.columns
-      WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
-        AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED', 'bytea')`,
-  );
-  const hits: string[] = [];
-  for (const c of cols.rows) {
-    const q = `SELECT count(*)::int AS n FROM "${c.table_schema}"."${c.table_name}" WHERE "${c.column_name}"::text LIKE $1`;
-    if ((await pool.query<{ n: number }>(q, [`%${needle}%`])).rows[0]!.n > 0) hits.push(`${c.table_schema}.${c.table_name}.${c.column_name}`);
-  }
-  return hits;
-}
-
-async function filesContaining(dir: string, needle: string): Promise<string[]> {
-  const hits: string[] = [];
-  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    if ((await readFile(file)).includes(needle)) hits.push(file);
-  }
-  return hits;
-}
 
 /** A session with both canaries, closed, every derivation done. */
 async function converse(rt: TestRuntime): Promise<void> {
