@@ -464,9 +464,6 @@ describe('turn prefetch while endpointing waits', () => {
   }, 20_000);
 });
 
-describe('never persisted, never logged: the voice path', () => {
-});
-
 describe('offline (no MISTRAL_API_KEY)', () => {
   it('voiceInput is false, microphone audio is refused with speech_unavailable, typed turns are spoken by espeak-ng', async () => {
     const offline = await startTestRuntime();
