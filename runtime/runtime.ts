@@ -39,6 +39,7 @@ import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { migrate } from './migrate.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
+import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
@@ -106,6 +107,7 @@ const SHARED_EMBEDDINGS = { maxEntries: 1024, ttlMs: 10_000, warmTimeoutMs: 5_00
 const PREFETCH_MAX_CHARS = 2_000;
 
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  setHeapGrowth();
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
