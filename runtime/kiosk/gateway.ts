@@ -109,8 +109,16 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
       // Voice mode: the session's audio pipeline on this socket, and the microphone's own byte budget.
       let voice: VoiceSessionHandle | null = null;
       let audioBudget: ReturnType<typeof audioByteBudget> | null = null;
+      const endVoice = () => {
+        voice?.close();
+        voice = null;
+        audioBudget = null;
+      };
       const link: VoiceLink = {
         send: (frame: ServerFrame) => {
+          // The session is over on this socket (ended, or taken over by another socket): its voice session
+          // goes now, as at a socket close, even if the kiosk keeps this socket open.
+          if (frame.type === 'session.closed') endVoice();
           if (socket.readyState !== socket.OPEN) return;
           socket.send(JSON.stringify(frame));
           // This process is going away and takes no session any more: the kiosk reconnects, elsewhere.
@@ -122,11 +130,6 @@ export const kioskGateway: FastifyPluginAsync<KioskGatewayOptions> = async (app:
         get unreadBytes() {
           return socket.readyState === socket.OPEN ? socket.bufferedAmount : Infinity;
         },
-      };
-      const endVoice = () => {
-        voice?.close();
-        voice = null;
-        audioBudget = null;
       };
       /** At most one notice a second per kind: answering every flooded frame would amplify the flood. */
       const noticeAudio = (code: 'audio_rate_limited' | 'speech_unavailable' | 'invalid_frame', message: string) => {

@@ -1,9 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { DeadlineError, withDeadline } from '../../adapters/deadline.ts';
 import { decodeAudioFrame } from '../../machines/voice/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
+import { boundedWait } from './bounded-wait.ts';
 import { readWav, WavFormatError, writeWav } from './wav.ts';
 
 export interface VoiceFileOptions {
@@ -65,7 +65,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     // `on`, not `once`: a later socket error (mid-stream, or after a terminate) must not go unhandled.
     socket.on('error', (err) => reject(new VoiceFileError(`cannot connect to ${o.url}: ${err.message}`, 1)));
   });
-  await bounded(socket, opened, CONNECT_TIMEOUT_MS, `no answer from ${o.url} within ${CONNECT_TIMEOUT_MS / 1000} s (is a kohami runtime listening there?)`);
+  await boundedWait(socket, opened, CONNECT_TIMEOUT_MS, () => new VoiceFileError(`no answer from ${o.url} within ${CONNECT_TIMEOUT_MS / 1000} s (is a kohami runtime listening there?)`, 1));
 
   // Reply audio, per turn, placed at each frame's sample offset.
   const replies: Array<{ turnId: string; chunks: Array<{ offset: number; pcm: Int16Array }> }> = [];
@@ -170,7 +170,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
       },
     }),
   );
-  const audio = await bounded(socket, ready, READY_TIMEOUT_MS, `${o.url} accepted the connection but started no session within ${READY_TIMEOUT_MS / 1000} s (is it a kohami runtime?)`);
+  const audio = await boundedWait(socket, ready, READY_TIMEOUT_MS, () => new VoiceFileError(`${o.url} accepted the connection but started no session within ${READY_TIMEOUT_MS / 1000} s (is it a kohami runtime?)`, 1));
   if (failure) throw failure;
   if (!audio) throw new VoiceFileError('the runtime closed the connection before the session started', 1);
   if (audio.voiceInput === false) {
@@ -209,17 +209,6 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     print(`reply audio: ${(samples.length / (outputRate || OUTPUT_RATES[0]!)).toFixed(2)} s written to ${o.out}`);
   }
   if (failure) throw failure;
-}
-
-/** `step`, or a VoiceFileError (exit 1) and the socket dropped once `ms` pass without it. */
-async function bounded<T>(socket: WebSocket, step: Promise<T>, ms: number, message: string): Promise<T> {
-  try {
-    return await withDeadline(() => step, ms, new AbortController().signal);
-  } catch (err) {
-    if (!(err instanceof DeadlineError)) throw err;
-    socket.terminate();
-    throw new VoiceFileError(message, 1);
-  }
 }
 
 /** Every turn's audio, one after the other, each frame at its own sample offset (gaps left silent). */
