@@ -238,7 +238,7 @@ class VoiceSession implements VoiceSessionHandle {
       prefetchTurn(this.request.session.seniorId, text);
     } catch (err) {
       // A warm-up only: the turn itself does the work if this failed. The text is never logged.
-      this.log.warn({ err: { name: (err as Error)?.name } }, 'turn prefetch failed');
+      this.log.warn({ err }, 'turn prefetch failed');
     }
   }
 
@@ -313,7 +313,7 @@ class VoiceSession implements VoiceSessionHandle {
     try {
       return await withDeadline(() => this.services.contextBias(this.request.session), CONTEXT_BIAS_BUDGET_MS, this.closed.signal);
     } catch (err) {
-      if (!this.closed.signal.aborted) this.log.warn({ err: { name: (err as Error)?.name } }, 'recognizer names unavailable in time: listening without them');
+      if (!this.closed.signal.aborted) this.log.warn({ err }, 'recognizer names unavailable in time: listening without them');
       return [];
     }
   }

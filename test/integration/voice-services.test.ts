@@ -21,6 +21,7 @@ import { startSession } from '../support/session-harness.ts';
 import { streamingModel } from '../support/models.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral, fakeSpeechDurationMs, fakeSpeechPcm } from '../support/fake-voxtral.ts';
+import { toneFrames } from '../support/speech.ts';
 
 // One server answers chat, embeddings and audio, as MISTRAL_BASE_URL does in production.
 const voxtral = new FakeVoxtral();
@@ -46,17 +47,6 @@ beforeEach(() => {
   voxtral.speechStatus = 200;
   voxtral.speechSignal = 'tone';
 });
-
-/** `ms` of a 200 Hz tone at 16 kHz, in 20 ms frames: what the listener hands the stream while the senior speaks. */
-function speech(ms: number): Int16Array[] {
-  const frames: Int16Array[] = [];
-  for (let f = 0; f < ms / 20; f++) {
-    const frame = new Int16Array(320);
-    for (let i = 0; i < frame.length; i++) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 200 * (f * 320 + i)) / 16_000));
-    frames.push(frame);
-  }
-  return frames;
-}
 
 function transcriber(extra: Partial<ConstructorParameters<typeof MistralTranscriber>[0]> = {}) {
   return new MistralTranscriber({ apiKey: KEY, baseUrl: mistral.baseUrl, env: 'test', backoffMs: 10, ...extra });
@@ -95,7 +85,7 @@ describe('MistralTranscriber over the realtime socket', () => {
     stream = await transcriber().open({ contextBias: ['Mathilde', ' Mathilde ', 'Lucien', ''], signal: new AbortController().signal });
     const interims: string[] = [];
     stream.onDelta((text) => interims.push(text));
-    for (const frame of speech(1_200)) stream.append(frame);
+    for (const frame of toneFrames(1_200)) stream.append(frame);
     await expect(stream.flush(new AbortController().signal)).resolves.toBe('Bonjour je voudrais parler de mon petit-fils');
 
     const [socket] = voxtral.sockets;
@@ -109,7 +99,7 @@ describe('MistralTranscriber over the realtime socket', () => {
     expect(interims[0]).toBe('Bonjour');
     expect(interims.at(-1)).toBe('Bonjour je voudrais parler de mon petit-fils');
 
-    for (const frame of speech(400)) stream.append(frame);
+    for (const frame of toneFrames(400)) stream.append(frame);
     await expect(stream.flush(new AbortController().signal)).resolves.toBe('Il vient dimanche');
     expect(voxtral.sockets).toHaveLength(1);
     expect(voxtral.sockets[0]?.flushes).toBe(2);
@@ -118,7 +108,7 @@ describe('MistralTranscriber over the realtime socket', () => {
   it('reopens a dropped socket and replays the utterance: the senior does not repeat themselves', async () => {
     voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Je suis fatiguée aujourd’hui' });
     const s = await transcriber().open({ contextBias: ['Mathilde'], signal: new AbortController().signal });
-    for (const frame of speech(600)) s.append(frame);
+    for (const frame of toneFrames(600)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).resolves.toBe('Je suis fatiguée aujourd’hui');
     expect(voxtral.sockets).toHaveLength(2);
     expect(voxtral.sockets[1]?.audioBytes).toBe(600 * 32);
@@ -128,7 +118,7 @@ describe('MistralTranscriber over the realtime socket', () => {
     voxtral.dropAll();
     await vi.waitFor(() => expect(voxtral.openSockets).toBe(0));
     voxtral.utterances.push({ text: 'Encore là' });
-    for (const frame of speech(200)) s.append(frame);
+    for (const frame of toneFrames(200)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).resolves.toBe('Encore là');
     expect(voxtral.sockets).toHaveLength(3);
     s.close();
@@ -137,7 +127,7 @@ describe('MistralTranscriber over the realtime socket', () => {
   it('bounds a flush that is never answered, by its signal and by its own bound, then carries on with a fresh socket', async () => {
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais non plus', fault: 'hang' }, { text: 'Me revoilà' });
     const s = await transcriber({ flushTimeoutMs: 150 }).open({ contextBias: [], signal: new AbortController().signal });
-    for (const frame of speech(200)) s.append(frame);
+    for (const frame of toneFrames(200)) s.append(frame);
     const budget = new AbortController();
     const flushed = s.flush(budget.signal);
     await vi.waitFor(() => expect(voxtral.sockets[0]?.flushes).toBe(1));
@@ -146,10 +136,10 @@ describe('MistralTranscriber over the realtime socket', () => {
     // The socket that owes a transcript is retired: a late answer cannot be taken for the next utterance's.
     await vi.waitFor(() => expect(voxtral.sockets[0]?.closed).toBe(true));
 
-    for (const frame of speech(200)) s.append(frame);
+    for (const frame of toneFrames(200)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).rejects.toBeInstanceOf(TranscriptionTimeoutError);
 
-    for (const frame of speech(200)) s.append(frame);
+    for (const frame of toneFrames(200)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).resolves.toBe('Me revoilà');
     s.close();
   });
@@ -157,7 +147,7 @@ describe('MistralTranscriber over the realtime socket', () => {
   it('rejects the flush on a service error event', async () => {
     voxtral.utterances.push({ text: 'x', fault: 'error' });
     const s = await transcriber().open({ contextBias: [], signal: new AbortController().signal });
-    for (const frame of speech(200)) s.append(frame);
+    for (const frame of toneFrames(200)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).rejects.toThrow(/transcription failed: transcription failed \(code 5000\)/);
     s.close();
   });

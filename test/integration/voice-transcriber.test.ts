@@ -10,6 +10,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createMetrics } from '../../runtime/metrics.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { toneFrames } from '../support/speech.ts';
 
 /**
  * A TCP relay in front of the fake service. `freeze()` stops relaying the connections open at that
@@ -60,17 +61,6 @@ class FreezableRelay {
   }
 }
 
-/** `ms` of a 200 Hz tone at 16 kHz in 20 ms frames. */
-function speech(ms: number): Int16Array[] {
-  const frames: Int16Array[] = [];
-  for (let f = 0; f < ms / 20; f++) {
-    const frame = new Int16Array(320);
-    for (let i = 0; i < frame.length; i++) frame[i] = Math.round(8000 * Math.sin((2 * Math.PI * 200 * (f * 320 + i)) / 16_000));
-    frames.push(frame);
-  }
-  return frames;
-}
-
 const voxtral = new FakeVoxtral();
 let relay: FreezableRelay;
 
@@ -101,7 +91,7 @@ describe('the realtime socket kept alive', () => {
       contextBias: [],
       signal: new AbortController().signal,
     });
-    for (const frame of speech(200)) stream.append(frame);
+    for (const frame of toneFrames(200)) stream.append(frame);
     await expect(stream.flush(new AbortController().signal)).resolves.toBe('Bonjour');
 
     // Idle and healthy: each ping is answered, the socket stays.
@@ -120,7 +110,7 @@ describe('the realtime socket kept alive', () => {
     await vi.waitFor(() => expect(voxtral.sockets[1]!.updates).toHaveLength(1));
 
     // The senior speaks again: the whole sentence reaches the new socket and is transcribed (not the SOS line).
-    for (const frame of speech(400)) stream.append(frame);
+    for (const frame of toneFrames(400)) stream.append(frame);
     await expect(stream.flush(new AbortController().signal)).resolves.toBe('Je suis encore là');
     expect(voxtral.sockets[1]!.audioBytes).toBe(400 * 32);
     stream.close();
@@ -144,7 +134,7 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
     // From here the flush's bound and the fake's latency run on one simulated clock; the socket is real.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     voxtral.transcriptionLatencyMs = 5200;
-    for (const frame of speech(200)) stream.append(frame);
+    for (const frame of toneFrames(200)) stream.append(frame);
     const flushed = stream.flush(new AbortController().signal);
     await vi.waitFor(() => expect(voxtral.sockets[0]!.flushes).toBe(1));
     vi.advanceTimersByTime(5200);
@@ -155,7 +145,7 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
   it('a short budget bounds the flush on its own', async () => {
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' });
     const stream = await services(300).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
-    for (const frame of speech(200)) stream.append(frame);
+    for (const frame of toneFrames(200)) stream.append(frame);
     const started = performance.now();
     await expect(stream.flush(new AbortController().signal)).rejects.toThrow(new TranscriptionTimeoutError('no transcript within 300 ms'));
     expect(performance.now() - started).toBeLessThan(1000);

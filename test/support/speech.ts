@@ -90,6 +90,11 @@ export async function speechScript(parts: readonly ScriptPart[]): Promise<Script
 }
 
 /** Cuts audio into kiosk-sized chunks (`ms` each, the last shorter). */
+/** `ms` of a 200 Hz tone at 16 kHz, in 20 ms frames: stands for speech where no detector listens (what a listener hands the recognizer). */
+export function toneFrames(ms: number): Int16Array[] {
+  return chunks(Int16Array.from({ length: msToSamples(ms) }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 200 * i) / SPEECH_SAMPLE_RATE))), 20);
+}
+
 export function chunks(pcm: Int16Array, ms: number): Int16Array[] {
   const size = msToSamples(ms);
   const out: Int16Array[] = [];
