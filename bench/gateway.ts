@@ -1,8 +1,8 @@
 import { execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
 import WebSocket from 'ws';
-import { CacheFluxAdapter, loadCacheVariations } from '../adapters/cache-flux.adapter.ts';
-import { parseClientFrame } from '../runtime/kiosk/protocol.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../adapters/fluxes/cache-flux.adapter.ts';
+import { parseClientFrame } from '../runtime/protocol/messages.ts';
 import { ask } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 

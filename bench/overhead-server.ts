@@ -3,7 +3,7 @@ import { Session } from 'node:inspector';
 import type { InspectionEvent } from 'xstate';
 import { localHashVector } from '../adapters/embedders/local-hash-embedder.ts';
 import { MistralEmbedClient } from '../adapters/embedders/mistral-embed-client.ts';
-import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
+import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';

@@ -1,5 +1,5 @@
-import { PgVectorMemoryAdapter } from '../adapters/pgvector-memory.adapter.ts';
-import { FACT_CATEGORIES, type MemoryEmbedderPort } from '../machines/memory.port.ts';
+import { PgVectorMemoryAdapter } from '../adapters/memory/pgvector-memory.adapter.ts';
+import { FACT_CATEGORIES, type MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { bulkLoadFacts, createSeniors, migratedDatabase } from '../test/support/database.ts';
 import { randomUnitVectors } from '../test/support/embeddings.ts';

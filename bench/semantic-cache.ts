@@ -1,6 +1,6 @@
-import { SemanticCache } from '../adapters/semantic-cache.ts';
-import type { MemoryEmbedderPort } from '../machines/memory.port.ts';
-import { guardsAgree, questionGuard } from '../machines/near-miss-guard.ts';
+import { SemanticCache } from '../adapters/semantic-cache/semantic-cache.ts';
+import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
+import { guardsAgree, questionGuard } from '../machines/cache/near-miss-guard.ts';
 import { randomUnitVectors } from '../test/support/embeddings.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { Listener } from '../adapters/voice/listener.ts';
+import { Listener } from '../machines/voice/listener.ts';
 import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../adapters/voice/webrtc-vad.ts';
-import { CONSENT_CATEGORIES } from '../machines/memory.port.ts';
+import { CONSENT_CATEGORIES } from '../machines/memory/memory.port.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';

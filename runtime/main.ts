@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import type { Database } from './db.ts';
-import { devTokensFile, readDevTokens, saveDevTokens, type DevSeed } from './dev-seed.ts';
+import type { Database } from './db/database.ts';
+import { devTokensFile, readDevTokens, saveDevTokens, type DevSeed } from './db/dev-seed.ts';
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
 
 /** What the start banner says of a started runtime. */

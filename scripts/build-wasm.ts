@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import wabt from 'wabt';
 
-/** `npm run build:wasm`: compiles adapters/simd/dots.wat into the bytes adapters/simd/dots.wasm.ts ships. */
-const source = new URL('../adapters/simd/dots.wat', import.meta.url);
-const target = new URL('../adapters/simd/dots.wasm.ts', import.meta.url);
+/** `npm run build:wasm`: compiles adapters/semantic-cache/simd/dots.wat into the bytes adapters/semantic-cache/simd/dots.wasm.ts ships. */
+const source = new URL('../adapters/semantic-cache/simd/dots.wat', import.meta.url);
+const target = new URL('../adapters/semantic-cache/simd/dots.wasm.ts', import.meta.url);
 const module = (await wabt()).parseWat('dots.wat', readFileSync(source, 'utf8'), { simd: true });
 const { buffer } = module.toBinary({});
 writeFileSync(

@@ -1,6 +1,6 @@
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
 import { embedMany } from 'ai';
-import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral-embed-client.ts';
 
 /**

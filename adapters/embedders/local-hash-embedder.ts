@@ -1,4 +1,4 @@
-import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 
 /**
  * The offline default: feature hashing of words and character trigrams into 1024

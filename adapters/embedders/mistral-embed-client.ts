@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
-import { MistralEndpoint, type MistralSettings } from '../models/mistral-endpoint.ts';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import { MistralEndpoint, type MistralSettings } from '../mistral/mistral-endpoint.ts';
 
 export const MISTRAL_EMBED_MODEL = 'mistral-embed';
 /** Per call, retry included; far above a healthy mistral-embed call (tens of ms), below any wait worth having. */

@@ -1,4 +1,4 @@
-import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 
 /** The seed's dev-local embedder: the zero vector, which sends every search to the chronological fallback. */
 export class NoopMemoryEmbedder implements MemoryEmbedderPort {

@@ -1,4 +1,4 @@
-import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 
 export interface SharedQuestionEmbedderOptions {
   /**

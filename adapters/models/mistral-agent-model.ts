@@ -2,7 +2,7 @@ import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, ty
 import type http from 'node:http';
 import { streamingChatBody } from './mistral-chat-request.ts';
 import { MistralChatStreamDecoder } from './mistral-chat-stream.ts';
-import { MistralEndpoint, type MistralSettings } from './mistral-endpoint.ts';
+import { MistralEndpoint, type MistralSettings } from '../mistral/mistral-endpoint.ts';
 
 /**
  * The agent's Mistral model: a streaming call is one POST on a keep-alive connection pool, and

@@ -1,6 +1,6 @@
 import type { LanguageModelV3, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
-import { echoesTranscriptVerbatim, type Exchange, type VerbatimSources } from '../../machines/derivation.ts';
+import { echoesTranscriptVerbatim, type Exchange, type VerbatimSources } from '../../machines/memory/derivation.ts';
 import { APICallError, asSchema, JSONParseError, TypeValidationError, type FlexibleSchema, type Schema } from 'ai';
 
 export class AttemptTimeoutError extends Error {

@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { verbatimGuard } from '../../machines/derivation.ts';
-import { FACT_CATEGORIES } from '../../machines/memory.port.ts';
+import { verbatimGuard } from '../../machines/memory/derivation.ts';
+import { FACT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { generateWithDefences, reformulationRules } from './llm-defences.ts';
 
 const short = z.string().trim().min(1).max(300);

@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { verbatimSourcesOf, type ConversationSummarizerPort, type Exchange } from '../../machines/derivation.ts';
+import { verbatimSourcesOf, type ConversationSummarizerPort, type Exchange } from '../../machines/memory/derivation.ts';
 import { bestEffortSummary, exchangesPrompt, reformulationRules } from './llm-defences.ts';
 
 const SummarySchema = z.object({ summary: z.string().max(1000).nullable() });

@@ -2,8 +2,8 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema } from 'ai';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { MIN_FACT_CONFIDENCE, verbatimGuard, verbatimSourcesOf, type Exchange, type ExtractedFact, type MemoryExtractorPort } from '../../machines/derivation.ts';
-import { FACT_CATEGORIES } from '../../machines/memory.port.ts';
+import { MIN_FACT_CONFIDENCE, verbatimGuard, verbatimSourcesOf, type Exchange, type ExtractedFact, type MemoryExtractorPort } from '../../machines/memory/derivation.ts';
+import { FACT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { exchangesPrompt, generateWithDefences, reformulationRules } from './llm-defences.ts';
 
 /** Strict, per fact: an invented category fails this fact's parse, not the batch. */

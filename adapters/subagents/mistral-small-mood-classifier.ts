@@ -1,6 +1,6 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import type { Exchange, MoodClassifierPort } from '../../machines/derivation.ts';
+import type { Exchange, MoodClassifierPort } from '../../machines/memory/derivation.ts';
 import { exchangesPrompt, generateWithDefences } from './llm-defences.ts';
 
 const MoodSchema = z.object({ score: z.number().int().min(0).max(100) });

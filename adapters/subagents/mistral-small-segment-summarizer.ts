@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { verbatimSourcesOf, type Exchange, type SegmentSummarizerPort } from '../../machines/derivation.ts';
+import { verbatimSourcesOf, type Exchange, type SegmentSummarizerPort } from '../../machines/memory/derivation.ts';
 import { bestEffortSummary, exchangesPrompt, reformulationRules } from './llm-defences.ts';
 
 const SegmentSchema = z.object({ summary: z.string().max(2000).nullable() });

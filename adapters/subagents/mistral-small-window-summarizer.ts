@@ -1,7 +1,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { echoesTranscriptVerbatim } from '../../machines/derivation.ts';
-import type { ChatMessage, WindowSummarizerPort } from '../../machines/ports.ts';
+import { echoesTranscriptVerbatim } from '../../machines/memory/derivation.ts';
+import type { ChatMessage, WindowSummarizerPort } from '../../machines/session/ports.ts';
 import { generateWithDefences, reformulationRules } from './llm-defences.ts';
 
 const RunningSummarySchema = z.object({ summary: z.string().max(2000).nullable() });

@@ -2,7 +2,7 @@ import { Mistral } from '@mistralai/mistralai';
 import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
 import type { KohamiEnv } from '../../runtime/config.ts';
 import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
-import { Float32LeDecoder } from './resample.ts';
+import { Float32LeDecoder } from '../../machines/voice/resample.ts';
 import { mistralSdkServerUrl } from './mistral-transcriber.ts';
 
 export const MISTRAL_TTS_MODEL = 'voxtral-mini-tts-2603';

@@ -1,4 +1,4 @@
-import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
+import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import type { Runtime } from '../../runtime/runtime.ts';
 
 /** One senior per bench kiosk (one live session per senior), token `kiosk_bench_<i>`, i from 1 to n. */

@@ -1,7 +1,7 @@
 import { MockLanguageModelV3 } from 'ai/test';
 import WebSocket from 'ws';
-import { generateToken } from '../../adapters/tokens.ts';
-import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import type { Runtime } from '../../runtime/runtime.ts';
 
 /** The sub-agents' model (mood, summaries, facts): a fixed answer per schema after `latencyMs`. */

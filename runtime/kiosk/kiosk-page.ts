@@ -12,7 +12,7 @@ const FILES = {
 /** The browser kiosk `/kiosk` (voice mode over /v1/kiosk); the token travels in the socket's `?token=`. */
 export const kioskPage: FastifyPluginAsync = async (app) => {
   for (const [path, [file, type]] of Object.entries(FILES)) {
-    const body = await readFile(new URL(`./${file}`, import.meta.url), 'utf8');
+    const body = await readFile(new URL(`./page/${file}`, import.meta.url), 'utf8');
     app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.type(type).send(body));
   }
 };

@@ -2,12 +2,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { PgPresenceRepository } from '../../adapters/pg-presence.repository.ts';
-import type { SeniorDirectory } from '../../adapters/senior-directory.ts';
-import { sessionView } from '../../machines/session-view.ts';
-import type { sessionMachine } from '../../machines/session.machine.ts';
-import { requireRole } from '../api-auth.ts';
-import type { SessionRegistry } from '../session-registry.ts';
+import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
+import { sessionView } from '../../machines/session/session-view.ts';
+import type { sessionMachine } from '../../machines/session/session.machine.ts';
+import { requireRole } from '../http/api-auth.ts';
+import type { SessionRegistry } from '../sessions/session-registry.ts';
 import type { InspectionHub, OpsEvent } from './inspection-hub.ts';
 
 export interface OpsRoutesOptions {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { STOP_WORDS } from '../../machines/french-lexicon.ts';
-import type { ConsentPort } from '../../machines/memory.port.ts';
+import { STOP_WORDS } from '../../machines/cache/french-lexicon.ts';
+import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 
 const STOP = new Set(STOP_WORDS.split(/\s+/).filter(Boolean));
 /** Capitalized words: « Claire », « Jean-Pierre », « Saint-Étienne ». */

@@ -1,8 +1,8 @@
 import { heardText, type AudioMark } from '../../machines/voice/barge-in.ts';
-import { encodeAudioFrame } from '../../machines/voice/frame-header.ts';
+import { encodeAudioFrame } from '../protocol/frame-header.ts';
 import { SentenceChunker } from '../../machines/voice/sentence-chunker.ts';
 import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
-import { Resampler } from '../../adapters/voice/resample.ts';
+import { Resampler } from '../../machines/voice/resample.ts';
 import type { VoiceLink } from './voice-link.ts';
 
 /** A pre-synthesized line's audio at the negotiated rate, if the text is one (no text-to-speech wait). */

@@ -1,4 +1,4 @@
-import type { KioskLink } from '../session-registry.ts';
+import type { KioskLink } from '../sessions/session-registry.ts';
 
 /** A kiosk link that also carries binary reply audio (the gateway implements it over the socket). */
 export interface VoiceLink extends KioskLink {

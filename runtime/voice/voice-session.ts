@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import { DeadlineError, withDeadline } from '../../adapters/deadline.ts';
+import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import { TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
-import type { VoiceActivity, VoiceStages } from '../../machines/session.machine.ts';
+import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
 import { endpointOutcome, shouldBargeIn } from '../../machines/voice/barge-in.ts';
 import type { SpeakerPort, TranscriberPort, TranscriptionStream } from '../../machines/voice/voice.port.ts';
-import type { AudioFormat } from '../kiosk/protocol.ts';
+import type { AudioFormat } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
-import type { LiveSession } from '../session-registry.ts';
+import type { LiveSession } from '../sessions/session-registry.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
 import type { VoiceLink } from './voice-link.ts';
 

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgProfilesRepository } from '../../adapters/pg-profiles.repository.ts';
+import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
 import { MistralSmallConsolidator, type Consolidation } from '../../adapters/subagents/mistral-small-consolidator.ts';
-import { Dream } from '../../runtime/dream.ts';
-import { DREAM_TIMEZONE, NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/dream-scheduler.ts';
+import { Dream } from '../../runtime/jobs/dream.ts';
+import { DREAM_TIMEZONE, NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/jobs/dream-scheduler.ts';
 import { scriptedModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -128,8 +128,8 @@ describe('npm run dream', () => {
   it('runs one consolidation and prints what it did; refuses a bad senior id', async () => {
     const run = promisify(execFile);
     const env = { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: path.join(await mkdtemp(path.join(tmpdir(), 'dream-')), 'pglite') };
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'runtime/dream-cli.ts', '--senior', '00000000-0000-4000-8000-000000000000'], { env });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'runtime/cli/dream.ts', '--senior', '00000000-0000-4000-8000-000000000000'], { env });
     expect(stdout).toContain('skipped (no consent)');
-    await expect(run(process.execPath, ['--import', 'tsx', 'runtime/dream-cli.ts', '--senior', 'nope'], { env })).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, ['--import', 'tsx', 'runtime/cli/dream.ts', '--senior', 'nope'], { env })).rejects.toMatchObject({ code: 2 });
   });
 });

@@ -14,7 +14,7 @@ import { KIOSK_TOKEN, startTestRuntime } from '../support/runtime.ts';
  */
 
 const TSX = path.resolve('node_modules/.bin/tsx');
-const CLI = path.resolve('runtime/kiosk-cli.ts');
+const CLI = path.resolve('runtime/cli/kiosk.ts');
 const WAIT_MS = 300;
 const closers: Array<() => void> = [];
 

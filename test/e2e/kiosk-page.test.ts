@@ -5,11 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/tokens.ts';
-import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
-import { decodeAudioFrame } from '../../machines/voice/frame-header.ts';
-import { readWav, writeWav } from '../../runtime/kiosk/wav.ts';
+import { decodeAudioFrame } from '../../runtime/protocol/frame-header.ts';
+import { readWav, writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -179,7 +179,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
 describe('npm run kiosk -- --voice', () => {
   const cli = (args: string[], url = rt.wsUrl) =>
-    run(process.execPath, ['--import', 'tsx', 'runtime/kiosk-cli.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: 60_000 }).then(
+    run(process.execPath, ['--import', 'tsx', 'runtime/cli/kiosk.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: 60_000 }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { writeWav } from '../../runtime/kiosk/wav.ts';
-import { CONNECT_TIMEOUT_MS, READY_TIMEOUT_MS, runVoiceFile, VoiceFileError } from '../../runtime/kiosk/voice-file-kiosk.ts';
+import { writeWav } from '../../runtime/cli/wav.ts';
+import { CONNECT_TIMEOUT_MS, READY_TIMEOUT_MS, runVoiceFile, VoiceFileError } from '../../runtime/cli/voice-file-kiosk.ts';
 
 /**
  * `npm run kiosk -- --voice FILE.wav` against hosts that take the connection and never answer: each

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { SessionClosed } from '../../machines/session.machine.ts';
-import { MAX_FRAME_BYTES } from '../../runtime/kiosk/protocol.ts';
+import type { SessionClosed } from '../../machines/session/session.machine.ts';
+import { MAX_FRAME_BYTES } from '../../runtime/protocol/messages.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel, switchableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NEUTRAL_REPLY } from '../../adapters/memory-flux.adapter.ts';
-import { generateToken } from '../../adapters/tokens.ts';
-import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { topicEmbedder } from '../support/embeddings.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, systemPromptOf } from '../support/models.ts';

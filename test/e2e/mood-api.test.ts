@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/tokens.ts';
-import { moodTier } from '../../machines/derivation.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { moodTier } from '../../machines/memory/derivation.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 let rt: TestRuntime;

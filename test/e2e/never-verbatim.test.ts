@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../runtime/db.ts';
+import { openDatabase } from '../../runtime/db/database.ts';
 import { filesContaining, tablesContaining } from '../support/canary-sweep.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';

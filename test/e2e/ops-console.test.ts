@@ -1,6 +1,6 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/tokens.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { controllableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/tokens.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { OPS_STREAM_TOO_SLOW } from '../../runtime/ops/ops-routes.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { hangingModel, streamingModel, switchableModel } from '../support/models.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MistralSmallSegmentSummarizer } from '../../adapters/subagents/mistral-small-segment-summarizer.ts';
 import { OfflineLanguageModel } from '../../adapters/models/offline-language-model.ts';
-import { generateToken } from '../../adapters/tokens.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { scriptedModel, streamingModel, subagentModel, systemPromptOf } from '../support/models.ts';

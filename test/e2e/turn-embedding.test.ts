@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel } from '../support/models.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';

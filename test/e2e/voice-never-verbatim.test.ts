@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
-import { generateToken } from '../../adapters/tokens.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { inspectorRedaction } from '../../runtime/ops/inspector-redaction.ts';
 import { filesContaining, filesUnder, tablesContaining } from '../support/canary-sweep.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';

@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';

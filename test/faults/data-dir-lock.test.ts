@@ -6,7 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLockedError, LOCK_FILE, lockDataDir, type LockRecord } from '../../runtime/data-dir-lock.ts';
+import { DataDirLockedError, LOCK_FILE, lockDataDir, type LockRecord } from '../../runtime/db/data-dir-lock.ts';
 
 const children: ChildProcess[] = [];
 afterEach(() => {

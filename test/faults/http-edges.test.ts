@@ -1,8 +1,8 @@
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/tokens.ts';
-import { installHttpErrors } from '../../runtime/http-errors.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { installHttpErrors } from '../../runtime/http/errors.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { ADMIN_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 

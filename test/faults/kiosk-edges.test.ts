@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { NEUTRAL_REPLY } from '../../adapters/memory-flux.adapter.ts';
-import { generateToken } from '../../adapters/tokens.ts';
+import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { REMEMBERED_TURN_IDS } from '../../runtime/kiosk/gateway.ts';
-import { SERVICE_RESTART } from '../../runtime/kiosk/protocol.ts';
+import { SERVICE_RESTART } from '../../runtime/protocol/messages.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
 import { controllableModel, streamingModel, switchableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';

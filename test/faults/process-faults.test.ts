@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCK_FILE } from '../../runtime/data-dir-lock.ts';
+import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -41,7 +41,7 @@ async function startRuntime(): Promise<Proc & { url: string }> {
 const run = promisify(execFile);
 /** `npm run cli -- …` as a real child process on `dir`. */
 async function cli(...args: string[]): Promise<string> {
-  return (await run(process.execPath, ['--import', 'tsx', 'runtime/cli.ts', ...args], { env: env() })).stdout;
+  return (await run(process.execPath, ['--import', 'tsx', 'runtime/cli/admin.ts', ...args], { env: env() })).stdout;
 }
 const value = (out: string, prefix: string) => out.split('\n').find((l) => l.startsWith(prefix))!.slice(prefix.length);
 

@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../runtime/db.ts';
+import { openDatabase } from '../../runtime/db/database.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';

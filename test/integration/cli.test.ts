@@ -5,11 +5,11 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SeniorDirectory } from '../../adapters/senior-directory.ts';
-import { CliError, runCommand } from '../../runtime/cli.ts';
-import { LOCK_FILE } from '../../runtime/data-dir-lock.ts';
-import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db.ts';
-import { MIGRATIONS_DIR, migrate } from '../../runtime/migrate.ts';
+import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
+import { CliError, runCommand } from '../../runtime/cli/admin.ts';
+import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
+import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db/database.ts';
+import { MIGRATIONS_DIR, migrate } from '../../runtime/db/migrate.ts';
 import { migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openDatabase, POOL_WAIT_MS, type Database } from '../../runtime/db.ts';
+import { openDatabase, POOL_WAIT_MS, type Database } from '../../runtime/db/database.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 
 /** Checks out every connection of the pool, then asks for one more: it must be refused after POOL_WAIT_MS, not wait forever. */

@@ -2,8 +2,8 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../runtime/db.ts';
-import { isMigrated, migrate, MIGRATIONS_DIR, MigrationChecksumError } from '../../runtime/migrate.ts';
+import { openDatabase, type Database } from '../../runtime/db/database.ts';
+import { isMigrated, migrate, MIGRATIONS_DIR, MigrationChecksumError } from '../../runtime/db/migrate.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 
 let db: Database;

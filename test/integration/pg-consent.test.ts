@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PgConsentAdapter } from '../../adapters/pg-consent.adapter.ts';
+import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgPresenceRepository } from '../../adapters/pg-presence.repository.ts';
-import type { SessionView } from '../../machines/session-view.ts';
+import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import type { SessionView } from '../../machines/session/session-view.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;

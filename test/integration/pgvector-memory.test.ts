@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
-import { PgConsentAdapter } from '../../adapters/pg-consent.adapter.ts';
-import { INDEXED_SEARCH_SQL, PgVectorMemoryAdapter } from '../../adapters/pgvector-memory.adapter.ts';
-import { InvalidFactCategoryError, type MemoryEmbedderPort, type FactCategory } from '../../machines/memory.port.ts';
+import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import { INDEXED_SEARCH_SQL, PgVectorMemoryAdapter } from '../../adapters/memory/pgvector-memory.adapter.ts';
+import { InvalidFactCategoryError, type MemoryEmbedderPort, type FactCategory } from '../../machines/memory/memory.port.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { bulkLoadFacts, createSenior, migratedDatabase } from '../support/database.ts';
 import { cosineDistance, randomUnitVectors, topicEmbedder } from '../support/embeddings.ts';

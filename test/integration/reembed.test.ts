@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { PgVectorMemoryAdapter } from '../../adapters/pgvector-memory.adapter.ts';
+import { PgVectorMemoryAdapter } from '../../adapters/memory/pgvector-memory.adapter.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import { reembedFacts } from '../../runtime/reembed.ts';
+import { reembedFacts } from '../../runtime/jobs/reembed.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';
 import { topicEmbedder } from '../support/embeddings.ts';
 

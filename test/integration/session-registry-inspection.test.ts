@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
-import { PgPresenceRepository } from '../../adapters/pg-presence.repository.ts';
-import { sessionMachine } from '../../machines/session.machine.ts';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { InspectionHub, type InspectionObserver, type OpsEvent } from '../../runtime/ops/inspection-hub.ts';
-import type { ServerFrame } from '../../runtime/kiosk/protocol.ts';
-import { SessionRegistry } from '../../runtime/session-registry.ts';
+import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;

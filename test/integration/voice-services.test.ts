@@ -3,19 +3,19 @@ import { Mistral } from '@mistralai/mistralai';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
-import { NEUTRAL_REPLY } from '../../adapters/memory-flux.adapter.ts';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
 import { EspeakSpeaker, ESPEAK_SAMPLE_RATE, ESPEAK_STUCK_MS } from '../../adapters/voice/espeak-speaker.ts';
-import { FallbackSpeaker } from '../../adapters/voice/fallback-speaker.ts';
-import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
+import { FallbackSpeaker } from '../../runtime/voice/fallback-speaker.ts';
+import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
 import { MistralSpeaker, SpeechServiceError } from '../../adapters/voice/mistral-speaker.ts';
 import { MistralTranscriber, TranscriberUnavailableError, TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
-import { float32ToS16 } from '../../adapters/voice/resample.ts';
+import { float32ToS16 } from '../../machines/voice/resample.ts';
 import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
-import { PgConsentAdapter } from '../../adapters/pg-consent.adapter.ts';
+import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { InvalidMistralBaseUrlError, loadConfig } from '../../runtime/config.ts';
 import { createMetrics } from '../../runtime/metrics.ts';
-import type { LiveSession } from '../../runtime/session-registry.ts';
+import type { LiveSession } from '../../runtime/sessions/session-registry.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { startSession } from '../support/session-harness.ts';
 import { streamingModel } from '../support/models.ts';
@@ -474,9 +474,16 @@ describe('LineCache', () => {
   });
 
   it('never writes audio to disk: no voice adapter can reach a file-writing API', () => {
-    const files = ['line-cache.ts', 'mistral-speaker.ts', 'espeak-speaker.ts', 'fallback-speaker.ts', 'mistral-transcriber.ts', 'resample.ts'];
+    const files = [
+      'runtime/voice/line-cache.ts',
+      'adapters/voice/mistral-speaker.ts',
+      'adapters/voice/espeak-speaker.ts',
+      'runtime/voice/fallback-speaker.ts',
+      'adapters/voice/mistral-transcriber.ts',
+      'machines/voice/resample.ts',
+    ];
     for (const file of files) {
-      const source = readFileSync(new URL(`../../adapters/voice/${file}`, import.meta.url), 'utf8');
+      const source = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
       expect(source, file).not.toMatch(/from 'node:fs|from 'fs|writeFile|createWriteStream|appendFile|mkdtemp|tmpdir/);
     }
   });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DualWriteMemoryAdapter } from '../../adapters/dual-write-memory.adapter.ts';
-import { provideMemory } from '../../adapters/memory-provider.ts';
-import { PgConsentAdapter } from '../../adapters/pg-consent.adapter.ts';
-import { PgVectorMemoryAdapter } from '../../adapters/pgvector-memory.adapter.ts';
-import { ZepHttpError, ZepMemoryAdapter, ZepNotProvisionedError } from '../../adapters/zep-memory.adapter.ts';
+import { DualWriteMemoryAdapter } from '../../adapters/memory/dual-write-memory.adapter.ts';
+import { provideMemory } from '../../adapters/memory/memory-provider.ts';
+import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import { PgVectorMemoryAdapter } from '../../adapters/memory/pgvector-memory.adapter.ts';
+import { ZepHttpError, ZepMemoryAdapter, ZepNotProvisionedError } from '../../adapters/memory/zep-memory.adapter.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createMetrics } from '../../runtime/metrics.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';

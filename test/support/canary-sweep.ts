@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Database } from '../../runtime/db.ts';
+import type { Database } from '../../runtime/db/database.ts';
 
 /** Every text-like column of every table (pg-boss's included, once it exists), searched for a needle. */
 export async function tablesContaining(pool: Database['pool'], needle: string): Promise<string[]> {

@@ -1,8 +1,8 @@
 import pgvector from 'pgvector';
-import { SeniorDirectory } from '../../adapters/senior-directory.ts';
-import { CONSENT_CATEGORIES } from '../../machines/memory.port.ts';
-import { openDatabase, type Database } from '../../runtime/db.ts';
-import { migrate } from '../../runtime/migrate.ts';
+import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
+import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
+import { openDatabase, type Database } from '../../runtime/db/database.ts';
+import { migrate } from '../../runtime/db/migrate.ts';
 
 /** A migrated throwaway database: in-process PGlite, or a Postgres URL (the wire path). */
 export async function migratedDatabase(databaseUrl?: string): Promise<Database & { directory: SeniorDirectory }> {

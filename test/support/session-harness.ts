@@ -1,9 +1,9 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { AgentFluxAdapter } from '../../adapters/agent-flux.adapter.ts';
-import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
-import type { RecallOutcome } from '../../machines/ports.ts';
-import { agentReplyLogic, sessionMachine, type SessionEmitted, type SessionInput } from '../../machines/session.machine.ts';
+import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import type { RecallOutcome } from '../../machines/session/ports.ts';
+import { agentReplyLogic, sessionMachine, type SessionEmitted, type SessionInput } from '../../machines/session/session.machine.ts';
 
 export const BUDGET = 2500;
 export const PAUSE = 3_600_000;

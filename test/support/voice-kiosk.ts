@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { decodeAudioFrame, type AudioFrame } from '../../machines/voice/frame-header.ts';
+import { decodeAudioFrame, type AudioFrame } from '../../runtime/protocol/frame-header.ts';
 import type { Frame } from './kiosk-client.ts';
 import { chunks } from './speech.ts';
 

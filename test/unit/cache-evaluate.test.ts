@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { evaluateMain } from '../../runtime/cache-evaluate-cli.ts';
+import { evaluateMain } from '../../runtime/cli/cache-evaluate.ts';
 
 const SUMMARY = /^strict: precision \d\.\d{3}, hit rate \d\.\d{3} on \d+ pairs$/;
 let dir: string;
@@ -96,7 +96,7 @@ describe('npm run cache:evaluate', () => {
   it('as a command: the configured (offline) embedder, exit codes 0 and 2, the last line on stdout', async () => {
     const exec = promisify(execFile);
     const env = { ...process.env, MISTRAL_API_KEY: '' };
-    const cli = ['--import', 'tsx', 'runtime/cache-evaluate-cli.ts'];
+    const cli = ['--import', 'tsx', 'runtime/cli/cache-evaluate.ts'];
     const ok = await exec(process.execPath, [...cli, '--pairs', await file('cli.jsonl', jsonl(SAMPLE))], { env });
     expect(ok.stdout.trimEnd().split('\n').at(-1)).toMatch(SUMMARY);
     const bad = await exec(process.execPath, [...cli, '--pairs', await file('cli-bad.jsonl', 'nope')], { env }).catch((e: { code: number; stderr: string }) => e);

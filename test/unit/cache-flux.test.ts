@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CacheFluxAdapter, loadCacheVariations, MAX_TRANSCRIPT_LEN_FOR_CACHE, resolveIntent } from '../../adapters/cache-flux.adapter.ts';
+import { CacheFluxAdapter, loadCacheVariations, MAX_TRANSCRIPT_LEN_FOR_CACHE, resolveIntent } from '../../adapters/fluxes/cache-flux.adapter.ts';
 
 const marie = { preferredName: 'Marie', isFreshSenior: false };
 const variations = loadCacheVariations();

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { readCalibrations, thresholdFor } from '../../adapters/semantic-cache-calibration.ts';
-import { SemanticCache } from '../../adapters/semantic-cache.ts';
-import { contentKey, contentSignature, stem, words } from '../../machines/content-words.ts';
-import { CONTRASTS, EQUIVALENTS } from '../../machines/french-lexicon.ts';
-import { guardsAgree, questionGuard } from '../../machines/near-miss-guard.ts';
+import { readCalibrations, thresholdFor } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { SemanticCache } from '../../adapters/semantic-cache/semantic-cache.ts';
+import { contentKey, contentSignature, stem, words } from '../../machines/cache/content-words.ts';
+import { CONTRASTS, EQUIVALENTS } from '../../machines/cache/french-lexicon.ts';
+import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
 
 const agree = (a: string, b: string) => guardsAgree(questionGuard(a), questionGuard(b));
 

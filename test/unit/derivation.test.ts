@@ -16,7 +16,7 @@ import {
   verbatimSourcesOf,
   verbatimWords,
   type Exchange,
-} from '../../machines/derivation.ts';
+} from '../../machines/memory/derivation.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { scriptedModel } from '../support/models.ts';
 import { LogCapture } from '../support/runtime.ts';

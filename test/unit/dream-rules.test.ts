@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CANDIDATE_QUEUE, parisDay, recordSightings, type Candidate } from '../../machines/dream.ts';
+import { CANDIDATE_QUEUE, parisDay, recordSightings, type Candidate } from '../../machines/memory/dream.ts';
 
 const walk = (days: string[]) => {
   let candidates: Candidate[] = [];

@@ -4,7 +4,7 @@ import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
-import { isDegenerateVector } from '../../machines/memory.port.ts';
+import { isDegenerateVector } from '../../machines/memory/memory.port.ts';
 import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
 import { cosineDistance } from '../support/embeddings.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MistralEndpoint } from '../../adapters/models/mistral-endpoint.ts';
+import { MistralEndpoint } from '../../adapters/mistral/mistral-endpoint.ts';
 
 /**
  * A server that answers each connection's first request and, when told to, cuts the connection on

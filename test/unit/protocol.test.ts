@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { droppedTurnId, parseClientFrame } from '../../runtime/kiosk/protocol.ts';
+import { droppedTurnId, parseClientFrame } from '../../runtime/protocol/messages.ts';
 
 describe('kiosk protocol parsing', () => {
   it('accepts every client frame of the protocol', () => {

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { calibrate, isHeldOut, readCalibrations, splitPairs, thresholdFor, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache-calibration.ts';
-import { SemanticCache, type SemanticCacheOptions } from '../../adapters/semantic-cache.ts';
-import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
-import { guardsAgree, questionGuard } from '../../machines/near-miss-guard.ts';
-import { detailsAgree, isFollowUp, questionDetails } from '../../machines/question-details.ts';
-import { readPairs } from '../../runtime/cache-calibrate-cli.ts';
+import { calibrate, isHeldOut, readCalibrations, splitPairs, thresholdFor, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { SemanticCache, type SemanticCacheOptions } from '../../adapters/semantic-cache/semantic-cache.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { detailsAgree, isFollowUp, questionDetails } from '../../machines/cache/question-details.ts';
+import { readPairs } from '../../runtime/cli/cache-calibrate.ts';
 import { topicEmbedder } from '../support/embeddings.ts';
 
 const signal = new AbortController().signal;

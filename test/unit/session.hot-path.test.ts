@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
-import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
-import { sessionView } from '../../machines/session-view.ts';
-import { sessionMachine } from '../../machines/session.machine.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { sessionView } from '../../machines/session/session-view.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { controllableModel, streamingModel } from '../support/models.ts';
 import { startSession, until } from '../support/session-harness.ts';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_AGENT_STALL_MS } from '../../machines/session.machine.ts';
+import { DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.machine.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
 import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';
 

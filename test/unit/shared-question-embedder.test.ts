@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { SharedQuestionEmbedder } from '../../adapters/embedders/shared-question-embedder.ts';
-import type { MemoryEmbedderPort } from '../../machines/memory.port.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 
 const OPTIONS = { maxUses: 2, maxEntries: 8, ttlMs: 10_000, warmTimeoutMs: 5_000, maxWarming: 2 };
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
-import { LineCache, SharedLines, sessionLines } from '../../adapters/voice/line-cache.ts';
-import { float32ToS16, Float32LeDecoder } from '../../adapters/voice/resample.ts';
+import { LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
+import { float32ToS16, Float32LeDecoder } from '../../machines/voice/resample.ts';
 
 describe('Float32LeDecoder (Voxtral speech deltas)', () => {
   const floats = Float32Array.from({ length: 301 }, (_, i) => Math.sin(i / 7) * (i % 11 === 0 ? 1.5 : 0.9));

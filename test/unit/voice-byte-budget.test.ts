@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audioByteBudget, ByteBudget } from '../../machines/voice/byte-budget.ts';
+import { audioByteBudget, ByteBudget } from '../../runtime/kiosk/byte-budget.ts';
 
 describe('ByteBudget', () => {
   it('allows the burst at once, then refills at the rate, never above the burst', () => {

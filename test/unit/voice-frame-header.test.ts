@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeAudioFrame, encodeAudioFrame } from '../../machines/voice/frame-header.ts';
+import { decodeAudioFrame, encodeAudioFrame } from '../../runtime/protocol/frame-header.ts';
 
 describe('reply-audio frame header', () => {
   it('round-trips turn ids (UTF-8), offsets and samples', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Listener, type ListenerOptions } from '../../adapters/voice/listener.ts';
+import { Listener, type ListenerOptions } from '../../machines/voice/listener.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
 import type { SpeechProbability } from '../../machines/voice/voice.port.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactEvent, sessionView } from '../../machines/session-view.ts';
+import { redactEvent, sessionView } from '../../machines/session/session-view.ts';
 import { controllableModel, streamingModel } from '../support/models.ts';
 import { startSession, until } from '../support/session-harness.ts';
 

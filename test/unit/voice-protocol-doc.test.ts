@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { heardText } from '../../machines/voice/barge-in.ts';
-import { parseClientFrame } from '../../runtime/kiosk/protocol.ts';
+import { parseClientFrame } from '../../runtime/protocol/messages.ts';
 
 /** The voice example exchange of docs/protocol.md: its frames in order, and its prose comments. */
 async function voiceExample(): Promise<{ frames: Array<{ dir: string; frame: Record<string, any> }>; comments: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiateAudio, parseClientFrame, type VoiceAudioRequest } from '../../runtime/kiosk/protocol.ts';
+import { negotiateAudio, parseClientFrame, type VoiceAudioRequest } from '../../runtime/protocol/messages.ts';
 
 const audio = (patch: Partial<VoiceAudioRequest> = {}): VoiceAudioRequest => ({
   input: { encoding: 'pcm_s16le', sampleRate: 16000 },

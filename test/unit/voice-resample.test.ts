@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { float32ToS16, resample, Resampler, s16ToFloat32 } from '../../adapters/voice/resample.ts';
+import { float32ToS16, resample, Resampler, s16ToFloat32 } from '../../machines/voice/resample.ts';
 
 const tone = (rate: number, ms: number, hz = 440): Int16Array =>
   Int16Array.from({ length: Math.round((rate * ms) / 1000) }, (_, i) => Math.round(10_000 * Math.sin((2 * Math.PI * hz * i) / rate)));

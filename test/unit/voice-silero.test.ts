@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Listener } from '../../adapters/voice/listener.ts';
+import { Listener } from '../../machines/voice/listener.ts';
 import { SileroSpeechProbability, SileroUnavailableError, STALL_MS, stopSileroWorker } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
 import { chunks, samplesToMs, speechScript, type ScriptedAudio } from '../support/speech.ts';

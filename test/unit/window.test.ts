@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
-import { AgentFluxAdapter } from '../../adapters/agent-flux.adapter.ts';
-import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/cache-flux.adapter.ts';
+import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
+import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { MistralSmallWindowSummarizer } from '../../adapters/subagents/mistral-small-window-summarizer.ts';
-import { agentReplyLogic, sessionMachine, windowSummaryLogic } from '../../machines/session.machine.ts';
-import { foldCount, MIN_KEPT_MESSAGES, overflows } from '../../machines/window.ts';
+import { agentReplyLogic, sessionMachine, windowSummaryLogic } from '../../machines/session/session.machine.ts';
+import { foldCount, MIN_KEPT_MESSAGES, overflows } from '../../machines/session/window.ts';
 import { scriptedModel, streamingModel, systemPromptOf } from '../support/models.ts';
 
 const budget = { maxMessages: 14, maxTokens: 100_000 };

@@ -1,0 +1,118 @@
+import type {
+  JSONValue,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3ToolCall,
+  LanguageModelV3ToolResultPart,
+} from '@ai-sdk/provider';
+import { z } from 'zod';
+import type { AgentChunk, AgentPort, AgentRequest, MemorySearchPort } from '../../machines/session/ports.ts';
+import { buildAgentPrompt } from '../../machines/session/prompt.ts';
+
+/** Replies are spoken: short is kind, and a bound keeps a runaway stream cheap. */
+const MAX_OUTPUT_TOKENS = 300;
+
+const SEARCH_MEMORY_INPUT = z.object({ query: z.string().min(1).max(300) });
+
+/** Built once: its JSON schema is a constant, not converted from zod on every turn. */
+const SEARCH_MEMORY_TOOL: LanguageModelV3FunctionTool = {
+  type: 'function',
+  name: 'search_memory',
+  description: [
+    'Cherche dans les souvenirs plus anciens de la personne (anciennes conversations et faits connus).',
+    "À n'utiliser que si la personne fait allusion à quelque chose d'ancien que le contexte ne contient pas.",
+  ].join(' '),
+  inputSchema: z.toJSONSchema(SEARCH_MEMORY_INPUT, { target: 'draft-7', io: 'input' }) as LanguageModelV3FunctionTool['inputSchema'],
+};
+
+/**
+ * Flux 3, straight on the provider's language model (`doStream`), as the AI SDK's `streamText`
+ * would call it, without its per-call machinery (a chain of web streams, telemetry spans, schema
+ * conversion), which cost the turn about a millisecond at the median and several at p90.
+ * At most two steps: with `memory`, the model may call `search_memory` (tier 3) once, and the
+ * second step must answer (tool choice `none`): a turn never loops on tools. Retries are the
+ * machine's decision (one, within the turn budget); errors surface as a thrown exception, and an
+ * abort ends the stream (the fetch is aborted through `signal`).
+ */
+export class AgentFluxAdapter implements AgentPort {
+  constructor(
+    private readonly model: LanguageModelV3,
+    private readonly memory?: MemorySearchPort,
+  ) {}
+
+  async *stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk> {
+    const prompt = buildAgentPrompt(request);
+    const messages: LanguageModelV3Message[] = [
+      { role: 'system', content: prompt.system },
+      ...prompt.messages.map((m) => ({ role: m.role, content: [{ type: 'text' as const, text: m.content }] })),
+    ];
+    if (!this.memory) {
+      yield* this.step(messages, {}, signal);
+      return;
+    }
+    const tools = [SEARCH_MEMORY_TOOL];
+    const first = yield* this.step(messages, { tools, toolChoice: { type: 'auto' } }, signal);
+    if (first.calls.length === 0) return;
+    const results = await Promise.all(first.calls.map((call) => this.runTool(request.seniorId, call, signal)));
+    const assistant: LanguageModelV3Message = {
+      role: 'assistant',
+      content: [
+        ...(first.text ? [{ type: 'text' as const, text: first.text }] : []),
+        ...first.calls.map((call, i) => ({ type: 'tool-call' as const, toolCallId: call.toolCallId, toolName: call.toolName, input: results[i]!.input })),
+      ],
+    };
+    const answers: LanguageModelV3Message = { role: 'tool', content: results.map((r) => r.part) };
+    yield* this.step([...messages, assistant, answers], { tools, toolChoice: { type: 'none' } }, signal);
+  }
+
+  /** One model call: yields its text as it comes, returns its text and tool calls. */
+  private async *step(
+    prompt: LanguageModelV3Message[],
+    tools: Pick<LanguageModelV3CallOptions, 'tools' | 'toolChoice'>,
+    signal: AbortSignal,
+  ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV3ToolCall[] }> {
+    const { stream } = await this.model.doStream({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools });
+    const reader = stream.getReader();
+    let text = '';
+    const calls: LanguageModelV3ToolCall[] = [];
+    try {
+      for (;;) {
+        const { done, value: part } = await reader.read();
+        if (done) return { text, calls };
+        if (part.type === 'text-delta' && part.delta) {
+          text += part.delta;
+          yield { type: 'text', text: part.delta };
+        } else if (part.type === 'tool-call') {
+          calls.push(part);
+          yield { type: 'tool', name: part.toolName };
+        } else if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error('model stream error');
+      }
+    } finally {
+      // Left early (abort, barge-in, an error part): the response is not read any further.
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  /** A tool call's input (parsed, for the next step's prompt) and its result. A bad call gets an error result, as with the AI SDK. */
+  private async runTool(seniorId: string, call: LanguageModelV3ToolCall, signal: AbortSignal): Promise<{ input: unknown; part: LanguageModelV3ToolResultPart }> {
+    const result = (output: LanguageModelV3ToolResultPart['output']): LanguageModelV3ToolResultPart => ({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output });
+    let input: unknown;
+    try {
+      input = JSON.parse(call.input || '{}');
+    } catch {
+      return { input: {}, part: result({ type: 'error-text', value: 'invalid tool input: not JSON' }) };
+    }
+    const parsed = SEARCH_MEMORY_INPUT.safeParse(input);
+    if (call.toolName !== SEARCH_MEMORY_TOOL.name || !parsed.success) return { input, part: result({ type: 'error-text', value: `invalid call to ${call.toolName}` }) };
+    try {
+      const found = await this.memory!.searchMemory(seniorId, parsed.data.query, signal);
+      return { input, part: result({ type: 'json', value: found as unknown as JSONValue }) };
+    } catch {
+      signal.throwIfAborted();
+      // The model hears that it failed, never why (an error message may carry a query or a row).
+      return { input, part: result({ type: 'error-text', value: 'search failed' }) };
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import pgvector from 'pgvector';
+import {
+  EMBEDDING_DIMENSIONS,
+  InvalidFactCategoryError,
+  isDegenerateVector,
+  isFactCategory,
+  type FactCategory,
+  type MemoryEmbedderPort,
+  type MemoryFact,
+  type MemoryPort,
+  type NewMemoryFact,
+} from '../../machines/memory/memory.port.ts';
+
+export interface PgVectorMemoryOptions {
+  /**
+   * A senior with at most this many facts is ranked exactly over their own partition
+   * (btree on senior_id). Above it, the HNSW index is used with pgvector 0.8 iterative
+   * scans, so the senior filter can never starve the result.
+   */
+  exactScanLimit?: number;
+  /** HNSW candidate list for the large-senior path. */
+  efSearch?: number;
+}
+
+interface FactRow {
+  id: string;
+  senior_id: string;
+  fact: string;
+  category: FactCategory;
+  partition_size?: number;
+}
+
+// Search results carry no embedding: recall never uses it, and 1024 floats per row as text cost more than the ranking.
+const COLUMNS = 'mf.id, mf.senior_id, mf.fact, mf.category';
+// INV-C01 and INV-P05: the seed's consent JOIN, always scoped to one senior and one vector space.
+const SCOPE = `FROM memory_facts mf
+  JOIN consents c ON c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL
+ WHERE mf.senior_id = $1::uuid AND mf.embedding_model = $2`;
+
+/**
+ * One round trip for the common case. The senior's partition (capped at $5 rows) is
+ * materialized, so the ORDER BY cannot go through the HNSW index: the ranking is exact.
+ * `partition_size` = $5 means the partition overflowed the cap, and the caller re-runs
+ * the search on the index.
+ */
+export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE} LIMIT $5)
+SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS partition_size
+  FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
+export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
+const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`;
+
+/**
+ * A query vector in pgvector's binary input format (int16 dimensions, int16 unused, float4s, big
+ * endian), which `pg` sends as a binary parameter: a fifth of the text form's bytes, and nothing
+ * for the database to parse. The stored vectors are float4 too, so the ranking is the same.
+ */
+export function vectorParam(vector: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(4 + 4 * vector.length);
+  buf.writeInt16BE(vector.length, 0);
+  buf.writeInt16BE(0, 2);
+  for (let i = 0; i < vector.length; i++) buf.writeFloatBE(vector[i]!, 4 + 4 * i);
+  return buf;
+}
+
+/** The reference MemoryPort: facts in `memory_facts`, vector(1024), cosine distance. */
+export class PgVectorMemoryAdapter implements MemoryPort {
+  private readonly exactScanLimit: number;
+  private readonly efSearch: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly embedder: MemoryEmbedderPort,
+    private readonly logger: Pick<Logger, 'warn'>,
+    options: PgVectorMemoryOptions = {},
+  ) {
+    this.exactScanLimit = options.exactScanLimit ?? 5000;
+    this.efSearch = options.efSearch ?? 200;
+  }
+
+  async persist(fact: NewMemoryFact): Promise<MemoryFact> {
+    if (!isFactCategory(fact.category)) throw new InvalidFactCategoryError(fact.category);
+    const content = fact.content.trim();
+    const [embedding] = await this.embedder.embed([content]);
+    const res = await this.pool.query<{ id: string }>(
+      `INSERT INTO memory_facts (id, senior_id, fact, category, embedding, embedding_model)
+       VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4, $5::vector, $6) RETURNING id`,
+      [fact.id ?? null, fact.seniorId, content, fact.category, pgvector.toSql(embedding!), this.embedder.modelId],
+    );
+    return { id: res.rows[0]!.id, seniorId: fact.seniorId, content, category: fact.category, embedding: embedding! };
+  }
+
+  async search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]> {
+    let vector: number[] | undefined;
+    try {
+      [vector] = await this.embedder.embed([query], signal);
+    } catch (err) {
+      // Nobody waits any more: no fallback query either.
+      if (signal?.aborted) throw err;
+      this.logger.warn({ err, seniorId, embeddingModel: this.embedder.modelId }, 'memory search: embedder failed, chronological fallback');
+      return this.chronological(seniorId, limit);
+    }
+    if (isDegenerateVector(vector) || vector!.length !== EMBEDDING_DIMENSIONS) {
+      this.logger.warn({ seniorId, embeddingModel: this.embedder.modelId }, 'memory search: isDegenerateVector, chronological fallback');
+      return this.chronological(seniorId, limit);
+    }
+    signal?.throwIfAborted();
+    return this.ranked(seniorId, vectorParam(vector!), limit);
+  }
+
+  async deleteSenior(seniorId: string): Promise<number> {
+    const res = await this.pool.query('DELETE FROM memory_facts WHERE senior_id = $1::uuid', [seniorId]);
+    return res.rowCount ?? 0;
+  }
+
+  private async ranked(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
+    const cap = this.exactScanLimit + 1;
+    const exact = await this.pool.query<FactRow>(EXACT_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit, cap]);
+    if ((exact.rows[0]?.partition_size ?? 0) < cap) return exact.rows.map(toFact);
+    return this.indexed(seniorId, vector, limit);
+  }
+
+  /** A senior too large for an exact scan: HNSW with iterative scans, settings local to one transaction. */
+  private async indexed(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL hnsw.iterative_scan = strict_order');
+      await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(this.efSearch, limit)}`);
+      const res = await client.query<FactRow>(INDEXED_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit]);
+      await client.query('COMMIT');
+      return res.rows.map(toFact);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async chronological(seniorId: string, limit: number): Promise<MemoryFact[]> {
+    const res = await this.pool.query<FactRow>(CHRONOLOGICAL_SQL, [seniorId, this.embedder.modelId, limit]);
+    return res.rows.map(toFact);
+  }
+}
+
+function toFact(row: FactRow): MemoryFact {
+  return { id: row.id, seniorId: row.senior_id, content: row.fact, category: row.category };
+}

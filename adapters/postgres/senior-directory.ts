@@ -1,0 +1,75 @@
+import type pg from 'pg';
+import type { SeniorProfile } from '../../machines/session/ports.ts';
+import { hashToken } from './tokens.ts';
+
+export type ApiRole = 'admin' | 'operator' | 'caregiver';
+
+/** Reads and writes the identity tables: seniors, kiosk devices, API tokens. */
+export class SeniorDirectory {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async seniorForKioskToken(token: string): Promise<string | null> {
+    const res = await this.pool.query<{ senior_id: string }>('SELECT senior_id FROM devices WHERE token_hash = $1', [hashToken(token)]);
+    return res.rows[0]?.senior_id ?? null;
+  }
+
+  async roleForApiToken(token: string): Promise<{ id: string; role: ApiRole } | null> {
+    const res = await this.pool.query<{ id: string; role: ApiRole }>('SELECT id, role FROM api_tokens WHERE token_hash = $1', [hashToken(token)]);
+    return res.rows[0] ?? null;
+  }
+
+  async roleOfToken(tokenId: string): Promise<ApiRole | null> {
+    const res = await this.pool.query<{ role: ApiRole }>('SELECT role FROM api_tokens WHERE id = $1::uuid', [tokenId]);
+    return res.rows[0]?.role ?? null;
+  }
+
+  async exists(seniorId: string): Promise<boolean> {
+    const res = await this.pool.query('SELECT 1 FROM seniors WHERE id = $1::uuid', [seniorId]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async profile(seniorId: string): Promise<SeniorProfile | null> {
+    const res = await this.pool.query<{ preferred_name: string | null; onboarding_done: boolean }>(
+      'SELECT preferred_name, onboarding_done FROM seniors WHERE id = $1',
+      [seniorId],
+    );
+    const row = res.rows[0];
+    return row ? { preferredName: row.preferred_name, isFreshSenior: !row.onboarding_done } : null;
+  }
+
+  async createSenior(input: { displayName: string; preferredName?: string; onboardingDone?: boolean }): Promise<string> {
+    const res = await this.pool.query<{ id: string }>(
+      'INSERT INTO seniors (display_name, preferred_name, onboarding_done) VALUES ($1, $2, $3) RETURNING id',
+      [input.displayName, input.preferredName ?? null, input.onboardingDone ?? false],
+    );
+    return res.rows[0]!.id;
+  }
+
+  async addDevice(seniorId: string, token: string, label = 'kiosk'): Promise<void> {
+    await this.pool.query('INSERT INTO devices (senior_id, token_hash, label) VALUES ($1, $2, $3)', [seniorId, hashToken(token), label]);
+  }
+
+  async addApiToken(role: ApiRole, token: string, label: string): Promise<string> {
+    const res = await this.pool.query<{ id: string }>('INSERT INTO api_tokens (role, token_hash, label) VALUES ($1, $2, $3) RETURNING id', [
+      role,
+      hashToken(token),
+      label,
+    ]);
+    return res.rows[0]!.id;
+  }
+
+  /** A caregiver token reads only the seniors linked to it (INV-P05). */
+  async linkCaregiver(caregiverId: string, seniorId: string): Promise<void> {
+    await this.pool.query('INSERT INTO caregiver_seniors (caregiver_id, senior_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [caregiverId, seniorId]);
+  }
+
+  async isLinked(caregiverId: string, seniorId: string): Promise<boolean> {
+    const res = await this.pool.query('SELECT 1 FROM caregiver_seniors WHERE caregiver_id = $1::uuid AND senior_id = $2::uuid', [caregiverId, seniorId]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    const res = await this.pool.query<{ n: string }>('SELECT (SELECT count(*) FROM seniors) + (SELECT count(*) FROM api_tokens) AS n');
+    return Number(res.rows[0]!.n) === 0;
+  }
+}

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { normalizeQuestion } from '../../machines/cache/question-details.ts';
+
+export const CACHE_PROFILES = ['strict', 'permissive', 'aggressive', 'off'] as const;
+export type CacheProfile = (typeof CACHE_PROFILES)[number];
+export type ActiveProfile = Exclude<CacheProfile, 'off'>;
+export const ACTIVE_PROFILES: readonly ActiveProfile[] = ['strict', 'permissive', 'aggressive'];
+/** Each profile's promise: the precision it must reach on held-out pairs to be offered at all. */
+export const PROFILE_PRECISION: Record<ActiveProfile, number> = { strict: 0.98, permissive: 0.95, aggressive: 0.9 };
+
+export const DEFAULT_CALIBRATION_FILE = new URL('./semantic-cache.calibration.json', import.meta.url);
+
+/** How the labelled pairs are split; said in the calibration file and the command's output. */
+export const HELD_OUT_SHARE = 0.3;
+export const SPLIT_METHOD = 'fixed held-out split: a pair is held out when the first 32 bits of sha256(its two normalised questions, sorted) mod 10 < 3';
+
+const Score = z.object({ pairs: z.number().int(), positives: z.number().int(), hits: z.number().int(), falseHits: z.number().int(), precision: z.number(), hitRate: z.number() });
+export type Score = z.infer<typeof Score>;
+const KindScore = z.object({ same: z.boolean(), pairs: z.number().int(), hits: z.number().int() });
+export type KindScore = z.infer<typeof KindScore>;
+const ProfileCalibration = z.object({
+  threshold: z.number(),
+  /** Chosen on the training part; the figures shown anywhere are the held-out ones. */
+  train: Score,
+  heldOut: Score,
+  heldOutByKind: z.record(z.string(), KindScore),
+  offered: z.boolean(),
+});
+export type ProfileCalibration = z.infer<typeof ProfileCalibration>;
+const ModelCalibration = z.object({
+  split: z.object({ method: z.string(), train: z.number().int(), heldOut: z.number().int() }),
+  strict: ProfileCalibration,
+  permissive: ProfileCalibration,
+  aggressive: ProfileCalibration,
+  pairs: z.number().int(),
+  calibratedAt: z.string(),
+});
+export type ModelCalibration = z.infer<typeof ModelCalibration>;
+
+/** A labelled pair; `kind` (paraphrase, reorder, object, verb, …) is optional and only groups the figures. */
+export const LabelledPair = z.object({ a: z.string().min(1), b: z.string().min(1), same: z.boolean(), kind: z.string().min(1).optional() });
+export type LabelledPair = z.infer<typeof LabelledPair>;
+
+/**
+ * The calibrations by embedding model id. An entry without held-out figures (an older, in-sample
+ * calibration) is dropped: that model then runs with the cache off until it is calibrated again.
+ */
+export function readCalibrations(file: URL | string = DEFAULT_CALIBRATION_FILE): Record<string, ModelCalibration> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+  const out: Record<string, ModelCalibration> = {};
+  for (const [modelId, entry] of Object.entries(z.record(z.string(), z.unknown()).parse(json))) {
+    const parsed = ModelCalibration.safeParse(entry);
+    if (parsed.success) out[modelId] = parsed.data;
+  }
+  return out;
+}
+
+export function writeCalibration(modelId: string, calibration: ModelCalibration, file: URL | string = DEFAULT_CALIBRATION_FILE): void {
+  const all = readCalibrations(file);
+  all[modelId] = calibration;
+  writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+const figures = (s: Score) => `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} held-out pairs`;
+
+/**
+ * The active threshold, or why there is none (the cache then runs off, said once at start): a
+ * profile whose held-out precision misses its promise is not offered.
+ */
+export function thresholdFor(profile: CacheProfile, modelId: string, calibrations: Record<string, ModelCalibration>): { threshold: number | null; reason: string } {
+  if (profile === 'off') return { threshold: null, reason: 'SEMANTIC_CACHE_PROFILE=off' };
+  const calibration = calibrations[modelId];
+  if (!calibration) return { threshold: null, reason: `no calibration for embedding model ${modelId} (npm run cache:calibrate)` };
+  const p = calibration[profile];
+  if (!p.offered) return { threshold: null, reason: `${profile} not offered for ${modelId}: ${figures(p.heldOut)}, below its promise ${PROFILE_PRECISION[profile]}` };
+  return { threshold: p.threshold, reason: `${profile}: threshold ${p.threshold.toFixed(4)}, ${figures(p.heldOut)}` };
+}
+
+/** Whether a pair is held out: deterministic, independent of order and of case, accents and punctuation. */
+export function isHeldOut(pair: Pick<LabelledPair, 'a' | 'b'>): boolean {
+  const key = [normalizeQuestion(pair.a), normalizeQuestion(pair.b)].sort().join('\u0000');
+  return createHash('sha256').update(key).digest().readUInt32BE(0) % 10 < HELD_OUT_SHARE * 10;
+}
+
+export function splitPairs<T extends Pick<LabelledPair, 'a' | 'b'>>(pairs: T[]): { train: T[]; heldOut: T[] } {
+  const train: T[] = [];
+  const heldOut: T[] = [];
+  for (const p of pairs) (isHeldOut(p) ? heldOut : train).push(p);
+  return { train, heldOut };
+}
+
+/** A pair with its cosine similarity and whether the near-miss guard lets it through. */
+export interface ScoredPair extends LabelledPair {
+  similarity: number;
+  guarded: boolean;
+}
+
+export function scorePairs(pairs: LabelledPair[], similarity: number[]): ScoredPair[] {
+  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: guardsAgree(questionGuard(p.a), questionGuard(p.b)) }));
+}
+
+/** The whole hit decision, as the cache takes it: similarity at or above the threshold AND the guard. */
+export const isHit = (p: ScoredPair, threshold: number) => p.similarity >= threshold && p.guarded;
+
+/** Precision over the hits (1 when there is none), paraphrase hit rate over the same-meaning pairs. */
+export function score(pairs: ScoredPair[], threshold: number): Score {
+  let hits = 0;
+  let falseHits = 0;
+  let positives = 0;
+  for (const p of pairs) {
+    if (p.same) positives += 1;
+    if (!isHit(p, threshold)) continue;
+    hits += 1;
+    if (!p.same) falseHits += 1;
+  }
+  return { pairs: pairs.length, positives, hits, falseHits, precision: hits === 0 ? 1 : (hits - falseHits) / hits, hitRate: positives === 0 ? 0 : (hits - falseHits) / positives };
+}
+
+/** Per kind: how many pairs, how many hits (for a near-miss kind every hit is a false hit). */
+export function scoreByKind(pairs: ScoredPair[], threshold: number): Record<string, KindScore> {
+  const out: Record<string, KindScore> = {};
+  for (const p of pairs) {
+    if (!p.kind) continue;
+    const k = (out[p.kind] ??= { same: p.same, pairs: 0, hits: 0 });
+    k.pairs += 1;
+    if (isHit(p, threshold)) k.hits += 1;
+  }
+  return out;
+}
+
+/**
+ * No threshold goes below this similarity, whatever the training pairs allow: with a guard good
+ * enough, the lowest threshold reaching the promise can fall to where the embedding filters nothing,
+ * and then the lexicon alone decides. The floor keeps two independent checks on every hit.
+ */
+export const MIN_THRESHOLD = 0.3;
+
+/** The lowest threshold (not below MIN_THRESHOLD) whose decision reaches `target` precision on `pairs`. */
+export function pickThreshold(pairs: ScoredPair[], target: number): number {
+  const candidates = [...new Set(pairs.map((p) => p.similarity))].sort((x, y) => x - y);
+  const lowest = candidates.find((t) => score(pairs, t).precision >= target);
+  // No threshold reaches it: one above every pair, which never hits.
+  if (lowest === undefined) return (candidates.at(-1) ?? 1) + 1e-6;
+  // Raised to the least similar paraphrase it lets through: the same hits on these pairs, and a
+  // margin against near-misses the guard does not know (it is often the guard alone that decides).
+  let raised = Infinity;
+  for (const p of pairs) if (p.same && isHit(p, lowest)) raised = Math.min(raised, p.similarity);
+  return Math.max(MIN_THRESHOLD, raised === Infinity ? lowest : raised);
+}
+
+/**
+ * Honest calibration: each profile's threshold is picked on the training part only, then measured
+ * on the held-out part, whose figures decide whether the profile is offered.
+ */
+export function calibrate(pairs: LabelledPair[], similarity: number[]): Omit<ModelCalibration, 'calibratedAt'> {
+  const { train, heldOut } = splitPairs(scorePairs(pairs, similarity));
+  const profile = (name: ActiveProfile): ProfileCalibration => {
+    const threshold = pickThreshold(train, PROFILE_PRECISION[name]);
+    const measured = score(heldOut, threshold);
+    return { threshold, train: score(train, threshold), heldOut: measured, heldOutByKind: scoreByKind(heldOut, threshold), offered: measured.hits > 0 && measured.precision >= PROFILE_PRECISION[name] };
+  };
+  return {
+    split: { method: SPLIT_METHOD, train: train.length, heldOut: heldOut.length },
+    strict: profile('strict'),
+    permissive: profile('permissive'),
+    aggressive: profile('aggressive'),
+    pairs: pairs.length,
+  };
+}

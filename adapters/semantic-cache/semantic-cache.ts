@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Counter, Histogram } from 'prom-client';
+import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import type { CacheLookup, SemanticCachePort } from '../../machines/session/ports.ts';
+import { guardsAgree, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { isFollowUp, normalizeQuestion } from '../../machines/cache/question-details.ts';
+import { withDeadline } from '../../machines/session/deadline.ts';
+import { DotMatrix } from './simd/dot-matrix.ts';
+
+export interface SemanticCacheOptions {
+  /** Cosine similarity at or above which a candidate may hit; null turns the cache off. */
+  threshold: number | null;
+  embedder: MemoryEmbedderPort;
+  agentModelId: string;
+  ttlMs: number;
+  maxPerSenior: number;
+  maxEntries: number;
+  /** Most recent entries compared per lookup (temporal locality of conversation). */
+  maxCandidates: number;
+  /** Embedding the question may take this long; past it the lookup is bypassed. */
+  budgetMs: number;
+  metrics?: { lookups: Counter<'outcome'>; bestSimilarity: Histogram<string> };
+  logger?: Pick<Logger, 'warn'>;
+  now?: () => number;
+}
+
+interface Entry {
+  shard: Shard;
+  row: number;
+  /** The question's details and content words, computed once when it was asked, so a lookup only compares. */
+  guard: QuestionGuard;
+  contextKey: string;
+  reply: string;
+  createdAt: number;
+}
+
+/** What a miss hands the agent turn; storing it later needs no second embedding. */
+interface Ticket {
+  scope: string;
+  seniorId: string;
+  vector: Float32Array;
+  guard: QuestionGuard;
+  contextKey: string;
+}
+
+/**
+ * One senior's entries under one (embedding model, agent model, prompt version): pre-normalised
+ * rows of one contiguous matrix, so a lookup is one matrix–vector product (WebAssembly SIMD).
+ */
+class Shard {
+  readonly matrix: DotMatrix;
+  readonly entries: Array<Entry | null>;
+  /** Rows, most recent first. */
+  readonly recency: number[] = [];
+
+  constructor(
+    readonly scope: string,
+    readonly seniorId: string,
+    capacity: number,
+  ) {
+    this.matrix = new DotMatrix(capacity, EMBEDDING_DIMENSIONS);
+    this.entries = new Array<Entry | null>(capacity).fill(null);
+  }
+
+  freeRow(): number {
+    return this.entries.indexOf(null);
+  }
+}
+
+const hash = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 16);
+
+export function normalize(vector: readonly number[]): Float32Array | null {
+  let norm = 0;
+  for (const x of vector) norm += x * x;
+  if (!(norm > 0) || vector.length !== EMBEDDING_DIMENSIONS) return null;
+  const inv = 1 / Math.sqrt(norm);
+  const out = new Float32Array(EMBEDDING_DIMENSIONS);
+  for (let i = 0; i < EMBEDDING_DIMENSIONS; i++) out[i] = vector[i]! * inv;
+  return out;
+}
+
+/**
+ * The semantic cache in front of the agent (seed « Régler le cache sémantique »). RAM only:
+ * replies are conversation text, so they never reach the database, a file or a log.
+ * Nothing is shared between seniors, models or prompt versions; a follow-up question is keyed
+ * by the exchange it follows; a candidate above the threshold must also pass the near-miss guard
+ * (the same details and the same content words).
+ */
+export class SemanticCache implements SemanticCachePort {
+  private readonly shards = new Map<string, Shard>();
+  /** Every entry, least recently used first (a Map keeps insertion order; a use re-inserts). */
+  private readonly lru = new Map<Entry, true>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: SemanticCacheOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+
+  get enabled(): boolean {
+    return this.options.threshold !== null;
+  }
+
+  async lookup(input: Parameters<SemanticCachePort['lookup']>[0], signal: AbortSignal): Promise<CacheLookup> {
+    if (!this.enabled) return this.count('bypass', { kind: 'bypass' });
+    const followUp = isFollowUp(input.question);
+    // A follow-up with nothing before it cannot be keyed: do not cache it.
+    if (followUp && !input.previous) return this.count('bypass', { kind: 'bypass' });
+    let vector: Float32Array | null;
+    try {
+      const [raw] = await withDeadline((budget) => this.options.embedder.embed([input.question], budget), this.options.budgetMs, signal);
+      vector = normalize(raw ?? []);
+    } catch (err) {
+      this.options.logger?.warn({ err, seniorId: input.seniorId }, 'semantic cache bypassed: the question could not be embedded in time');
+      return this.count('bypass', { kind: 'bypass' });
+    }
+    if (!vector) return this.count('bypass', { kind: 'bypass' });
+    const ticket: Ticket = {
+      scope: this.scope(input.seniorId, input.promptVersion),
+      seniorId: input.seniorId,
+      vector,
+      guard: questionGuard(input.question),
+      contextKey: followUp ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '',
+    };
+    const found = this.best(ticket);
+    if (found.similarity !== null) this.options.metrics?.bestSimilarity.observe(found.similarity);
+    if (found.entry) {
+      this.touch(found.entry);
+      return this.count('hit', { kind: 'hit', reply: found.entry.reply });
+    }
+    return this.count(found.refused ? 'refused' : 'miss', { kind: 'miss', ticket });
+  }
+
+  /** Stores a completed reply under the ticket its lookup returned. */
+  store(ticket: unknown, reply: string): void {
+    const t = ticket as Ticket;
+    if (!this.enabled || !reply.trim() || !t?.vector) return;
+    let shard = this.shards.get(t.scope);
+    if (!shard) {
+      shard = new Shard(t.scope, t.seniorId, this.options.maxPerSenior);
+      this.shards.set(t.scope, shard);
+    }
+    let row = shard.freeRow();
+    if (row === -1) {
+      this.evict(this.leastRecentlyUsed(shard));
+      row = shard.freeRow();
+    }
+    if (this.lru.size >= this.options.maxEntries) this.evict(this.lru.keys().next().value!);
+    shard.matrix.setRow(row, t.vector);
+    const entry: Entry = { shard, row, guard: t.guard, contextKey: t.contextKey, reply, createdAt: this.now() };
+    shard.entries[row] = entry;
+    shard.recency.unshift(row);
+    this.lru.set(entry, true);
+    // An eviction above may have emptied, and so unregistered, this very shard.
+    this.shards.set(t.scope, shard);
+  }
+
+  /** Drops every entry of the senior: on a consent change, an erasure. */
+  invalidateSenior(seniorId: string): number {
+    let dropped = 0;
+    for (const [scope, shard] of this.shards) {
+      if (shard.seniorId !== seniorId) continue;
+      for (const entry of shard.entries) if (entry && this.lru.delete(entry)) dropped += 1;
+      this.shards.delete(scope);
+    }
+    return dropped;
+  }
+
+  /** Drops every entry: the deployment's persona changed. */
+  invalidateAll(): number {
+    const dropped = this.lru.size;
+    this.lru.clear();
+    this.shards.clear();
+    return dropped;
+  }
+
+  private scope(seniorId: string, promptVersion: string): string {
+    return `${seniorId}\u0000${this.options.embedder.modelId}\u0000${this.options.agentModelId}\u0000${promptVersion}`;
+  }
+
+  private best(ticket: Ticket): { entry: Entry | null; similarity: number | null; refused: boolean } {
+    const shard = this.shards.get(ticket.scope);
+    if (!shard || shard.recency.length === 0) return { entry: null, similarity: null, refused: false };
+    const oldest = this.now() - this.options.ttlMs;
+    while (shard.recency.length > 0 && shard.entries[shard.recency.at(-1)!]!.createdAt < oldest) this.evict(shard.entries[shard.recency.at(-1)!]!);
+    const rows = shard.recency.slice(0, this.options.maxCandidates);
+    const scores = shard.matrix.dots(ticket.vector, rows);
+    let best = -Infinity;
+    let hit: Entry | null = null;
+    let refused = false;
+    // The near-miss guard only looks at the few candidates above the threshold, best first.
+    const above: Array<[number, Entry]> = [];
+    for (let k = 0; k < rows.length; k++) {
+      const score = scores[k]!;
+      if (score > best) best = score;
+      const entry = shard.entries[rows[k]!]!;
+      if (score >= this.options.threshold! && entry.contextKey === ticket.contextKey) above.push([score, entry]);
+    }
+    above.sort((a, b) => b[0] - a[0]);
+    for (const [, entry] of above) {
+      if (guardsAgree(entry.guard, ticket.guard)) {
+        hit = entry;
+        break;
+      }
+      refused = true;
+    }
+    return { entry: hit, similarity: rows.length > 0 ? best : null, refused: refused && !hit };
+  }
+
+  private touch(entry: Entry): void {
+    this.lru.delete(entry);
+    this.lru.set(entry, true);
+  }
+
+  private leastRecentlyUsed(shard: Shard): Entry {
+    for (const entry of this.lru.keys()) if (entry.shard === shard) return entry;
+    throw new Error('a full shard has entries');
+  }
+
+  private evict(entry: Entry): void {
+    this.lru.delete(entry);
+    entry.shard.entries[entry.row] = null;
+    const i = entry.shard.recency.indexOf(entry.row);
+    if (i !== -1) entry.shard.recency.splice(i, 1);
+    if (entry.shard.recency.length === 0) this.shards.delete(entry.shard.scope);
+  }
+
+  private count(outcome: 'hit' | 'miss' | 'bypass' | 'refused', result: CacheLookup): CacheLookup {
+    this.options.metrics?.lookups.inc({ outcome });
+    return result;
+  }
+}

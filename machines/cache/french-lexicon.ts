@@ -1,0 +1,332 @@
+/**
+ * The French word lists behind the content-word guard (machines/cache/content-words.ts), written from
+ * the companion-kiosk domain — what a senior asks a companion at home — not from any labelled pair.
+ * Words are written as a senior would say them; the guard folds accents and case when it loads them.
+ */
+
+/**
+ * Words that carry no content of their own in a question: articles, pronouns, prepositions,
+ * conjunctions, negation particles (the detail guard owns negation), the auxiliaries and modal
+ * verbs, the light verb « faire », fillers, and the request verbs that only say « tell me »
+ * (« dis-moi », « raconte-moi », « tu connais », « tu sais », « tu crois que », « tu me conseilles »,
+ * « j'aimerais »). « jusqu'à » is not one: « jusqu'à
+ * quelle heure » asks when it closes, not when it opens.
+ */
+export const STOP_WORDS = `
+le la les l un une des du de d au aux ce cet cette ces mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs
+quelque quelques chaque tout toute tous toutes
+je j tu t il elle on nous vous ils elles me m te se s moi toi lui eux y en ça ca cela ceci c celui celle ceux celles
+que qu dont
+à a dans sur sous avec sans chez pour par vers entre pendant depuis durant
+et ou mais donc or ni car si comme puis alors ensuite sinon aussi
+ne n pas plus rien jamais personne aucun aucune guère
+suis es est sommes êtes sont étais était étions étiez étaient serai seras sera serons serez seront serais serait serions seriez seraient
+sois soit soyons soyez soient été être
+ai as avons avez ont avais avait avions aviez avaient aurai auras aura aurons aurez auront aurais aurait aurions auriez auraient
+aie aies ait ayons ayez aient eu eue avoir
+peux peut pouvons pouvez peuvent pourrais pourrait pourrions pourriez pourraient pourrai pourras pourra pourrons pourrez pourront
+pouvais pouvait pu puisse puissiez pouvoir
+veux veut voulons voulez veulent voudrais voudrait voudrions voudriez voudraient voudrai voudra voulais voulait voulu veuille veuillez vouloir
+dois doit devons devez doivent devrais devrait devrions devriez devraient devrai devra devais devait dû devoir
+faut faudra faudrait fallait falloir
+fais fait faisons faites font ferai feras fera ferons ferez feront ferais ferait ferions feriez feraient faisais faisait fasse faire
+dis dit disons dites disent dire disais disait
+raconte racontes racontez raconter racontais racontait raconté conte contes contez conter
+connais connait connaît connaissez connaissons connaissent connaître connaitre connu
+sais sait savons savez savent savoir savais savait
+pense penses pensez penser pensé crois croit croyez croire
+conseille conseilles conseillez conseiller recommande recommandes recommandez recommander propose proposes proposez proposer suggère suggères suggérez suggérer
+aimerais aimerait aimerions aimeriez
+svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
+très vraiment bien déjà même maintenant actuellement là ici
+madame monsieur kohami
+lieu
+préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
+réciter récite récites récitez
+souviens souvient souvenez rappelles confirmes confirmez confirme
+idée idées
+commence commencent commencer commencé commencée débute débuter
+annonce annoncent annoncé prévoit prévoient prévu ensemble avis selon
+`;
+
+/**
+ * The request verbs: « dis-moi X », « tu connais X », « tu te souviens de X », « raconte-moi X »
+ * ask « what is X » as « c'est quoi X » and « qu'est-ce que X » do, so they count as that question
+ * word — unless a yes/no « si » or another question word follows (« dis-moi s'il pleut », « tu sais
+ * où … »), or « je » says them (« je connais une blague » tells, it does not ask).
+ */
+export const REQUEST_VERBS = `
+dis dites dire raconte racontes racontez raconter
+connais connaissez connaître connaitre sais savez savoir
+souviens souvenez rappelles rappelez récite récites récitez réciter confirmes confirmez
+conseille conseilles conseillez recommande recommandes recommandez propose proposes proposez suggère suggères suggérez
+`;
+
+/**
+ * Nouns that ask « when » after « quel » (« à quel moment », « à quelle période »); « la date de »
+ * asks it wherever a question asks « what » (« c'est quoi la date de Pâques » is « c'est quand Pâques »).
+ */
+export const WHEN_NOUNS = 'moment moments période périodes';
+export const DATE_NOUNS = 'date dates';
+
+/**
+ * Nouns that ask « how »: « c'est quoi la recette des crêpes », « la bonne façon de tailler un
+ * rosier » ask what « comment on fait des crêpes », « comment on taille un rosier » ask.
+ */
+export const HOW_NOUNS = 'recette recettes façon façons manière manières méthode méthodes astuce astuces technique techniques';
+
+/**
+ * Spoken forms rewritten before either guard reads the question, each true wherever it is said:
+ * a phrase that means one word (« une histoire drôle » is « une blague », « qui fait pleurer » is
+ * « triste », « donner à manger » is « nourrir »), and the short forms of « rendez-vous » (whose
+ * « vous » is no person) and « après-midi ».
+ */
+export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
+  [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
+  [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],
+  [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?pleurer(?![\p{L}])/giu, 'triste'],
+  [/(?<![\p{L}])(?:histoires?|trucs?|choses?|blagues?) (?:drôles?|droles?|rigolotes?|rigolos?|marrantes?|marrants?|amusantes?|amusants?|comiques?)(?![\p{L}])/giu, 'blague'],
+  [/(?<![\p{L}])films? (?:drôles?|droles?|rigolos?|marrants?|amusants?|comiques?)(?![\p{L}])/giu, 'comédie'],
+  [/(?<![\p{L}])(?:tomber|tombe|tombera) (?:de la )?neige(?![\p{L}])/giu, 'neiger'],
+  [/(?<![\p{L}])(?:tomber|tombe|tombera) (?:de la )?pluie(?![\p{L}])/giu, 'pleuvoir'],
+  [/(?<![\p{L}])qui l['’ ](?:a |ont )?emport(?:é|e)(?![\p{L}])/giu, 'qui a gagné'],
+  [/(?<![\p{L}])l['’ ]impression d['’ ]être(?![\p{L}])/giu, 'être'],
+  // « les nouvelles du sport », « des nouvelles de ma fille » are news; « de nouvelles lunettes » are new.
+  [/(?<![\p{L}])nouvelles(?= (?:du|de|des|d['’])(?![\p{L}])|\s*[?.!,]|\s*$)/giu, 'infos'],
+  [/(?<![\p{L}])du jour(?![\p{L}])/giu, "d'aujourd'hui"],
+  [/(?<![\p{L}])(?:mettre|mets|met|mettez) (la |le |l['’])(chauffage|son|volume|radio|télé|télévision) plus fort(?![\p{L}])/giu, 'monter $1$2'],
+  [/(?<![\p{L}])(?:mettre|mets|met|mettez)(?:[\s-]moi)? (la |le |l['’])(lumière|lampe|télé|télévision|radio|chauffage)(?![\p{L}])/giu, 'allumer $1$2'],
+  [/(?<![\p{L}])(?:donner|donne|donnes|donnez|donné) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  [/(?<![\p{L}])(?:prendre|prends|prend|prenez|pris)(?:[\s-]moi)? (?:un |le |mon )?rdv(?![\p{L}])/giu, 'rdv'],
+  [/(?<![\p{L}])(?:prendre|prend|prends|pris) (?:sa|ma|ta|votre|leur) retraite(?![\p{L}])/giu, 'à la retraite'],
+  [/(?<![\p{L}])(?:hospitalisée?s?)(?![\p{L}])/giu, "à l'hôpital"],
+  [/(?<![\p{L}])(?:partir|pars|part|partent|parti|partie|partis|parties) en (vacances|congés?|voyage)(?![\p{L}])/giu, 'en $1'],
+  [/(?<![\p{L}])faire de la lumière(?![\p{L}])/giu, 'allumer la lumière'],
+  [/(?<![\p{L}])(?:le )?ventre vide(?![\p{L}])/giu, 'à jeun'],
+  [/(?<![\p{L}])répondre au téléphone(?![\p{L}])/giu, 'décrocher'],
+  [/(?<![\p{L}])changé de (?:maison|logement|appartement)(?![\p{L}])/giu, 'déménagé'],
+  [/(?<![\p{L}])changer de (?:maison|logement|appartement)(?![\p{L}])/giu, 'déménager'],
+  [/(?<![\p{L}])(ai|as|a|avons|avez|ont) le droit (?:de |d['’])/giu, 'peux '],
+  [/(?<![\p{L}])en ce moment(?![\p{L}])/giu, 'maintenant'],
+  [/(?<![\p{L}])(?:ai|as|a|avez|avons|ont) besoin (?:de |d['’])/giu, 'faut '],
+  [/(?<![\p{L}])une demi[\s-]heure(?![\p{L}])/giu, 'trente minutes'],
+  [/(?<![\p{L}])pas loin(?![\p{L}])/giu, 'près'],
+  [/(?<![\p{L}])pas (?:trop |très |si )?(?:compliquée?s?|difficiles?)(?![\p{L}])/giu, 'facile'],
+  // « passer à la pharmacie » goes there; « passer à la télé » is on air.
+  [/(?<![\p{L}])(?:passer|passe|passes|passez|faire un saut|fais un saut|fasse un saut) (à|chez) (la|le|l['’]|les|mon|ma)(?! ?(?:télé|radio|cinéma))/giu, 'aller $1 $2'],
+  [/(?<![\p{L}])(?:fait|fais|faire|faisons|faites|fasse) une (?:petite )?partie (?:de |d['’])/giu, 'joue à '],
+];
+
+/**
+ * Words (and the forms a light stemmer cannot join) that mean the same thing in a question; the
+ * first word names the group. A word may sit in one group only.
+ */
+export const EQUIVALENTS: readonly string[] = [
+  // persons, subject and possessive (« où ai-je posé » / « où j'ai posé »): stop words, kept for their contrasts
+  'je j',
+  'tu vous',
+  'il elle ils elles',
+  'mon ma mes',
+  'ton ta tes votre vos',
+  'son sa ses',
+  // people and care
+  'médecin médecins docteur docteurs toubib généraliste',
+  'mère maman mères mamans',
+  'père papa pères papas',
+  'enfant enfants gamin gamins gamine gamines gosse gosses môme mômes',
+  'malade malades souffrant souffrante souffrants maladie',
+  'guéri guérie guéris guérir guérit rétabli rétablie remis remise',
+  'hôpital hôpitaux',
+  'médicament médicaments cachet cachets pilule pilules comprimé comprimés traitement remède remèdes',
+  'infirmière infirmières infirmier infirmiers',
+  'aide-soignante aide-soignant',
+  'kiné kinés kinésithérapeute',
+  // things at home
+  'télé télévision téléviseur tv',
+  'voiture voitures auto autos automobile bagnole',
+  'clé clés clef clefs trousseau',
+  'lunettes lunette',
+  'lumière lumières lampe lampes éclairage',
+  'appeler appelle appelles appellent appelez appelons appelé appelée appellerai appellera appel appels téléphoner téléphone téléphones téléphoné téléphonez joindre contacter',
+  'rdv',
+  'annuler annule annulé annulée annulez décommander décommande',
+  'rappeler rappelle rappelles rappelez rappelé',
+  'courses commissions emplettes',
+  'acheter achète achètes achetez acheté achat achats',
+  'vendre vends vend vendu vendez vente',
+  // weather
+  'météo temps prévisions prévision',
+  'pleuvoir pleut pleuvra pleuvait pleuvrait pluie pluies pluvieux averse averses',
+  'neiger neige neigera neigeait neigerait neiges neigeux',
+  'chaud chaude chauds chaudes chaleur canicule',
+  'froid froide froids froides glacial glaciale frisquet caille cailler',
+  'soleil ensoleillé ensoleillée',
+  // feelings and health
+  'triste tristes tristesse malheureux malheureuse déprimé déprimée cafard morose',
+  'joyeux joyeuse gai gaie heureux heureuse content contente joie bonheur',
+  'drôle drôles amusant amusante amusantes marrant marrante rigolo rigolote comique',
+  'fatigué fatiguée fatigue épuisé épuisée crevé crevée',
+  'peur crainte effrayé effrayée',
+  'inquiet inquiète inquiétude souci soucis préoccupé préoccupée grave graves',
+  'seul seule seuls solitude isolé isolée',
+  'mal douleur douleurs souffrir souffre souffres souffert douloureux douloureuse',
+  'mieux meilleur meilleure',
+  'dormir dors dort dormi dormais dormait sommeil endormir endors endort endormi endormie',
+  'réveiller réveille réveillé réveillée réveil',
+  'aimer aime aimes aiment aimez aimons aimé aimée aimais aimait adorer adore adores adorez adoré apprécier apprécie apprécies',
+  'détester déteste détestes détestez détesté haïr hais hait horreur',
+  'souvenir souviens souvient souvenez souvenu',
+  'oublier oublie oublies oubliez oublié oubliée oubli',
+  // stories, songs, games
+  'histoire histoires conte',
+  'blague blagues plaisanterie plaisanteries',
+  'chanson chansons chansonnette chant chants chanter chante chantes chantez chanté',
+  'jouer joue joues jouez joué jeu jeux',
+  'ajouter ajoute ajoutes ajoutez ajouté rajouter rajoute rajoutes rajoutez rajouté',
+  'appuyer appuie appuies appuyez appuyé presser presse pressez taper tape tapes tapez',
+  'encore toujours',
+  'promener promène promènes promenez promené promenade promenades balade balades balader',
+  'manger mange manges mangez mangeons mangent mangé mangeais mangeait mangera repas mangeable',
+  'nourrir nourris nourrit nourri nourrie nourriture',
+  'vacances congé congés',
+  'info infos information informations actu actus actualité actualités',
+  'sport sports sportif sportive sportifs sportives',
+  'facile faciles facilement simple simples simplement',
+  'difficile difficiles compliqué compliquée compliqués dur dure',
+  'près proche proches côté',
+  'poubelle poubelles bac bacs',
+  'cueillir cueille cueilles cueillez cueilli ramasser ramasse ramasses ramassez ramassé',
+  'marcher fonctionner fonctionne fonctionnent fonctionné',
+  // body
+  'œil yeux',
+  'gonfler gonfle gonflent gonflé gonflée gonflées gonflés enfler enfle enflent enflé enflée enflées enflés',
+  'picotement picotements picote picotent fourmis fourmille fourmillent fourmillement fourmillements',
+  // coming and going
+  'rentrer rentre rentres rentrez rentré rentrée revenir reviens revient revenez revenu revenue retour retourner',
+  'sortir sors sort sortez sorti sortie',
+  'partir pars part partez parti départ',
+  'arriver arrive arrives arrivez arrivé arrivée',
+  'aller vais vas va allons allez vont irai iras ira irons irez iront irais irait allais allait allé allée aille ailles aillent',
+  'venir viens vient venons venez viennent venu venue viendra viendrait venait passer passe passes passez passent passé passée passera passait',
+  'prendre prends prend prenons prenez prennent pris prise prenais prenait prendra avaler avale avales avalez avalé',
+  'mettre mets met mettez mis mise',
+  'voir vois voit voyons voyez voient vu vue verra verrai voyait',
+  'boire bois boit buvons buvez boivent bu boira',
+  'lire lis lisons lisez lu lira lecture',
+  'écrire écris écrit écrivez écrira',
+  'attendre attends attend attendu attendez',
+  'entendre entends entend entendu entendez',
+  'sentir sens sent senti sentez',
+  'ouvrir ouvre ouvres ouvrez ouvert ouverte ouverts ouvertes ouverture',
+  'fermer ferme fermes fermez fermé fermée fermés fermées fermeture',
+  'allumer allume allumes allumez allumé allumée',
+  'éteindre éteins éteint éteinte éteignez éteigne couper coupe coupes coupez coupé coupée',
+  'monter monte montes montez monté montée augmenter augmente augmentez',
+  'descendre descends descend descendez descendu descendue descente baisser baisse baissez diminuer diminue diminuez',
+  'gagner gagne gagnes gagnez gagné',
+  'perdre perds perd perdez perdu perdue perte',
+  'commencer commence commencé début débuter',
+  'finir finis finit fini finie fin terminer termine terminé',
+  // adjectives a stemmer cannot join
+  'beau belle bel beaux belles',
+  'vieux vieille vieil vieilles',
+  'nouveau nouvelle nouvel nouveaux nouvelles',
+  'blanc blanche blancs blanches',
+  'frais fraîche fraîches',
+  'doux douce douces',
+  'long longue longs longues',
+  'gros grosse grosses',
+  'bon bonne bons bonnes',
+  'gentil gentille gentils gentilles',
+  'mauvais mauvaise mauvaises',
+  'violet violette violets violettes',
+];
+
+/**
+ * Pairs of groups (by any of their words) that answer opposite questions: one on each side
+ * refuses the hit outright, whatever else the questions share.
+ */
+export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
+  ['chaud', 'froid'],
+  ['allumer', 'éteindre'],
+  ['ouvrir', 'fermer'],
+  ['monter', 'descendre'],
+  ['gagner', 'perdre'],
+  ['bien', 'mal'],
+  ['mieux', 'mal'],
+  ['mieux', 'pire'],
+  ['aimer', 'détester'],
+  ['triste', 'joyeux'],
+  ['triste', 'drôle'],
+  ['entrer', 'sortir'],
+  ['rentrer', 'sortir'],
+  ['rentrer', 'partir'],
+  ['arriver', 'partir'],
+  ['commencer', 'finir'],
+  ['acheter', 'vendre'],
+  ['grand', 'petit'],
+  ['jeune', 'vieux'],
+  ['long', 'court'],
+  ['lourd', 'léger'],
+  ['facile', 'difficile'],
+  ['plein', 'vide'],
+  ['propre', 'sale'],
+  ['rapide', 'lent'],
+  ['tôt', 'tard'],
+  ['haut', 'bas'],
+  ['avant', 'après'],
+  ['lever', 'coucher'],
+  ['dormir', 'réveiller'],
+  ['souvenir', 'oublier'],
+  ['accepter', 'refuser'],
+  ['envoyer', 'recevoir'],
+  ['brancher', 'débrancher'],
+  ['rire', 'pleurer'],
+  ['bon', 'mauvais'],
+  ['beau', 'laid'],
+  ['beau', 'moche'],
+  ['calme', 'nerveux'],
+  ['jour', 'nuit'],
+  ['mettre', 'enlever'],
+  ['ajouter', 'enlever'],
+  ['gauche', 'droite'],
+  ['beaucoup', 'peu'],
+  ['remplir', 'vider'],
+  ['vivant', 'mort'],
+  ['malade', 'guéri'],
+  ['gros', 'maigre'],
+  ['réussir', 'rater'],
+  ['doux', 'dur'],
+  ['sucré', 'salé'],
+  ['nouveau', 'vieux'],
+  // Stop words whose opposite changes the question (« sur la table » / « sous la table »).
+  ['sur', 'sous'],
+  ['avec', 'sans'],
+  ['dedans', 'dehors'],
+  ['devant', 'derrière'],
+  // Whom the question is about: « tu es fatigué ? » is not « je suis fatigué », « mes lunettes » not « ses lunettes ».
+  ['je', 'tu'],
+  ['je', 'il'],
+  ['tu', 'il'],
+  ['mon', 'ton'],
+  ['mon', 'son'],
+  ['ton', 'son'],
+];
+
+/** Question words: they decide what kind of answer is wanted, so they must match like content words. */
+export const QUESTION_WORDS: Record<string, string> = {
+  où: 'q:where',
+  quand: 'q:when',
+  comment: 'q:how',
+  pourquoi: 'q:why',
+  combien: 'q:how-many',
+  qui: 'q:who',
+  quoi: 'q:what',
+  quel: 'q:what',
+  quelle: 'q:what',
+  quels: 'q:what',
+  quelles: 'q:what',
+  lequel: 'q:what',
+  laquelle: 'q:what',
+};

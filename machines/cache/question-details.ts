@@ -1,0 +1,120 @@
+/**
+ * The details two questions must share before one's cached answer may serve the other.
+ * Embeddings — lexical or semantic — score « Quel temps fera-t-il demain ? » and « … samedi ? »,
+ * « ma fille » and « mon fils », « j'ai pris » and « je n'ai pas pris » as near-identical;
+ * serving one for the other is the false hit nobody notices. Cheap: regexes, no model. Content
+ * words, names included, are the content-word guard's (machines/cache/content-words.ts).
+ */
+export interface QuestionDetails {
+  numbers: string[];
+  /** Days, relative days, parts of the day, months, dates. */
+  when: string[];
+  times: string[];
+  /** Kinship and roles with their possessive (« ma fille », « mon médecin »). */
+  people: string[];
+  places: string[];
+  negated: boolean;
+}
+
+export const NUMBER_WORDS: Record<string, string> = {
+  zero: '0', un: '1', une: '1', deux: '2', trois: '3', quatre: '4', cinq: '5', six: '6', sept: '7', huit: '8', neuf: '9', dix: '10',
+  onze: '11', douze: '12', treize: '13', quatorze: '14', quinze: '15', seize: '16', vingt: '20', trente: '30', quarante: '40',
+  cinquante: '50', soixante: '60', cent: '100', mille: '1000', premier: '1', premiere: '1', deuxieme: '2', troisieme: '3',
+};
+const WHEN = [
+  'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'dimanche', 'aujourd hui', 'demain', 'apres demain', 'hier', 'avant hier',
+  'ce matin', 'cet apres midi', 'ce soir', 'cette nuit', 'demain matin', 'demain soir', 'matin', 'soir', 'apres midi', 'nuit', 'week end', 'semaine prochaine', 'mois prochain',
+  'annee prochaine', 'semaine derniere', 'janvier', 'fevrier', 'mars', 'avril', 'mai', 'juin', 'juillet', 'aout', 'septembre', 'octobre',
+  'novembre', 'decembre', 'noel', 'paques', 'anniversaire',
+];
+const KIN = [
+  'fille', 'fils', 'mari', 'femme', 'epoux', 'epouse', 'soeur', 'frere', 'mere', 'pere', 'maman', 'papa', 'petit fils', 'petite fille',
+  'petits enfants', 'enfants', 'gamins', 'gosses', 'neveu', 'niece', 'cousin', 'cousine', 'oncle', 'tante', 'voisin', 'voisine', 'ami', 'amie', 'medecin',
+  'docteur', 'infirmier', 'infirmiere', 'kine', 'aide soignante', 'aide menagere', 'pharmacien', 'pharmacienne', 'dentiste',
+];
+/** Two words for one person: « mon médecin » is « mon docteur ». */
+const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme', gamins: 'enfants', gosses: 'enfants' };
+// Possessives only: « le médecin » and « au médecin » are the same person.
+const POSSESSIVES = ['ma', 'mon', 'mes', 'ta', 'ton', 'tes', 'sa', 'son', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs'];
+const PLACES = [
+  'pharmacie', 'hopital', 'marche', 'boulangerie', 'mairie', 'eglise', 'cimetiere', 'poste', 'banque', 'supermarche', 'jardin', 'cuisine',
+  'chambre', 'salon', 'cave', 'garage', 'parc', 'plage', 'gare', 'club', 'cabinet', 'maison de retraite', 'ehpad',
+];
+const POSSESSIVE_PATTERNS = new Map(KIN.map((kin) => [kin, new RegExp(`(?:^| )(${POSSESSIVES.join('|')}) ${kin}(?: |$)`)]));
+// « ne » and its particle hold the verb and up to two clitics between them (« ne me fait plus »).
+const NEGATION = /\b(ne|n)\s+(?:\S+\s+){1,3}?(pas|plus|jamais|rien|personne|aucun|aucune|guere)\b|\b(pas|jamais|aucun|aucune|rien)\b/;
+
+/** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
+export function normalizeQuestion(text: string): string {
+  return text
+    .normalize('NFD')
+    .replace(/\p{Diacritic}/gu, '')
+    .toLowerCase()
+    .replace(/œ/g, 'oe')
+    .replace(/æ/g, 'ae')
+    .replace(/[’'`\-]/g, ' ')
+    .replace(/[^\p{L}\p{N}:h\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+const wordPattern = (phrase: string) => new RegExp(`(^| )${phrase}( |$)`);
+/** Compiled once: a lookup runs these on every question. */
+const PATTERNS = new Map([...WHEN, ...KIN, ...PLACES].map((p) => [p, wordPattern(p)]));
+
+/** The listed phrases found in `text`, a phrase inside a longer one found dropped (« fille » in « petite fille »). */
+function phrases(text: string, list: readonly string[]): string[] {
+  const found = list.filter((p) => PATTERNS.get(p)!.test(text));
+  return found.filter((p) => !found.some((q) => q !== p && q.length > p.length && PATTERNS.get(p)!.test(q)));
+}
+
+export function questionDetails(question: string): QuestionDetails {
+  const text = normalizeQuestion(question);
+  const words = text.split(' ');
+  const times = [...text.matchAll(/\b(\d{1,2})\s?(?:h|heures?|:)\s?(\d{2})?\b/g)].map((m) => `${Number(m[1])}:${m[2] ?? '00'}`);
+  if (/(?<!apres )\bmidi\b/.test(text)) times.push('12:00'); // not « après-midi », a part of the day
+  if (/\bminuit\b/.test(text)) times.push('0:00');
+  const numbers = [
+    ...(text.replace(/\b\d{1,2}\s?(?:h|heures?|:)\s?\d{0,2}\b/g, ' ').match(/\b\d+\b/g) ?? []),
+    // « un » and « une » are articles far more often than numbers: only a digit or another word counts.
+    ...words.filter((w) => w !== 'un' && w !== 'une').map((w) => NUMBER_WORDS[w]).filter((n): n is string => n !== undefined),
+  ];
+  // Names (« Claire » / « Sophie ») are content words: the content-word guard compares them.
+  const people = phrases(text, KIN).map((kin) => {
+    const before = POSSESSIVE_PATTERNS.get(kin)!.exec(text);
+    const same = KIN_SAME[kin] ?? kin;
+    return before ? `${before[1]} ${same}` : same;
+  });
+  return {
+    numbers: [...new Set(numbers)].sort(),
+    when: phrases(text, WHEN).sort(),
+    times: [...new Set(times)].sort(),
+    people: [...new Set(people)].sort(),
+    // « marché » folds to « marche » (« je marche »): the place keeps its accent.
+    places: phrases(text, PLACES).filter((p) => p !== 'marche' || /marché/i.test(question)).sort(),
+    // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
+    negated: NEGATION.test(text.replace(/ ou (?:pas|non)$/, '')),
+  };
+}
+
+const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** True when the two questions agree on every detail that would change the answer. */
+export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
+  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated;
+}
+
+const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;
+const ANAPHORA = /\b(il|elle|ils|elles|lui|leur|eux|ca|cela|celui|celle|ceux|celles|la bas)\b/;
+// The impersonal « il » (weather, time, « il y a », « il faut ») and the idioms « ça va », « comment ça » point back at nothing.
+const IMPERSONAL_VERBS = 'fait|fera|faisait|pleut|pleuvra|neige|neigera|y a|y aura|y avait|faut|faudra|est|sera|etait|reste|va faire|va pleuvoir';
+const IMPERSONAL = new RegExp(`\\bil (${IMPERSONAL_VERBS})\\b|\\b(${IMPERSONAL_VERBS}) (t )?il\\b|\\bca va\\b|\\bcomment ca\\b`, 'g');
+
+/**
+ * A question that leans on the previous exchange (« et elle, quel âge a-t-elle ? »): its
+ * answer depends on that exchange, so a cached answer is keyed by it.
+ */
+export function isFollowUp(question: string): boolean {
+  const text = normalizeQuestion(question).replace(IMPERSONAL, ' ');
+  return CONNECTOR.test(text) || ANAPHORA.test(text);
+}

@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util';
+import { SeniorDirectory, type ApiRole } from '../../adapters/postgres/senior-directory.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openCommandDatabase } from '../db/database.ts';
+
+const USAGE = `usage: npm run cli -- <command> [options]
+
+  senior:create  --name "Jeanne Martin" [--preferred Jeanne] [--onboarded]   prints the senior id
+  device:create  --senior ID [--label salon]                                 prints a new kiosk token
+  token:create   --role admin|operator|caregiver --label "Claire (fille)"   prints the token id and the token
+  caregiver:link --caregiver TOKEN_ID --senior ID                            lets that caregiver read the senior
+
+Tokens are printed once and stored hashed. With embedded PGlite and the runtime up on the same
+PGLITE_DATA_DIR, the command goes through the runtime's database.`;
+
+export class CliError extends Error {}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new CliError(`--${name} is required`);
+  return v;
+}
+
+/** Runs one command against the directory; returns the lines to print. */
+export async function runCommand(directory: SeniorDirectory, argv: string[]): Promise<string[]> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      preferred: { type: 'string' },
+      onboarded: { type: 'boolean', default: false },
+      senior: { type: 'string' },
+      label: { type: 'string' },
+      role: { type: 'string' },
+      caregiver: { type: 'string' },
+    },
+    strict: true,
+  });
+  const uuid = (name: string) => {
+    const v = required(values, name);
+    if (!/^[0-9a-f-]{36}$/i.test(v)) throw new CliError(`--${name} must be a UUID`);
+    return v;
+  };
+  switch (command) {
+    case 'senior:create': {
+      const id = await directory.createSenior({ displayName: required(values, 'name'), ...(values.preferred ? { preferredName: values.preferred } : {}), onboardingDone: values.onboarded });
+      return [`senior: ${id}`];
+    }
+    case 'device:create': {
+      const senior = uuid('senior');
+      if (!(await directory.exists(senior))) throw new CliError(`no senior ${senior}`);
+      const token = generateToken('kiosk');
+      await directory.addDevice(senior, token, values.label ?? 'kiosk');
+      return [`kiosk token: ${token}`];
+    }
+    case 'token:create': {
+      const role = required(values, 'role');
+      if (!['admin', 'operator', 'caregiver'].includes(role)) throw new CliError('--role must be admin, operator or caregiver');
+      const token = generateToken(role as ApiRole);
+      const id = await directory.addApiToken(role as ApiRole, token, required(values, 'label'));
+      return [`${role} token id: ${id}`, `${role} token: ${token}`];
+    }
+    case 'caregiver:link': {
+      const caregiver = uuid('caregiver');
+      const senior = uuid('senior');
+      if (!(await directory.exists(senior))) throw new CliError(`no senior ${senior}`);
+      if ((await directory.roleOfToken(caregiver)) !== 'caregiver') throw new CliError(`token ${caregiver} is not a caregiver token`);
+      await directory.linkCaregiver(caregiver, senior);
+      return [`caregiver ${caregiver} may now read senior ${senior}`];
+    }
+    default:
+      throw new CliError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run cli');
+  try {
+    for (const line of await runCommand(new SeniorDirectory(db.pool), process.argv.slice(2))) process.stdout.write(`${line}\n`);
+  } finally {
+    await db.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err: unknown) => {
+    const known = err instanceof CliError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`${known ? (err as Error).message : `cli failed: ${(err as Error).message}`}\n`);
+    process.exit(2);
+  });
+}

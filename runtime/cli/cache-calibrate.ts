@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createModels } from '../../adapters/models/model-provider.ts';
+import { ACTIVE_PROFILES, calibrate, LabelledPair, PROFILE_PRECISION, SPLIT_METHOD, writeCalibration, type KindScore } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { normalize } from '../../adapters/semantic-cache/semantic-cache.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+
+/**
+ * `npm run cache:calibrate -- --pairs FILE`: embeds labelled pairs (JSONL: a, b, same, kind?) with
+ * the configured embedder, picks each profile's threshold for the whole hit decision (threshold +
+ * near-miss guard) on the training part, and writes it with its held-out figures.
+ */
+export function readPairs(file: string): LabelledPair[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot read the pairs file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const pairs = text
+    .split('\n')
+    .map((line, i) => [line.trim(), i + 1] as const)
+    .filter(([line]) => line !== '')
+    .map(([line, n]) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        throw new ConfigError(`${file}:${n}: not JSON (one {"a", "b", "same"} object per line)`);
+      }
+      const parsed = LabelledPair.safeParse(json);
+      if (!parsed.success) throw new ConfigError(`${file}:${n}: expected {"a": string, "b": string, "same": boolean, "kind"?: string}`);
+      return parsed.data;
+    });
+  if (pairs.length === 0) throw new ConfigError(`${file}: no labelled pairs`);
+  return pairs;
+}
+
+/** The configured embedder (Mistral with a key, the local embedder without). */
+export function configuredEmbedder(): MemoryEmbedderPort {
+  const config = loadConfig();
+  return createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV }).embedder;
+}
+
+/** Each pair's cosine similarity under the embedder, every distinct question embedded once. */
+export async function pairSimilarities(embedder: MemoryEmbedderPort, pairs: LabelledPair[]): Promise<number[]> {
+  const texts = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
+  const vectors = new Map<string, Float32Array>();
+  for (let i = 0; i < texts.length; i += 64) {
+    const batch = texts.slice(i, i + 64);
+    (await embedder.embed(batch)).forEach((v, j) => vectors.set(batch[j]!, normalize(v) ?? new Float32Array(v.length)));
+  }
+  const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+  return pairs.map((p) => cosine(vectors.get(p.a)!, vectors.get(p.b)!));
+}
+
+export const KIND_HEADER = '| kind | label | pairs | hits | hit rate (same) or share refused (near-miss) |\n|---|---|---:|---:|---:|';
+
+/** Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss kinds. */
+export function kindRows(byKind: Record<string, KindScore>): string[] {
+  return Object.entries(byKind)
+    .sort(([a, x], [b, y]) => Number(y.same) - Number(x.same) || a.localeCompare(b))
+    .map(([kind, k]) =>
+      k.same
+        ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} |`
+        : `| ${kind} | near-miss | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} |`,
+    );
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { pairs: { type: 'string' } } });
+  if (!values.pairs) throw new ConfigError('usage: npm run cache:calibrate -- --pairs FILE.jsonl');
+  const pairs = readPairs(values.pairs);
+  const embedder = configuredEmbedder();
+  const result = calibrate(pairs, await pairSimilarities(embedder, pairs));
+  writeCalibration(embedder.modelId, { ...result, calibratedAt: new Date().toISOString() });
+  const same = pairs.filter((p) => p.same).length;
+  console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
+  console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs\n`);
+  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | held-out false hits | offered | (train precision / hit rate) |');
+  console.log('|---|---:|---:|---:|---:|---:|---|---:|');
+  for (const profile of ACTIVE_PROFILES) {
+    const m = result[profile];
+    console.log(
+      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
+    );
+  }
+  for (const profile of ACTIVE_PROFILES) {
+    const rows = kindRows(result[profile].heldOutByKind);
+    if (rows.length === 0) continue;
+    console.log(`\n${profile}, held-out pairs per kind:\n\n${KIND_HEADER}`);
+    for (const row of rows) console.log(row);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : `cache:calibrate failed: ${(err as Error).message}`}\n`);
+    process.exit(2);
+  });
+}

@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+import { ACTIVE_PROFILES, readCalibrations, score, scoreByKind, scorePairs, isHit, type ActiveProfile, type ModelCalibration } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
+import { ConfigError } from '../config.ts';
+
+/**
+ * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive]`: a
+ * deployer's check of the semantic cache on their own labelled pairs. Embeds them with the
+ * configured embedder and applies the CURRENT calibrated thresholds and near-miss guard — no
+ * recalibration. The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
+ * `--profile` names another).
+ */
+const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive]';
+const MAX_EXAMPLES = 10;
+
+export interface EvaluateIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  embedder?: () => MemoryEmbedderPort;
+  calibrations?: () => Record<string, ModelCalibration>;
+}
+
+/** Runs the command; resolves to its exit code (2 on bad input, said in one line on `err`). */
+export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<number> {
+  try {
+    let values: { pairs?: string; profile?: string };
+    try {
+      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' } } }));
+    } catch (err) {
+      throw new ConfigError(`${(err as Error).message}; ${USAGE}`);
+    }
+    if (!values.pairs) throw new ConfigError(USAGE);
+    if (values.profile !== undefined && !ACTIVE_PROFILES.includes(values.profile as ActiveProfile)) {
+      throw new ConfigError(`unknown profile "${values.profile}": strict, permissive or aggressive`);
+    }
+    const profiles = values.profile ? [values.profile as ActiveProfile] : [...ACTIVE_PROFILES].reverse();
+    const pairs = readPairs(values.pairs);
+    const embedder = (io.embedder ?? configuredEmbedder)();
+    const calibration = (io.calibrations ?? readCalibrations)()[embedder.modelId];
+    if (!calibration) throw new ConfigError(`no calibration for embedding model ${embedder.modelId}: run npm run cache:calibrate -- --pairs FILE first`);
+    const scored = scorePairs(pairs, await pairSimilarities(embedder, pairs));
+    const same = pairs.filter((p) => p.same).length;
+    io.out(`cache:evaluate — ${embedder.modelId}, ${pairs.length} pairs (${same} same, ${pairs.length - same} different), thresholds calibrated ${calibration.calibratedAt}`);
+    // Strict is printed last, so its summary line closes the output.
+    let summary = '';
+    for (const profile of profiles) {
+      const { threshold, offered } = calibration[profile];
+      const s = score(scored, threshold);
+      io.out('');
+      io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : ', not offered: its held-out precision missed its promise'})`);
+      io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
+      const falseHits = scored.filter((p) => !p.same && isHit(p, threshold));
+      for (const p of falseHits.slice(0, MAX_EXAMPLES)) io.out(`  false hit${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}): « ${p.a} » / « ${p.b} »`);
+      if (falseHits.length > MAX_EXAMPLES) io.out(`  … and ${falseHits.length - MAX_EXAMPLES} more`);
+      const rows = kindRows(scoreByKind(scored, threshold));
+      if (rows.length > 0) for (const line of [...KIND_HEADER.split('\n'), ...rows]) io.out(`  ${line}`);
+      summary = `${profile}: precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} pairs`;
+    }
+    io.out('');
+    io.out(summary);
+    return 0;
+  } catch (err) {
+    io.err(err instanceof ConfigError ? err.message : `cache:evaluate failed: ${(err as Error).message}`);
+    return 2;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  evaluateMain(process.argv.slice(2), { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,16 @@
+import { createWebSocketInspector } from '@statelyai/inspect';
+import { createInspectorServer } from '@statelyai/inspect/server';
+import { exitOnStartFailure, main } from '../main.ts';
+import { inspectorRedaction } from '../ops/inspector-redaction.ts';
+
+/**
+ * `npm run dev:inspect`: the runtime with every session actor sent to the Stately inspector
+ * through a local relay. Context and events are redacted exactly as for operators, and invoked
+ * actors' input and output are hidden: the inspector shows the machine, its states and timings,
+ * never a word of the conversation.
+ */
+const port = Number(process.env.INSPECT_PORT ?? 8091);
+createInspectorServer({ port, autoOpen: false });
+const inspector = createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorRedaction });
+
+main({ inspect: (event) => inspector.inspect.next?.(event) }, [`  Stately inspector: http://localhost:${port}  (relay for every session actor; context and events redacted)`]).catch(exitOnStartFailure);

@@ -1,0 +1,110 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { readFile } from 'node:fs/promises';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import type { PgMoodScoresRepository } from '../../adapters/postgres/pg-mood-scores.repository.ts';
+import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import type { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import type { SemanticCache } from '../../adapters/semantic-cache/semantic-cache.ts';
+import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
+import type { MemoryPort } from '../../machines/memory/memory.port.ts';
+import type { sessionMachine } from '../../machines/session/session.machine.ts';
+import { moodRoutes } from './admin/mood-routes.ts';
+import { profileRoutes } from './admin/profile-routes.ts';
+import { seniorRoutes } from './admin/senior-routes.ts';
+import type { SeniorErasure } from '../sessions/erasure.ts';
+import { healthRoutes } from './health.ts';
+import { installHttpErrors } from './errors.ts';
+import { kioskGateway } from '../kiosk/gateway.ts';
+import { kioskPage } from '../kiosk/kiosk-page.ts';
+import { MAX_FRAME_BYTES } from '../protocol/messages.ts';
+import type { Metrics } from '../metrics.ts';
+import type { InspectionHub } from '../ops/inspection-hub.ts';
+import { opsRoutes } from '../ops/ops-routes.ts';
+import type { SessionRegistry } from '../sessions/session-registry.ts';
+import type { VoiceSessionFactory } from '../voice/voice-session.ts';
+
+export interface HttpAppDeps {
+  logger: Logger;
+  pool: pg.Pool;
+  directory: SeniorDirectory;
+  consents: PgConsentAdapter;
+  memory: MemoryPort;
+  erasure: SeniorErasure;
+  semanticCache: SemanticCache;
+  moodScores: PgMoodScoresRepository;
+  profiles: PgProfilesRepository;
+  registry: SessionRegistry;
+  presence: PgPresenceRepository;
+  inspection: InspectionHub;
+  machine: typeof sessionMachine;
+  metrics: Metrics;
+  processId: string;
+  presenceStaleMs: number;
+  kioskHeartbeatMs: number;
+  rateLimit?: { perSecond: number; burst: number } | undefined;
+  /** Voice mode of the kiosk socket. */
+  voice?: VoiceSessionFactory;
+}
+
+/** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
+export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, forceCloseConnections: true });
+  // Sessions end (and the kiosks hear why) before the sockets go.
+  app.addHook('preClose', async () => deps.registry.shutdown());
+  installHttpErrors(app);
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  // While shutting down, a kiosk is sent elsewhere before its upgrade: 503, try again shortly. Added
+  // after the websocket plugin, whose own onRequest hook marks the upgrade so its socket is released.
+  app.addHook('onRequest', async (request, reply) => {
+    if (deps.registry.accepting || !request.url.startsWith('/v1/kiosk')) return;
+    return reply.code(503).header('retry-after', '1').send({ error: 'shutting_down', message: 'this runtime is shutting down; reconnect' });
+  });
+  // Registered before any route, so that every route is documented.
+  await app.register(swagger, {
+    openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting });
+  await app.register(seniorRoutes, {
+    directory: deps.directory,
+    consents: deps.consents,
+    memory: deps.memory,
+    erasure: deps.erasure,
+    onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
+  });
+  await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
+  await app.register(profileRoutes, {
+    directory: deps.directory,
+    profiles: deps.profiles,
+    onPersonaChange: (id) => (id ? deps.semanticCache.invalidateSenior(id) : deps.semanticCache.invalidateAll()),
+  });
+  await app.register(opsRoutes, {
+    directory: deps.directory,
+    registry: deps.registry,
+    presence: deps.presence,
+    inspection: deps.inspection,
+    machine: deps.machine,
+    metrics: deps.metrics.registry,
+    processId: deps.processId,
+    presenceStaleMs: deps.presenceStaleMs,
+  });
+  const consolePage = await readFile(new URL('../ops/console.html', import.meta.url), 'utf8');
+  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
+  await app.register(kioskPage);
+  await app.register(kioskGateway, {
+    registry: deps.registry,
+    seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
+    heartbeatMs: deps.kioskHeartbeatMs,
+    ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.voice ? { voice: deps.voice } : {}),
+  });
+  return app;
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import type { CloseReason, SosReason } from '../../machines/session/session.machine.ts';
+import type { Flux } from '../../machines/session/ports.ts';
+import { MAX_TURN_ID_BYTES } from './frame-header.ts';
+import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
+
+/** Frames over this size close the socket with 1009 (a transcript is a few hundred bytes). */
+export const MAX_FRAME_BYTES = 64 * 1024;
+/** Close code when this process is shutting down (IANA "Service Restart"): the kiosk reconnects, to another instance. */
+export const SERVICE_RESTART = 1012;
+
+// A turnId also travels in every reply-audio frame's header, whose length byte caps its UTF-8 form:
+// 128 UTF-16 units can be 384 UTF-8 bytes (« € »), so both limits apply, in every mode (one rule for ids).
+const turnId = z
+  .string()
+  .min(1)
+  .max(128)
+  .refine((id) => Buffer.byteLength(id, 'utf8') <= MAX_TURN_ID_BYTES, { message: `must be at most ${MAX_TURN_ID_BYTES} bytes in UTF-8 (the reply-audio frame header's limit)` });
+
+/** Reply-audio rates a kiosk may accept; the runtime resamples its speech to the one chosen. */
+export const OUTPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
+export type AudioFormat = { encoding: 'pcm_s16le'; sampleRate: number };
+
+// Formats are checked loosely here and refused with `unsupported_audio_format` by `negotiateAudio`,
+// so that a kiosk asking for, say, opus learns which formats exist rather than a schema error.
+const audioFormat = z.object({ encoding: z.string().min(1).max(32), sampleRate: z.number().int().positive() });
+const VoiceAudioSchema = z.object({
+  input: audioFormat,
+  output: z.object({ accept: z.array(audioFormat).min(1).max(16) }),
+  kiosk: z.object({ aec: z.boolean() }),
+});
+export type VoiceAudioRequest = z.infer<typeof VoiceAudioSchema>;
+
+const TextStartSchema = z.object({ type: z.literal('session.start'), resume: z.boolean().optional(), mode: z.literal('text').optional() });
+const VoiceStartSchema = z.object({ type: z.literal('session.start'), resume: z.boolean().optional(), mode: z.literal('voice'), audio: VoiceAudioSchema });
+const SessionStartSchema = z.union([TextStartSchema, VoiceStartSchema]);
+
+const FRAME_SCHEMAS = {
+  'session.start': SessionStartSchema,
+  turn: z.object({ type: z.literal('turn'), turnId, transcript: z.string().trim().min(1).max(16_000) }),
+  interrupt: z.object({ type: z.literal('interrupt'), turnId, playedMs: z.number().nonnegative().max(3_600_000).optional() }),
+  'session.end': z.object({ type: z.literal('session.end') }),
+  ping: z.object({ type: z.literal('ping') }),
+  'playback.progress': z.object({ type: z.literal('playback.progress'), turnId, playedMs: z.number().nonnegative().max(3_600_000) }),
+  'playback.done': z.object({ type: z.literal('playback.done'), turnId }),
+  mic: z.object({ type: z.literal('mic'), muted: z.boolean() }),
+} as const;
+
+export type ClientFrame = { [K in keyof typeof FRAME_SCHEMAS]: z.infer<(typeof FRAME_SCHEMAS)[K]> }[keyof typeof FRAME_SCHEMAS];
+export const CLIENT_FRAME_TYPES = Object.keys(FRAME_SCHEMAS) as Array<ClientFrame['type']>;
+/** Frames that only mean something in a voice session. */
+export const VOICE_FRAME_TYPES: ReadonlySet<string> = new Set(['playback.progress', 'playback.done', 'mic']);
+
+export type ErrorCode =
+  | 'invalid_json'
+  | 'unknown_type'
+  | 'invalid_frame'
+  | 'binary_not_supported'
+  | 'rate_limited'
+  | 'no_session'
+  | 'duplicate_turn'
+  | 'unsupported_audio_format'
+  | 'audio_not_negotiated'
+  | 'speech_unavailable'
+  | 'audio_rate_limited';
+
+/** `transcription`: a voice turn whose words never arrived (speech-to-text failed or was late). */
+export type ReplySosReason = SosReason | 'transcription';
+
+export type VoiceState = 'speech_started' | 'speech_stopped';
+
+export type ServerFrame =
+  | {
+      type: 'session.ready';
+      sessionId: string;
+      seniorId: string;
+      resumed: boolean;
+      mode?: 'text' | 'voice';
+      audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean };
+    }
+  | { type: 'reply.delta'; turnId: string; text: string }
+  | { type: 'reply.done'; turnId: string; text: string; flux: Flux; latencyMs: number; interrupted?: true; reason?: ReplySosReason }
+  | { type: 'error'; code: ErrorCode; message: string; turnId?: string }
+  | { type: 'session.closed'; reason: CloseReason }
+  | { type: 'pong' }
+  | { type: 'vad'; state: VoiceState }
+  | { type: 'transcript.delta'; text: string }
+  | { type: 'transcript.final'; turnId: string; text: string }
+  | { type: 'reply.audio.start'; turnId: string; encoding: 'pcm_s16le'; sampleRate: number }
+  | { type: 'reply.audio.mark'; turnId: string; sampleOffset: number; textOffset: number }
+  | { type: 'reply.audio.end'; turnId: string; durationMs: number }
+  | { type: 'reply.audio.clear'; turnId: string };
+
+/** A refusal carries the turnId of the frame it refuses, when that frame had a usable one. */
+export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string; turnId?: string };
+
+/** The turnId of a `turn` or `interrupt` frame, even if another of its fields is wrong. */
+function turnIdIn(data: object): string | undefined {
+  const candidate = (data as { turnId?: unknown }).turnId;
+  return turnId.safeParse(candidate).success ? (candidate as string) : undefined;
+}
+
+/** The turnId of a `turn` frame the gateway drops unread (rate limit), so that its refusal can name it. */
+export function droppedTurnId(raw: string): string | undefined {
+  try {
+    const data: unknown = JSON.parse(raw);
+    if (typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'turn') return turnIdIn(data);
+  } catch {
+    // not JSON: not a turn
+  }
+  return undefined;
+}
+
+/** Every failure names what is wrong, so a device maker can fix the client from the message alone. */
+export function parseClientFrame(raw: string): ParseResult {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return { ok: false, code: 'invalid_json', message: 'frame is not valid JSON' };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { ok: false, code: 'invalid_frame', message: 'frame must be a JSON object with a "type"' };
+  }
+  const type = (data as { type?: unknown }).type;
+  if (typeof type !== 'string' || !Object.hasOwn(FRAME_SCHEMAS, type)) {
+    return { ok: false, code: 'unknown_type', message: `unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${CLIENT_FRAME_TYPES.join(', ')}` };
+  }
+  // A voice start is checked against the voice schema alone, so its errors name the audio fields.
+  const schema = type === 'session.start' && (data as { mode?: unknown }).mode === 'voice' ? VoiceStartSchema : FRAME_SCHEMAS[type as ClientFrame['type']];
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return { ok: true, frame: parsed.data as ClientFrame };
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; ');
+  const id = type === 'turn' || type === 'interrupt' ? turnIdIn(data) : undefined;
+  return { ok: false, code: 'invalid_frame', message: `invalid ${type} frame: ${issues}`, ...(id !== undefined ? { turnId: id } : {}) };
+}
+
+/** A microphone frame carries this much audio, in ms. */
+const MIC_FRAME_MS = { min: 10, max: 200 } as const;
+const micFrameBytes = (ms: number) => (INPUT_SAMPLE_RATE * 2 * ms) / 1000;
+
+/**
+ * Why a binary microphone frame of `byteLength` bytes is refused, or null if it is one. The minimum is
+ * not pedantry: the byte budget alone would let a kiosk send 24,000 two-byte frames a second, each a
+ * message to parse and a call into the listener; at 10 ms a frame it is 150 a second at most.
+ */
+export function micFrameProblem(byteLength: number): string | null {
+  const min = micFrameBytes(MIC_FRAME_MS.min);
+  const max = micFrameBytes(MIC_FRAME_MS.max);
+  if (byteLength % 2 === 0 && byteLength >= min && byteLength <= max) return null;
+  return `a microphone frame is ${MIC_FRAME_MS.min}–${MIC_FRAME_MS.max} ms of pcm_s16le at ${INPUT_SAMPLE_RATE} Hz mono: an even number of bytes from ${min} to ${max}; got ${byteLength} bytes (frame dropped)`;
+}
+
+export type Negotiation = { ok: true; input: AudioFormat; output: AudioFormat; aec: boolean } | { ok: false; message: string };
+
+/**
+ * The formats of a voice session: microphone PCM s16le at 16 kHz (what Voxtral realtime and the
+ * voice detectors take), reply audio in the kiosk's first accepted format the runtime can produce.
+ */
+export function negotiateAudio(audio: VoiceAudioRequest): Negotiation {
+  const { input } = audio;
+  if (input.encoding !== 'pcm_s16le' || input.sampleRate !== INPUT_SAMPLE_RATE) {
+    return { ok: false, message: `audio.input must be {encoding: "pcm_s16le", sampleRate: ${INPUT_SAMPLE_RATE}}; got ${JSON.stringify({ encoding: input.encoding, sampleRate: input.sampleRate })}` };
+  }
+  const output = audio.output.accept.find((f) => f.encoding === 'pcm_s16le' && (OUTPUT_SAMPLE_RATES as readonly number[]).includes(f.sampleRate));
+  if (!output) {
+    return { ok: false, message: `audio.output.accept names no format the runtime produces; accepted: pcm_s16le at ${OUTPUT_SAMPLE_RATES.join(', ')} Hz` };
+  }
+  return { ok: true, input: { encoding: 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE }, output: { encoding: 'pcm_s16le', sampleRate: output.sampleRate }, aec: audio.kiosk.aec };
+}

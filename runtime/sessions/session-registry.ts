@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createActor, type Subscription } from 'xstate';
+import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import { CacheFluxAdapter, type CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import type { SeniorProfile } from '../../machines/session/ports.ts';
+import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
+import type { WindowBudget } from '../../machines/session/window.ts';
+import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
+import type { ServerFrame } from '../protocol/messages.ts';
+import type { InspectionObserver } from '../ops/inspection-hub.ts';
+
+/** Where a live session's frames go; the gateway implements it over a WebSocket. */
+export interface KioskLink {
+  send(frame: ServerFrame): void;
+}
+
+export interface LiveSession {
+  sessionId: string;
+  seniorId: string;
+  actor: SessionActor;
+  link: KioskLink | null;
+  connectedSince: number;
+}
+
+export interface RegistryOptions {
+  machine: typeof sessionMachine;
+  variations: CacheVariations;
+  loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
+  timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number; agentStallMs: number; replyMaxMs: number };
+  windowBudget: WindowBudget;
+  logger: Logger;
+  /** Presence across runtime processes sharing the database. */
+  presence: PgPresenceRepository;
+  processId: string;
+  /**
+   * XState's inspection events of every session actor (ops stream, Stately inspector): attached to the
+   * actors only while the observer says someone watches, if it can tell (`watching`), else always.
+   */
+  inspect?: InspectionObserver;
+}
+
+export class SeniorNotFoundError extends Error {}
+
+/** The process is shutting down (SIGTERM): no new session starts here; the kiosk should reconnect elsewhere. */
+export class ShuttingDownError extends Error {
+  override name = 'ShuttingDownError';
+}
+
+/**
+ * Session views built per event-loop turn by the presence heartbeat: all of them at once held the loop
+ * 20–40 ms at 1,000 sessions and 70–120 ms at 5,000 (bench:load), every 5 s.
+ */
+const VIEW_CHUNK = 500;
+
+/** One live session actor per senior in this process. */
+export class SessionRegistry {
+  private readonly bySenior = new Map<string, LiveSession>();
+  private readonly closedListeners = new Set<(event: SessionClosed) => void>();
+  private readonly turnListeners = new Set<(done: ReplyDone, session: LiveSession) => void>();
+  private shuttingDown = false;
+  private beating: Promise<void> | null = null;
+  /** Session actors the inspection observer is attached to, and how to detach it. */
+  private readonly inspected = new WeakMap<SessionActor, Subscription>();
+
+  constructor(private readonly options: RegistryOptions) {
+    // Someone starts or stops watching (an operator opens the ops stream…): every live actor follows.
+    options.inspect?.watching?.onChange((active) => {
+      for (const { actor } of this.bySenior.values()) {
+        if (active) this.attachInspector(actor);
+        else this.detachInspector(actor);
+      }
+    });
+  }
+
+  /** False once the process is shutting down: no session starts or resumes here any more. */
+  get accepting(): boolean {
+    return !this.shuttingDown;
+  }
+
+  /** SIGTERM: refuse every new start, then close every live session as `shutdown`. */
+  shutdown(): void {
+    this.shuttingDown = true;
+    this.closeAll('shutdown');
+  }
+
+  get size(): number {
+    return this.bySenior.size;
+  }
+
+  get(seniorId: string): LiveSession | undefined {
+    return this.bySenior.get(seniorId);
+  }
+
+  list(): LiveSession[] {
+    return [...this.bySenior.values()];
+  }
+
+  findSession(sessionId: string): LiveSession | undefined {
+    return this.list().find((s) => s.sessionId === sessionId);
+  }
+
+  views(): SessionView[] {
+    return this.list().map((s) => sessionView(s.actor.getSnapshot()));
+  }
+
+  /** Every finished turn (metrics subscribe here); the frame carries no more than the kiosk gets. */
+  onTurn(listener: (done: ReplyDone, session: LiveSession) => void): () => void {
+    this.turnListeners.add(listener);
+    return () => this.turnListeners.delete(listener);
+  }
+
+  /** Every close, with the in-memory turns: the close-time jobs subscribe here. */
+  onSessionClosed(listener: (event: SessionClosed) => void): () => void {
+    this.closedListeners.add(listener);
+    return () => this.closedListeners.delete(listener);
+  }
+
+  /**
+   * Opens the senior's session on `link`. A live session is resumed when asked
+   * (the actor keeps its window), otherwise replaced; either way the previous
+   * link hears `session.closed {reason: "replaced"}`.
+   */
+  async start(seniorId: string, link: KioskLink, resume: boolean): Promise<{ session: LiveSession; resumed: boolean }> {
+    if (this.shuttingDown) throw new ShuttingDownError('this runtime is shutting down');
+    const existing = this.bySenior.get(seniorId);
+    if (existing && resume) {
+      if (existing.link && existing.link !== link) existing.link.send({ type: 'session.closed', reason: 'replaced' });
+      existing.link = link;
+      existing.connectedSince = Date.now();
+      existing.actor.send({ type: 'SOCKET.ATTACHED' });
+      return { session: existing, resumed: true };
+    }
+    if (existing) existing.actor.send({ type: 'CLOSE', reason: 'replaced' });
+
+    const profile = await this.options.loadProfile(seniorId);
+    if (!profile) throw new SeniorNotFoundError(seniorId);
+    const sessionId = randomUUID();
+    // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
+    await this.options.presence.claim(seniorId, sessionId, this.options.processId);
+    // A shutdown may have begun during the awaits: the new session would be born orphaned.
+    if (this.shuttingDown) {
+      await this.options.presence.release(sessionId).catch(() => {});
+      throw new ShuttingDownError('this runtime is shutting down');
+    }
+    // Another start for the same senior may have landed during the awaits: it loses.
+    this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
+    const session = this.spawn(sessionId, seniorId, profile, link);
+    return { session, resumed: false };
+  }
+
+  /** The kiosk's socket is gone: the session waits out its grace period for a resume. */
+  detach(session: LiveSession, link: KioskLink): void {
+    if (session.link !== link) return;
+    session.link = null;
+    session.actor.send({ type: 'SOCKET.LOST' });
+  }
+
+  close(seniorId: string, reason: CloseReason): boolean {
+    const session = this.bySenior.get(seniorId);
+    session?.actor.send({ type: 'CLOSE', reason });
+    return session !== undefined;
+  }
+
+  closeAll(reason: CloseReason): void {
+    for (const session of [...this.bySenior.values()]) session.actor.send({ type: 'CLOSE', reason });
+  }
+
+  /**
+   * Writes this process's sessions to the presence table; closes, as `replaced`, any that
+   * another process has since claimed for the same senior, and as `operator` any that an
+   * operator closed through another process. A beat still running when the next is due (a
+   * database slower than PRESENCE_HEARTBEAT_MS) is not doubled: the next one is skipped.
+   */
+  async heartbeat(staleMs: number): Promise<void> {
+    if (this.beating) return this.beating;
+    this.beating = this.beat(staleMs).finally(() => (this.beating = null));
+    return this.beating;
+  }
+
+  private async beat(staleMs: number): Promise<void> {
+    const sessions = this.list();
+    const views: SessionView[] = [];
+    for (let i = 0; i < sessions.length; i += VIEW_CHUNK) {
+      // Turns run between chunks: the views of every session at once held the event loop.
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const session of sessions.slice(i, i + VIEW_CHUNK)) views.push(sessionView(session.actor.getSnapshot()));
+    }
+    const owned = await this.options.presence.heartbeat(this.options.processId, views, staleMs);
+    for (const session of sessions) {
+      if (!owned.has(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'replaced' });
+      else if (owned.get(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'operator' });
+    }
+  }
+
+  private spawn(sessionId: string, seniorId: string, profile: SeniorProfile, link: KioskLink): LiveSession {
+    const actor = createActor(this.options.machine, {
+      input: {
+        sessionId,
+        seniorId,
+        profile,
+        cacheFlux: new CacheFluxAdapter(this.options.variations),
+        windowBudget: this.options.windowBudget,
+        ...this.options.timing,
+      },
+    });
+    const session: LiveSession = { sessionId, seniorId, actor, link, connectedSince: Date.now() };
+    actor.on('reply.delta', (e) => session.link?.send({ type: 'reply.delta', turnId: e.turnId, text: e.text }));
+    actor.on('reply.done', (done) => {
+      const { type, turnId, text, flux, latencyMs, interrupted, sosReason } = done;
+      session.link?.send({ type, turnId, text, flux, latencyMs, ...(interrupted ? { interrupted } : {}), ...(sosReason ? { reason: sosReason } : {}) });
+      for (const listener of this.turnListeners) listener(done, session);
+    });
+    actor.on('SessionClosed', (event) => {
+      if (this.bySenior.get(seniorId) === session) this.bySenior.delete(seniorId);
+      this.options.presence.release(sessionId).catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'presence release failed'));
+      session.link?.send({ type: 'session.closed', reason: event.reason });
+      session.link = null;
+      this.options.logger.info({ sessionId, seniorId, reason: event.reason, turns: event.turns.length }, 'session closed');
+      for (const listener of this.closedListeners) {
+        try {
+          listener(event);
+        } catch (err) {
+          this.options.logger.error({ err, sessionId }, 'session-closed listener failed');
+        }
+      }
+    });
+    actor.subscribe({ error: (err) => this.options.logger.error({ err, sessionId }, 'session actor failed') });
+    this.bySenior.set(seniorId, session);
+    if (this.watched) this.attachInspector(actor);
+    actor.start();
+    this.options.logger.info({ sessionId, seniorId }, 'session started');
+    return session;
+  }
+
+  /** Someone receives the inspection events; an observer that cannot tell is always attached. */
+  private get watched(): boolean {
+    const observe = this.options.inspect;
+    return observe !== undefined && (observe.watching?.active() ?? true);
+  }
+
+  private attachInspector(actor: SessionActor): void {
+    const observe = this.options.inspect;
+    if (!observe || this.inspected.has(actor)) return;
+    this.inspected.set(actor, actor.system.inspect(observe));
+    // Attached after the actor's creation: the observer hears of it first, as XState tells an observer given at creation.
+    observe({ type: '@xstate.actor', actorRef: actor, rootId: actor.sessionId });
+  }
+
+  private detachInspector(actor: SessionActor): void {
+    this.inspected.get(actor)?.unsubscribe();
+    this.inspected.delete(actor);
+  }
+}
