@@ -1,5 +1,8 @@
 import tseslint from 'typescript-eslint';
 
+/** A relative import that reaches into one of these top-level folders, from anywhere below it. */
+const intoLayer = (...layers) => `^(\\.{1,2}/)+(${layers.join('|')})(/|$)`;
+
 export default tseslint.config(
   { ignores: ['node_modules/', '.data/', 'dist/'] },
   ...tseslint.configs.recommended,
@@ -7,6 +10,30 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  // Dependencies point inward: runtime → adapters → machines (docs/architecture.md).
+  {
+    files: ['machines/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: intoLayer('adapters', 'runtime'), message: 'machines/ is the domain: it reaches adapters and the runtime only through the ports it declares.' },
+            { regex: '^(?!\\.|xstate(/|$)|zod(/|$))', message: 'machines/ imports no SDK, driver or Node I/O module: only xstate and zod (effects arrive as injected actors and ports).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['adapters/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: intoLayer('runtime'), message: 'adapters/ implement the ports of machines/; what they need from the runtime is passed in.' }] },
+      ],
     },
   },
 );

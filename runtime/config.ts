@@ -1,35 +1,7 @@
 import { z } from 'zod';
+import { assertMistralBaseUrl, KOHAMI_ENVS } from '../adapters/mistral/base-url.ts';
 
-/** Hosts a Mistral base URL may point at (INV-T02: data stays with the EU endpoints). */
-export const MISTRAL_HOST_WHITELIST = ['api.mistral.ai', 'eu.api.mistral.ai'] as const;
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-export class InvalidMistralBaseUrlError extends Error {
-  constructor(url: string) {
-    super(`MISTRAL_BASE_URL ${url} is not an allowed Mistral endpoint (${MISTRAL_HOST_WHITELIST.join(', ')})`);
-    this.name = 'InvalidMistralBaseUrlError';
-  }
-}
-
-/**
- * INV-T02. Loopback is admitted outside production so tests can put a fake
- * Mistral server behind the real adapter.
- */
-export function assertMistralBaseUrl(url: string, env: KohamiEnv): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidMistralBaseUrlError(url);
-  }
-  const host = parsed.hostname;
-  const whitelisted = parsed.protocol === 'https:' && (MISTRAL_HOST_WHITELIST as readonly string[]).includes(host);
-  const loopback = env !== 'production' && LOOPBACK_HOSTS.has(host);
-  if (!whitelisted && !loopback) throw new InvalidMistralBaseUrlError(url);
-}
-
-const kohamiEnv = z.enum(['development', 'test', 'production']);
-export type KohamiEnv = z.infer<typeof kohamiEnv>;
+const kohamiEnv = z.enum(KOHAMI_ENVS);
 
 const positiveMs = z.coerce.number().int().positive();
 const optionalText = z

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+import { assertMistralBaseUrl, type KohamiEnv } from './base-url.ts';
 
 export interface MistralSettings {
   apiKey: string;

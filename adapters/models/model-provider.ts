@@ -1,6 +1,6 @@
 import { createMistral } from '@ai-sdk/mistral';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
+import { assertMistralBaseUrl, type KohamiEnv } from '../mistral/base-url.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { LocalHashEmbedder } from '../embedders/local-hash-embedder.ts';
 import { MistralEmbedClient } from '../embedders/mistral-embed-client.ts';

@@ -1,9 +1,8 @@
 import { Mistral } from '@mistralai/mistralai';
 import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
-import type { KohamiEnv } from '../../runtime/config.ts';
 import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
 import { Float32LeDecoder } from '../../machines/voice/resample.ts';
-import { mistralSdkServerUrl } from './mistral-transcriber.ts';
+import { mistralSdkServerUrl, type KohamiEnv } from '../mistral/base-url.ts';
 
 export const MISTRAL_TTS_MODEL = 'voxtral-mini-tts-2603';
 export const MISTRAL_TTS_VOICE = 'fr_marie_neutral';

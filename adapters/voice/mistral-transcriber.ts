@@ -1,31 +1,13 @@
 import { AudioEncoding, RealtimeTranscription, type RealtimeConnection, type RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
 import type { Logger } from 'pino';
-import { assertMistralBaseUrl, type KohamiEnv } from '../../runtime/config.ts';
-import { INPUT_SAMPLE_RATE, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { mistralSdkServerUrl, type KohamiEnv } from '../mistral/base-url.ts';
+import { INPUT_SAMPLE_RATE, TranscriptionTimeoutError, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 
 export const MISTRAL_STT_MODEL = 'voxtral-mini-transcribe-realtime-2602';
 
 /** The service is out of reach (connection refused, handshake failed, reconnects exhausted) or answered an error. */
 export class TranscriberUnavailableError extends Error {
   override name = 'TranscriberUnavailableError';
-}
-/** A flush got no final transcript within its bound. */
-export class TranscriptionTimeoutError extends Error {
-  override name = 'TranscriptionTimeoutError';
-}
-
-/**
- * INV-T02 first, then the SDK's server URL: MISTRAL_BASE_URL ends in `/v1`, the SDK appends
- * `/v1/…` itself. A base URL without the `/v1` suffix is refused rather than guessed at, so
- * chat and audio always reach the same host and path.
- */
-export function mistralSdkServerUrl(baseUrl: string, env: KohamiEnv): string {
-  assertMistralBaseUrl(baseUrl, env);
-  const url = new URL(baseUrl);
-  const path = url.pathname.replace(/\/+$/, '');
-  if (!path.endsWith('/v1')) throw new Error(`MISTRAL_BASE_URL ${baseUrl} must end in /v1`);
-  url.pathname = path.slice(0, -'/v1'.length) || '/';
-  return url.toString().replace(/\/+$/, '');
 }
 
 export interface MistralTranscriberOptions {

@@ -13,7 +13,7 @@ import {
   type EndpointingState,
   type WindowDecision,
 } from './endpointing.ts';
-import { INPUT_SAMPLE_RATE, type SpeechProbability, type VoiceGate } from './voice.port.ts';
+import { INPUT_SAMPLE_RATE, type ListenerEvents, type SpeechProbability, type VoiceGate } from './voice.port.ts';
 import { AudibleEnd, SUB_FRAME_SAMPLES } from './audible-end.ts';
 
 export interface ListenerOptions {
@@ -27,14 +27,6 @@ export interface ListenerOptions {
   preRollMs: number;
   /** Default 30000. */
   maxUtteranceMs: number;
-}
-
-export interface ListenerEvents {
-  /** Speech confirmed (minimum duration reached). */
-  speechStarted(): void;
-  /** Utterance audio, pre-roll first, while speaking (to the transcription stream). */
-  audio(pcm: Int16Array): void;
-  speechStopped(reason: 'silence' | 'max_length'): void;
 }
 
 /**

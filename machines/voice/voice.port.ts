@@ -23,6 +23,15 @@ export interface VoiceGate {
   isVoiced(frame: Int16Array): boolean;
 }
 
+/** What the microphone front end tells its session: no per-frame event, only speech's edges and its audio. */
+export interface ListenerEvents {
+  /** Speech confirmed (minimum duration reached). */
+  speechStarted(): void;
+  /** Utterance audio, pre-roll first, while speaking (to the transcription stream). */
+  audio(pcm: Int16Array): void;
+  speechStopped(reason: 'silence' | 'max_length'): void;
+}
+
 /** One open transcription stream of a session (Voxtral realtime): kept across utterances. */
 export interface TranscriptionStream {
   /** Microphone audio of the utterance being spoken (pre-roll included). */
@@ -32,6 +41,11 @@ export interface TranscriptionStream {
   /** Interim text as it arrives (display only; may drive early recall). */
   onDelta(listener: (text: string) => void): void;
   close(): void;
+}
+
+/** A flush that got no final transcript within its bound: the turn is answered with the SOS line. */
+export class TranscriptionTimeoutError extends Error {
+  override name = 'TranscriptionTimeoutError';
 }
 
 export interface TranscriberPort {

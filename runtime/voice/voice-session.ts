@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
-import { TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
 import { endpointOutcome, shouldBargeIn } from '../../machines/voice/barge-in.ts';
-import type { SpeakerPort, TranscriberPort, TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { TranscriptionTimeoutError, type ListenerEvents, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
@@ -22,18 +21,12 @@ export interface SessionListener {
   close(): void;
 }
 
-export interface ListenerCallbacks {
-  speechStarted(): void;
-  audio(pcm: Int16Array): void;
-  speechStopped(reason: 'silence' | 'max_length'): void;
-}
-
 /** What every voice session of the process shares. */
 export interface VoiceServices {
   /** Null offline (no MISTRAL_API_KEY): there is no speech-to-text, typed turns are still spoken. */
   transcriber: TranscriberPort | null;
   speaker: SpeakerPort;
-  createListener(callbacks: ListenerCallbacks): Promise<SessionListener>;
+  createListener(events: ListenerEvents): Promise<SessionListener>;
   /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name) at `sampleRate`, warming up. */
   linesFor(session: LiveSession, sampleRate: number): { get: LineLookup; close(): void };
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */

@@ -9,11 +9,12 @@ import { EspeakSpeaker, ESPEAK_SAMPLE_RATE, ESPEAK_STUCK_MS } from '../../adapte
 import { FallbackSpeaker } from '../../runtime/voice/fallback-speaker.ts';
 import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
 import { MistralSpeaker, SpeechServiceError } from '../../adapters/voice/mistral-speaker.ts';
-import { MistralTranscriber, TranscriberUnavailableError, TranscriptionTimeoutError } from '../../adapters/voice/mistral-transcriber.ts';
+import { MistralTranscriber, TranscriberUnavailableError } from '../../adapters/voice/mistral-transcriber.ts';
+import { TranscriptionTimeoutError, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import { float32ToS16 } from '../../machines/voice/resample.ts';
-import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
-import { InvalidMistralBaseUrlError, loadConfig } from '../../runtime/config.ts';
+import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { loadConfig } from '../../runtime/config.ts';
 import { createMetrics } from '../../runtime/metrics.ts';
 import type { LiveSession } from '../../runtime/sessions/session-registry.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assertMistralBaseUrl, ConfigError, InvalidMistralBaseUrlError, loadConfig } from '../../runtime/config.ts';
+import { assertMistralBaseUrl, InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { ConfigError, loadConfig } from '../../runtime/config.ts';
 import { createModels } from '../../adapters/models/model-provider.ts';
 
 describe('configuration', () => {

@@ -5,7 +5,7 @@ import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.
 import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
 import { isDegenerateVector } from '../../machines/memory/memory.port.ts';
-import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
+import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
 import { cosineDistance } from '../support/embeddings.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 

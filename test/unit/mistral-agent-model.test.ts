@@ -3,7 +3,7 @@ import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, ty
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MistralAgentModel } from '../../adapters/models/mistral-agent-model.ts';
-import { InvalidMistralBaseUrlError } from '../../runtime/config.ts';
+import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 
 /**
