@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import { devTokensFile, readDevTokens, saveDevTokens, type DevSeed } from './db/dev-seed.ts';
+import { devTokensFileFor, readDevTokens, type DevSeed } from './db/dev-seed.ts';
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
 
 /** What the start banner says of a started runtime. */
@@ -53,8 +53,7 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
     throw err;
   }
   const runtime = await startRuntime(config, overrides);
-  const tokensFile = config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);
-  if (runtime.seed && tokensFile) await saveDevTokens(tokensFile, runtime.seed);
+  const tokensFile = devTokensFileFor(config);
   const demo = runtime.seed ?? (tokensFile ? await readDevTokens(tokensFile) : null);
   process.stdout.write(`${[...bannerLines(config, runtime, demo, tokensFile !== null), ...bannerExtra].join('\n')}\n\n`);
 

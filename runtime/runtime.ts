@@ -32,7 +32,7 @@ import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-smal
 import { CloseJobs } from './jobs/close-jobs.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { seedDevData, type DevSeed } from './db/dev-seed.ts';
+import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
 import { SeniorErasure } from './sessions/erasure.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
@@ -126,6 +126,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     config.KOHAMI_ENV === 'production'
       ? null
       : await seedDevData(directory, consents, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
+  // Kept at once, before anything else can fail: the tokens are stored hashed, so a start that seeds
+  // and then fails (a busy port) would otherwise lose them for good.
+  const tokensFile = devTokensFileFor(config);
+  if (seed && tokensFile) await saveDevTokens(tokensFile, seed);
 
   const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;

@@ -42,6 +42,11 @@ export function devTokensFile(pgliteDataDir: string): string | null {
   return pgliteDataDir.startsWith('memory://') ? null : path.join(path.dirname(path.resolve(pgliteDataDir)), 'dev-tokens.json');
 }
 
+/** Where this configuration keeps its demo tokens: nowhere in production or on a PostgreSQL server. */
+export function devTokensFileFor(config: { KOHAMI_ENV: string; DATABASE_URL?: string | undefined; PGLITE_DATA_DIR: string }): string | null {
+  return config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);
+}
+
 export async function saveDevTokens(file: string, seed: DevSeed): Promise<void> {
   await writeFile(file, JSON.stringify({ seniorId: seed.seniorId, kioskToken: seed.kioskToken, adminToken: seed.adminToken }), { mode: 0o600 });
 }
