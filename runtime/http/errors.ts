@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import pg from 'pg';
+import { redactUrl } from '../logger.ts';
 import { installJsonBody } from './body.ts';
 
 /**
@@ -11,6 +12,12 @@ export function installHttpErrors(app: FastifyInstance): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installJsonBody(app);
+  // Fastify's own 404 logs and answers the raw URL: a mistyped kiosk link would put its ?token= in the log.
+  app.setNotFoundHandler((request, reply) => {
+    const route = `${request.method}:${redactUrl(request.url)}`;
+    request.log.info({ route }, 'route not found');
+    return reply.code(404).send({ error: 'not_found', message: `Route ${route} not found` });
+  });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(err)) {
       const message = err.validation.map((v) => `${v.instancePath.replace(/^\//, '').replace(/\//g, '.') || err.validationContext}: ${v.message}`).join('; ');
