@@ -2,10 +2,9 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { WebSocket } from 'ws';
 import { bearerToken } from '../http/bearer.ts';
 import { SeniorNotFoundError, ShuttingDownError, type LiveSession, type SessionRegistry } from '../sessions/session-registry.ts';
-import { audioByteBudget } from './byte-budget.ts';
+import { audioByteBudget, TokenBucket } from './token-bucket.ts';
 import type { VoiceLink, VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.ts';
 import { droppedTurnId, micFrameProblem, negotiateAudio, parseClientFrame, SERVICE_RESTART, VOICE_FRAME_TYPES, type ErrorCode, type ServerFrame } from '../protocol/messages.ts';
-import { TokenBucket } from './rate-limit.ts';
 
 export interface KioskGatewayOptions {
   registry: SessionRegistry;
