@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
-import { REMEMBERED_TURN_IDS } from '../../runtime/kiosk/gateway.ts';
+import { REMEMBERED_TURN_IDS } from '../../runtime/kiosk/recent-turn-ids.ts';
 import { SERVICE_RESTART } from '../../runtime/protocol/messages.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
 import { controllableModel, streamingModel, switchableModel } from '../support/models.ts';
