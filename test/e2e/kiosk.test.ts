@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import type { SessionClosed } from '../../machines/session/session.machine.ts';
 import { MAX_FRAME_BYTES } from '../../runtime/protocol/messages.ts';
@@ -8,6 +8,8 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 
 /** One agent model for the file's runtime; each test swaps its behaviour. */
 const agent = switchableModel(streamingModel(['Je vous ', 'écoute.']));
+/** The file's runtime's text-frame limit. */
+const RATE = { perSecond: 50, burst: 60 };
 let rt: TestRuntime;
 const open: KioskClient[] = [];
 async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {}) {
@@ -17,7 +19,10 @@ async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {})
 }
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: agent, rateLimit: { perSecond: 50, burst: 60 } }, { TURN_BUDGET_MS: '400', KIOSK_GRACE_MS: '60000' });
+  rt = await startTestRuntime({ agentModel: agent, rateLimit: RATE }, { TURN_BUDGET_MS: '400', KIOSK_GRACE_MS: '60000' });
+});
+afterEach(() => {
+  vi.useRealTimers();
 });
 afterAll(async () => {
   for (const c of open) c.close();
@@ -141,6 +146,17 @@ describe('kiosk gateway, end to end over a real socket', () => {
     const pongs = k.frames.filter((f) => f.type === 'pong').length;
     expect(pongs).toBeLessThan(200);
     expect((await fetch(`${rt.url}/health`)).status).toBe(200);
+  });
+
+  it('a wall clock stepping back 60 s still admits the burst of text frames', async () => {
+    // Only the wall clock moves, as when NTP steps it: the monotonic clock goes on.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const k = await kiosk();
+    vi.setSystemTime(Date.now() - 60_000);
+    for (let i = 0; i < RATE.burst; i++) k.send({ type: 'ping' });
+    const pongs = () => k.frames.filter((f) => f.type === 'pong').length;
+    await k.next((f) => f.type === 'error' || pongs() === RATE.burst);
+    expect(k.frames).toEqual(Array.from({ length: RATE.burst }, () => ({ type: 'pong' })));
   });
 
   it('a second connection for the same senior takes over; the first hears "replaced"', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
-import { REMEMBERED_TURN_IDS } from '../../runtime/kiosk/gateway.ts';
+import { REMEMBERED_TURN_IDS } from '../../runtime/kiosk/recent-turn-ids.ts';
 import { SERVICE_RESTART } from '../../runtime/protocol/messages.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
 import { controllableModel, streamingModel, switchableModel } from '../support/models.ts';
@@ -59,8 +59,8 @@ describe('the Bearer scheme on the kiosk upgrade', () => {
 
 describe('a turn dropped by the rate limit is answered', () => {
   it('each dropped turn gets its own rate_limited error with its turnId; other frames one notice per second', async () => {
-    // Only Date is faked: the bucket cannot refill and the notice's second cannot pass while the test runs.
-    vi.useFakeTimers({ toFake: ['Date'] });
+    // Only the monotonic clock is faked: the bucket cannot refill and the notice's second cannot pass while the test runs.
+    vi.useFakeTimers({ toFake: ['performance'] });
     const k = await kiosk();
     await k.start();
     for (let i = 1; i < BURST; i++) k.send({ type: 'ping' });
@@ -82,7 +82,7 @@ describe('a turn dropped by the rate limit is answered', () => {
     expect(String(errors[0]!.message)).toContain('send it again');
 
     // Nothing was answered for a dropped turn; once the budget is back, the same turnId is a new turn.
-    vi.setSystemTime(Date.now() + 10_000_000);
+    vi.advanceTimersByTime(10_000_000);
     expect(await k.turn('r1', 'bonjour')).toMatchObject({ turnId: 'r1', flux: 'cache' });
     expect(doneOf(k, 'r1')).toHaveLength(1);
     expect(k.frames.filter((f) => f.type === 'reply.done' && ['r2', 'r3', 'r4'].includes(String(f.turnId)))).toEqual([]);
