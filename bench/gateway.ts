@@ -128,4 +128,4 @@ console.log('| N kiosks | echo turns/s | runtime turns/s | runtime/echo | echo p
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 console.log(`\nCacheFlux resolve: ${fmt(cost.resolveNs, 0)} ns per turn (${fmt(cost.resolveNs / 1e6, 4)} ms); parsing the turn frame: ${fmt(cost.parseNs, 0)} ns (ratio ${fmt(cost.resolveNs / cost.parseNs, 2)}×)`);
-console.log('\ntargets (issue 13): runtime/echo ≥ 0.5× (0.8× the long-run goal) and p99 ratio ≤ 2× at 5,000 kiosks, runtime RSS ≤ 30 KiB per idle session');
+console.log('\ntargets: runtime/echo ≥ 0.5× (0.8× the long-run goal) and p99 ratio ≤ 2× at 5,000 kiosks, runtime RSS ≤ 30 KiB per idle session');

@@ -72,6 +72,10 @@ const schema = z
     if (cfg.AGENT_STALL_MS >= cfg.REPLY_MAX_MS) {
       ctx.addIssue({ code: 'custom', path: ['AGENT_STALL_MS'], message: `must be below REPLY_MAX_MS (${cfg.REPLY_MAX_MS})` });
     }
+    // The listener refuses this pair per voice session; refused here, it cannot silently turn voice input off.
+    if (cfg.MIN_SPEECH_MS >= cfg.MAX_UTTERANCE_MS) {
+      ctx.addIssue({ code: 'custom', path: ['MIN_SPEECH_MS'], message: `must be below MAX_UTTERANCE_MS (${cfg.MAX_UTTERANCE_MS})` });
+    }
     if (Boolean(cfg.ZEP_API_URL) !== Boolean(cfg.ZEP_API_KEY)) {
       ctx.addIssue({ code: 'custom', path: [cfg.ZEP_API_URL ? 'ZEP_API_KEY' : 'ZEP_API_URL'], message: 'ZEP_API_URL and ZEP_API_KEY go together' });
     }

@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
  * within a few hundred ms and a mark-compact runs every few hundred ms, each pause landing on a
  * frame or a reply. Which mode a process falls into varied from run to run. Doubling the live size
  * instead costs tens of MiB of heap and keeps mark-compacts rare: bench:voice at 100 sessions, 8–47
- * mark-compacts per 10 s window without it, 1 with it (README, bench:voice). At 3,000 text sessions
- * (bench:load) alternated runs with and without it stayed within that bench's spread (README, bench:load).
+ * mark-compacts per 10 s window without it, 1 with it (docs/benchmarks.md, bench:voice). At 3,000 text sessions
+ * (bench:load) alternated runs with and without it stayed within that bench's spread (docs/benchmarks.md, bench:load).
  */
 export const HEAP_GROWING_PERCENT = 100;
 

@@ -17,7 +17,7 @@ export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<D
     '',
     `  kohami-runtime listening on ${runtime.url}  (${config.KOHAMI_ENV})`,
     `  kiosk WebSocket:  ${ws}/v1/kiosk`,
-    // With the demo token in the link the page connects at once; otherwise it asks for a token.
+    // With the demo token in the link the page has it filled in (click « Connecter »); otherwise it asks for one.
     `  kiosk page:       ${runtime.url}/kiosk${demo ? `?token=${encodeURIComponent(demo.kioskToken)}` : ''}  (in a browser: voice and typed turns)`,
     `  database:         ${runtime.db.engine} (${runtime.db.location})`,
     `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,

@@ -77,7 +77,7 @@ export function createMetrics() {
   });
   const speechErrors = new Counter({
     name: 'kohami_speech_errors_total',
-    help: 'Speech service failures, by service: stt (transcription failed or late), tts (synthesis failed)',
+    help: 'Speech service failures, by service: stt (transcription failed or late), tts (synthesis failed), espeak (offline speech failed)',
     labelNames: ['service'] as const,
     registers: [registry],
   });

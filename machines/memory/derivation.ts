@@ -1,6 +1,6 @@
 import type { FactCategory } from './memory.port.ts';
 
-/** Mood tiers over a 0–100 score (documented in the README). */
+/** Mood tiers over a 0–100 score (documented in docs/memory.md). */
 export const MOOD_TIERS = ['preoccupant', 'melancolique', 'neutre', 'enjoue'] as const;
 export type MoodTier = (typeof MOOD_TIERS)[number];
 

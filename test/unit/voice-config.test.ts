@@ -24,4 +24,9 @@ describe('voice configuration', () => {
   ])('%s=%s is refused with a line naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`invalid configuration: ${name}`));
   });
+
+  it('refuses MIN_SPEECH_MS not below MAX_UTTERANCE_MS at start, rather than each voice session losing its listener', () => {
+    expect(() => loadConfig({ MIN_SPEECH_MS: '2000', MAX_UTTERANCE_MS: '2000' })).toThrow(/invalid configuration: MIN_SPEECH_MS.*must be below MAX_UTTERANCE_MS \(2000\)/);
+    expect(loadConfig({ MIN_SPEECH_MS: '1999', MAX_UTTERANCE_MS: '2000' }).MIN_SPEECH_MS).toBe(1999);
+  });
 });
