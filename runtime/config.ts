@@ -1,7 +1,16 @@
 import { z } from 'zod';
-import { assertMistralBaseUrl, KOHAMI_ENVS } from '../adapters/mistral/base-url.ts';
+import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
+
+/**
+ * A deployment that forgets KOHAMI_ENV must not seed a demo senior and print an admin token to
+ * whoever can reach it: unset, it is development only while the runtime listens on loopback.
+ */
+function kohamiEnvOf(cfg: { KOHAMI_ENV?: KohamiEnv | undefined; HOST: string }): KohamiEnv {
+  if (cfg.KOHAMI_ENV) return cfg.KOHAMI_ENV;
+  return /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(cfg.HOST) ? 'development' : 'production';
+}
 
 const positiveMs = z.coerce.number().int().positive();
 const optionalText = z
@@ -14,7 +23,8 @@ const schema = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    KOHAMI_ENV: kohamiEnv.default('development'),
+    /** Unset: development on a loopback HOST, production otherwise (see kohamiEnvOf). */
+    KOHAMI_ENV: kohamiEnv.optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
@@ -39,6 +49,8 @@ const schema = z
     SESSION_PAUSE_MS: positiveMs.default(3_600_000),
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
+    /** The longest an HTTP request may take to arrive whole (a body trickled byte by byte is cut). */
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
@@ -81,12 +93,12 @@ const schema = z
     }
     if (typeof cfg.MISTRAL_BASE_URL !== 'string') return;
     try {
-      assertMistralBaseUrl(cfg.MISTRAL_BASE_URL, cfg.KOHAMI_ENV);
+      assertMistralBaseUrl(cfg.MISTRAL_BASE_URL, kohamiEnvOf(cfg));
     } catch (err) {
       ctx.addIssue({ code: 'custom', path: ['MISTRAL_BASE_URL'], message: (err as Error).message });
     }
   })
-  .transform((cfg) => ({ ...cfg, RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)) }));
+  .transform((cfg) => ({ ...cfg, KOHAMI_ENV: kohamiEnvOf(cfg), RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)) }));
 
 export type Config = z.output<typeof schema>;
 

@@ -272,6 +272,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     processId,
     presenceStaleMs,
     kioskHeartbeatMs: config.KIOSK_HEARTBEAT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     rateLimit: overrides.rateLimit,
     voice: voiceSessionFactory(voiceServices),
   });

@@ -19,6 +19,7 @@ import { profileRoutes } from './admin/profile-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
 import type { SeniorErasure } from '../sessions/erasure.ts';
 import { healthRoutes } from './health.ts';
+import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
@@ -47,6 +48,8 @@ export interface HttpAppDeps {
   processId: string;
   presenceStaleMs: number;
   kioskHeartbeatMs: number;
+  /** HTTP_REQUEST_TIMEOUT_MS: a request not whole by then gets 408 and its connection closes. */
+  requestTimeoutMs: number;
   rateLimit?: { perSecond: number; burst: number } | undefined;
   /** Voice mode of the kiosk socket. */
   voice?: VoiceSessionFactory;
@@ -54,7 +57,19 @@ export interface HttpAppDeps {
 
 /** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
 export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, forceCloseConnections: true });
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    forceCloseConnections: true,
+    // Node enforces a request timeout only when the server is built with it (Fastify's own option is
+    // set afterwards, and never fires), and checks it every connectionsCheckingInterval (30 s by default).
+    requestTimeout: deps.requestTimeoutMs,
+    http: { requestTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, deps.requestTimeoutMs) },
+  });
+  // Answered before its body arrived (a 401 at the auth hook): node would go on reading the body,
+  // and no request timeout counts once the answer is out, so a trickled body held the connection.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
+  });
   // Sessions end (and the kiosks hear why) before the sockets go.
   app.addHook('preClose', async () => deps.registry.shutdown());
   installHttpErrors(app);
@@ -70,7 +85,12 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
     transform: jsonSchemaTransform,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Swagger UI's own CSP (hashes of its inline scripts), less its upgrade-insecure-requests: the
+  // runtime is often reached over plain http on loopback, where that would break every asset.
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (csp) => csp.replace(/\s*upgrade-insecure-requests;?/, '') });
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url === '/docs' || request.url.startsWith('/docs/')) reply.headers(BROWSER_HEADERS);
+  });
 
   await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting });
   await app.register(seniorRoutes, {
@@ -97,7 +117,8 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     presenceStaleMs: deps.presenceStaleMs,
   });
   const consolePage = await readFile(new URL('../ops/console.html', import.meta.url), 'utf8');
-  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(consolePage));
+  const consoleHeaders = pageHeaders(consolePage);
+  app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.headers(consoleHeaders).type('text/html; charset=utf-8').send(consolePage));
   await app.register(kioskPage);
   await app.register(kioskGateway, {
     registry: deps.registry,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
+import { BROWSER_HEADERS, pageHeaders } from '../http/page-headers.ts';
 
 /** The page and its scripts, read once at start: plain files, no build step. */
 const FILES = {
@@ -13,6 +14,7 @@ const FILES = {
 export const kioskPage: FastifyPluginAsync = async (app) => {
   for (const [path, [file, type]] of Object.entries(FILES)) {
     const body = await readFile(new URL(`./page/${file}`, import.meta.url), 'utf8');
-    app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.type(type).send(body));
+    const headers = file.endsWith('.html') ? pageHeaders(body) : BROWSER_HEADERS;
+    app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(headers).type(type).send(body));
   }
 };

@@ -87,9 +87,13 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // A script, worklet or socket refused by the page's Content-Security-Policy is a console error.
+    page.on('console', (m) => m.type() === 'error' && /Content Security Policy/i.test(m.text()) && errors.push(m.text()));
     const socket = page.waitForEvent('websocket');
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
     expect(await page.inputValue('#token')).toBe(KIOSK_TOKEN);
+    // The token left the address bar (and so the history and any Referer) as the page loaded.
+    expect(page.url()).toBe(`${rt.url}/kiosk`);
     await page.click('#connect');
     const log = record(await socket);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));

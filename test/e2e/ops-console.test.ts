@@ -12,6 +12,7 @@ let rt: TestRuntime;
 let browser: Browser;
 let page: Page;
 let operator: string;
+const consoleErrors: string[] = [];
 const model = controllableModel(['Il était ', 'une fois.']);
 
 beforeAll(async () => {
@@ -23,6 +24,7 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   page = await browser.newPage();
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -68,6 +70,8 @@ describe('operator console (/ops) in headless Chromium', () => {
     expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'operator' });
     await expect.poll(() => row.count()).toBe(0);
     kiosk.close();
+    // The page works under its Content-Security-Policy: no script or style of its own was refused.
+    expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   });
 
   it('refuses a wrong token on the page', async () => {

@@ -28,6 +28,14 @@ describe('configuration', () => {
     }
   });
 
+  it('unset KOHAMI_ENV is development on a loopback HOST only: a deployment listening on the network that forgets it is production', () => {
+    for (const HOST of ['127.0.0.1', '127.0.1.1', 'localhost', '::1']) expect(loadConfig({ HOST }).KOHAMI_ENV, HOST).toBe('development');
+    for (const HOST of ['0.0.0.0', '::', '10.0.0.5', 'kohami.example']) expect(loadConfig({ HOST }).KOHAMI_ENV, HOST).toBe('production');
+    expect(loadConfig({ HOST: '0.0.0.0', KOHAMI_ENV: 'development' }).KOHAMI_ENV).toBe('development');
+    // Production refuses a loopback Mistral URL: the rule follows the derived value.
+    expect(() => loadConfig({ HOST: '0.0.0.0', MISTRAL_BASE_URL: 'http://127.0.0.1:9/v1' })).toThrow(/MISTRAL_BASE_URL/);
+  });
+
   it('never echoes a secret value in the error', () => {
     expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).toThrow(/DEV_ADMIN_TOKEN: /);
     expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).not.toThrow(/tiny/);

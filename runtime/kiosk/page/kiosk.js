@@ -324,6 +324,11 @@ function say(e) {
 }
 
 $('token').value = new URLSearchParams(location.search).get('token') ?? sessionStorage.getItem('kohami-kiosk-token') ?? '';
+// The token leaves the address bar and the history at once: it stays in this tab's sessionStorage only.
+if (location.search) {
+  sessionStorage.setItem('kohami-kiosk-token', $('token').value);
+  history.replaceState(null, '', location.pathname);
+}
 $('connect').onclick = connect;
 $('interrupt').onclick = interrupt;
 $('mic').onclick = toggleMic;
