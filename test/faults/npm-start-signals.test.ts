@@ -19,7 +19,7 @@ describe('npm start', () => {
     npm.stderr!.on('data', (d) => (out += d));
     // 'close' fires once every holder of npm's pipes is gone: an orphaned runtime would keep it open.
     const closed = once(npm, 'close');
-    await expect.poll(() => out, { timeout: 30_000, interval: 100 }).toContain('demo kiosk token');
+    await expect.poll(() => out, { timeout: 60_000, interval: 100 }).toContain('demo kiosk token');
     const ws = /kiosk WebSocket:\s+(\S+)/.exec(out)![1]!;
     const kiosk = await KioskClient.connect(ws, KIOSK_TOKEN);
     await kiosk.start();
@@ -28,5 +28,5 @@ describe('npm start', () => {
     expect(await kiosk.next('session.closed')).toMatchObject({ reason: 'shutdown' });
     await closed;
     await expect(KioskClient.connect(ws, KIOSK_TOKEN)).rejects.toThrow();
-  });
+  }, 120_000);
 });
