@@ -125,6 +125,27 @@ describe('MistralTranscriber over the realtime socket', () => {
     s.close();
   });
 
+  it('a socket that delivered a transcript was healthy: the count of reopenings starts over after it', async () => {
+    voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Premier' }, { text: 'perdu aussi', fault: 'drop' }, { text: 'Second' });
+    // One reopening allowed without a healthy socket: a count carried over the transcript would end the stream at the second drop.
+    const s = await transcriber({ maxReconnects: 1 }).open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Premier');
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Second');
+    expect(voxtral.sockets).toHaveLength(3);
+    s.close();
+  });
+
+  it('a flush whose socket dropped and whose next one could not be dialled within its bound fails at once as unavailable, not as late', async () => {
+    voxtral.utterances.push({ text: 'perdu', fault: 'drop' });
+    const s = await transcriber({ backoffMs: 60_000, maxBackoffMs: 60_000, flushTimeoutMs: 10_000 }).open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).rejects.toThrow(new TranscriberUnavailableError('transcription socket lost: no new socket within the flush bound'));
+    expect(voxtral.sockets).toHaveLength(1);
+    s.close();
+  });
+
   it('bounds a flush that is never answered, by its signal and by its own bound, then carries on with a fresh socket', async () => {
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais non plus', fault: 'hang' }, { text: 'Me revoilà' });
     const s = await transcriber({ flushTimeoutMs: 150 }).open({ contextBias: [], signal: new AbortController().signal });
