@@ -260,7 +260,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     directory,
     consents,
     memory: memory.memory,
-    erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache }),
+    erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
     semanticCache,
     moodScores,
     profiles,

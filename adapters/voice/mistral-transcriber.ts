@@ -29,11 +29,29 @@ export interface MistralTranscriberOptions {
    * does not go into it. Default 10,000 ms: a dead socket is found within 20 s of dying.
    */
   keepAliveMs?: number;
-  /** Connection attempts per (re)connection before giving up, delays doubling from `backoffMs`. Default 3 and 100 ms. */
+  /** Failed connection attempts in a row before a (re)connection gives up. Default 3. */
   connectAttempts?: number;
+  /**
+   * Reconnect back-off: before the k-th socket since the last healthy one, a wait of
+   * `backoffMs × 2^(k−1)` (at most `maxBackoffMs`), jittered down to half of it. The count carries
+   * across sockets the service accepted and then dropped, and across failed connects alike: it
+   * resets only once a socket has been healthy (it delivered a transcript, or stayed open
+   * `healthyAfterMs`). Defaults 100 ms, 2,000 ms, 10,000 ms.
+   */
   backoffMs?: number;
+  maxBackoffMs?: number;
+  healthyAfterMs?: number;
+  /**
+   * Sockets opened after the first without a healthy one in between, before the stream gives up:
+   * the utterance's flush (pending or next) fails with TranscriberUnavailableError and the stream
+   * opens no socket again. Default 5: at most 6 sockets per stream and utterance, whatever the service does.
+   */
+  maxReconnects?: number;
   logger?: Logger;
 }
+
+/** The reconnect policy's defaults (MistralTranscriberOptions says what each bounds). */
+export const TRANSCRIBER_RECONNECT = { connectAttempts: 3, backoffMs: 100, maxBackoffMs: 2_000, healthyAfterMs: 10_000, maxReconnects: 5 } as const;
 
 /** Names the recognizer should favour: trimmed, unique, bounded (Mistral caps the list; a long one only slows it). */
 const MAX_CONTEXT_BIAS = 100;
@@ -66,8 +84,11 @@ export class MistralTranscriber implements TranscriberPort {
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
       flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
       keepAliveMs: options.keepAliveMs ?? 10_000,
-      connectAttempts: options.connectAttempts ?? 3,
-      backoffMs: options.backoffMs ?? 100,
+      connectAttempts: options.connectAttempts ?? TRANSCRIBER_RECONNECT.connectAttempts,
+      backoffMs: options.backoffMs ?? TRANSCRIBER_RECONNECT.backoffMs,
+      maxBackoffMs: options.maxBackoffMs ?? TRANSCRIBER_RECONNECT.maxBackoffMs,
+      healthyAfterMs: options.healthyAfterMs ?? TRANSCRIBER_RECONNECT.healthyAfterMs,
+      maxReconnects: options.maxReconnects ?? TRANSCRIBER_RECONNECT.maxReconnects,
       logger: options.logger,
     };
   }
@@ -108,6 +129,9 @@ interface StreamSettings {
   keepAliveMs: number;
   connectAttempts: number;
   backoffMs: number;
+  maxBackoffMs: number;
+  healthyAfterMs: number;
+  maxReconnects: number;
   logger: Logger | undefined;
 }
 
@@ -120,6 +144,8 @@ interface PendingFlush {
  * One session's socket, kept across utterances. The audio of the utterance in progress (and of a
  * flushed one still awaiting its transcript) stays in RAM until its transcript arrives, so a
  * dropped socket is reopened and the audio replayed: the senior never has to repeat themselves.
+ * Reopening backs off across dropped sockets and is bounded (`maxReconnects`): a service that
+ * accepts and drops every socket costs at most that many replays, then the utterance fails as unavailable.
  */
 class MistralTranscriptionStream implements TranscriptionStream {
   private connection: RealtimeConnection | undefined;
@@ -136,6 +162,20 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private interim = '';
   private readonly listeners: Array<(text: string) => void> = [];
   private readonly lifetime = new AbortController();
+  /**
+   * Sockets dialled since the last healthy one (0: the next dial is the stream's first, or follows a
+   * healthy socket). It grows with failed connects and with sockets accepted then dropped alike, so
+   * a service that accepts and drops every socket meets the same back-off and bound as one that refuses.
+   */
+  private dials = 0;
+  /** performance.now() when the current socket was adopted. */
+  private adoptedAt = 0;
+  /** performance.now() by which the pending flush gives up (Infinity when none waits). */
+  private flushDeadline = Infinity;
+  /** The service lost audio of the utterance in progress while no flush waited: its flush fails with this. */
+  private lost: unknown;
+  /** `maxReconnects` ran out: the stream opens no socket again, and every flush fails with this. */
+  private exhausted: TranscriberUnavailableError | undefined;
 
   constructor(
     private readonly client: RealtimeTranscription,
@@ -149,7 +189,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   }
 
   append(pcm: Int16Array): void {
-    if (this.lifetime.signal.aborted || pcm.length === 0) return;
+    if (this.lifetime.signal.aborted || this.exhausted || pcm.length === 0) return;
     // Copied into the batch: the caller may reuse its array.
     for (let at = 0; at < pcm.length; ) {
       const n = Math.min(pcm.length - at, APPEND_BATCH_SAMPLES - this.batchLength);
@@ -178,6 +218,13 @@ class MistralTranscriptionStream implements TranscriptionStream {
     if (this.pending) return Promise.reject(new Error('a flush is already waiting for its transcript'));
     signal.throwIfAborted();
     this.sendBatch();
+    // The utterance cannot be transcribed whole: its audio (or part of it) is gone, and so is the service.
+    const failure = this.exhausted ?? this.lost;
+    if (failure) {
+      this.lost = undefined;
+      this.dropAudio();
+      return Promise.reject(failure);
+    }
     if (this.current.length === 0) return Promise.resolve('');
     this.flushed = this.current;
     this.current = [];
@@ -187,6 +234,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         this.pending = undefined;
+        this.flushDeadline = Infinity;
         this.flushed = [];
         this.interim = '';
         fn();
@@ -199,6 +247,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
       const onAbort = () => giveUp(signal.reason);
       const timer = setTimeout(() => giveUp(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
+      this.flushDeadline = performance.now() + this.settings.flushTimeoutMs;
       this.pending = { resolve: (text) => settle(() => resolve(text)), reject: (err) => settle(() => reject(err)) };
       if (this.connection) void this.connection.flushAudio().catch(ignore);
       else this.reconnect();
@@ -213,30 +262,55 @@ class MistralTranscriptionStream implements TranscriptionStream {
     if (this.lifetime.signal.aborted) return;
     this.lifetime.abort();
     this.pending?.reject(new TranscriberUnavailableError('transcription stream closed'));
-    this.current = [];
-    this.currentSamples = 0;
-    this.batchLength = 0;
+    this.dropAudio();
     this.retire();
   }
 
-  /** Opens a socket when there is something to send and none is open or opening. */
+  private dropAudio(): void {
+    this.current = [];
+    this.currentSamples = 0;
+    this.batchLength = 0;
+  }
+
+  /** Opens a socket when there is something to send and none is open or opening (never once the reconnects ran out). */
   private reconnect(): void {
-    if (this.connection || this.connecting || this.lifetime.signal.aborted) return;
+    if (this.connection || this.connecting || this.lifetime.signal.aborted || this.exhausted) return;
     this.connected().catch((err: unknown) => {
+      if (this.lifetime.signal.aborted) return;
       this.settings.logger?.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription unavailable');
-      this.pending?.reject(err);
-      // Audio nobody can transcribe is not kept: the next utterance starts a fresh attempt.
-      this.current = [];
-      this.currentSamples = 0;
-      this.batchLength = 0;
+      // The utterance's flush fails now if it waits, or when it comes: never an empty transcript for lost speech.
+      if (this.pending) this.pending.reject(err);
+      else this.lost = err;
+      // Audio nobody can transcribe is not kept.
+      this.dropAudio();
     });
   }
 
+  /**
+   * Dials until a socket is adopted. Before every dial but a healthy stream's first, the back-off of
+   * `dials` (see MistralTranscriberOptions.backoffMs); `connectAttempts` failed connects in a row
+   * end this call, `maxReconnects` dials without a healthy socket end the stream.
+   */
   private async connectWithBackoff(): Promise<RealtimeConnection> {
     let lastError: unknown;
-    for (let attempt = 0; attempt < this.settings.connectAttempts; attempt++) {
-      if (attempt > 0) await sleep(this.settings.backoffMs * 2 ** (attempt - 1), this.lifetime.signal);
+    for (let failed = 0; ; ) {
+      if (this.dials > this.settings.maxReconnects) {
+        this.exhausted = new TranscriberUnavailableError(`transcription socket reopened ${this.settings.maxReconnects} times without a transcript: giving up on this stream`, {
+          cause: lastError,
+        });
+        throw this.exhausted;
+      }
+      if (this.dials > 0) {
+        const delay = this.backoff(this.dials);
+        // A flush that would time out before the next socket is even dialled fails now, as the
+        // service's failure it is (the kiosk is told), not later as a late transcript.
+        if (this.pending && performance.now() + delay >= this.flushDeadline) {
+          throw new TranscriberUnavailableError('transcription socket lost: no new socket within the flush bound', { cause: lastError });
+        }
+        await sleep(delay, this.lifetime.signal);
+      }
       this.lifetime.signal.throwIfAborted();
+      this.dials += 1;
       try {
         const connection = await this.connectOnce();
         if (this.lifetime.signal.aborted) {
@@ -246,11 +320,26 @@ class MistralTranscriptionStream implements TranscriptionStream {
         this.adopt(connection);
         return connection;
       } catch (err) {
+        if (this.lifetime.signal.aborted) throw err;
         lastError = err;
-        if (attempt > 0) this.settings.logger?.debug({ attempt }, 'voice transcription reconnect failed');
+        this.settings.logger?.debug({ dials: this.dials }, 'voice transcription connect failed');
+        if (++failed >= this.settings.connectAttempts) {
+          throw new TranscriberUnavailableError(`transcription service unreachable after ${failed} attempts`, { cause: lastError });
+        }
       }
     }
-    throw new TranscriberUnavailableError(`transcription service unreachable after ${this.settings.connectAttempts} attempts`, { cause: lastError });
+  }
+
+  /** Equal jitter: half the exponential delay for sure, the other half at random, so the session's kiosks do not reconnect in step. */
+  private backoff(dials: number): number {
+    const { backoffMs, maxBackoffMs } = this.settings;
+    const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (dials - 1));
+    return delay / 2 + (Math.random() * delay) / 2;
+  }
+
+  /** The current socket goes (closed, dead or retired): one open `healthyAfterMs` was healthy, and the back-off starts over. */
+  private socketGone(): void {
+    if (performance.now() - this.adoptedAt >= this.settings.healthyAfterMs) this.dials = 0;
   }
 
   /** Socket, `session.created`, then one `session.update` answered by `session.updated`: all within `connectTimeoutMs`. */
@@ -283,6 +372,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** Makes the new socket current and replays what it has not heard: the flushed utterance, its flush, then the current one. */
   private adopt(connection: RealtimeConnection): void {
     this.connection = connection;
+    this.adoptedAt = performance.now();
     this.keepAlive(connection);
     this.interim = '';
     for (const pcm of this.flushed) this.send(connection, pcm);
@@ -319,6 +409,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** A socket that stopped answering is cut (no close handshake can complete) and a new one opened with the usual backoff. */
   private replaceDead(connection: RealtimeConnection, socket: RawSocket): void {
     this.settings.logger?.warn('voice transcription socket stopped answering: reopening it');
+    this.socketGone();
     this.connection = undefined;
     this.interim = '';
     if (typeof socket.terminate === 'function') socket.terminate();
@@ -337,6 +428,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
         this.interim += event.text;
         for (const listener of this.listeners) listener(this.interim);
       } else if (event.type === 'transcription.done' && typeof event.text === 'string') {
+        // A transcript: the socket is healthy, the next drop reconnects without waiting.
+        this.dials = 0;
         this.pending?.resolve(event.text.trim());
       } else if (event.type === 'error') {
         this.pending?.reject(new TranscriberUnavailableError(`transcription failed: ${describeError(event)}`));
@@ -345,6 +438,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     }
     // The socket closed: if it was the current one, the next sound (or the pending flush) reopens it.
     if (this.connection !== connection) return;
+    this.socketGone();
     this.connection = undefined;
     this.interim = '';
     if (this.pending || this.current.length > 0) this.reconnect();
@@ -353,6 +447,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** Closes the current socket; a new one opens when there is audio or a flush to carry. */
   private retire(): void {
     const connection = this.connection;
+    if (connection) this.socketGone();
     this.connection = undefined;
     this.interim = '';
     if (connection) void connection.close();

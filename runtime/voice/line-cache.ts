@@ -30,10 +30,20 @@ export function sessionLines(variations: CacheVariations, profile: SeniorProfile
 export const LINE_RETRY_MS = 30_000;
 
 /**
+ * Cap on the personal lines kept (PCM bytes, all seniors, voices and rates together). A greeting is
+ * 2–3 s of speech, about 120 KB at 24 kHz, a senior has four: 32 MiB keeps some 60 seniors' greetings.
+ * Past it, the lines no live session holds go, least recently used first.
+ */
+export const PERSONAL_LINES_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
  * The process's copy of every pre-synthesized line, one per voice, rate and text, whichever sessions
  * speak it: the SOS and neutral lines are kept for the process's life (every session needs them, and
  * the speech service is asked for them once); a personal line (a greeting with the senior's name) is
- * held by the sessions whose senior hears it and goes with the last of them. RAM only, like everything here.
+ * kept per senior, voice, rate and text, so a senior's next session speaks it with no new request:
+ * held by that senior's live sessions, then kept in an LRU of `maxPersonalBytes` (a held line is
+ * never evicted), dropped when the senior is erased (`invalidateSenior`) or the lines of their name
+ * change (`claim`). RAM only, like everything here.
  * It also remembers when each voice's speaker last failed: for `retryMs` after a failure no session
  * asks it for a line, so during an outage the sessions waiting for their lines do not each send
  * requests (and each wait out a line's bound) to a service that is down.
@@ -42,11 +52,18 @@ export class SharedLines {
   private readonly common = new Map<string, Int16Array>();
   /** Common lines being rendered: sessions warming up together wait for one request instead of each sending its own. */
   private readonly rendering = new Map<string, Promise<Int16Array | undefined>>();
-  private readonly personal = new Map<string, { pcm: Int16Array; holders: number }>();
+  /** In least recently used order (a line taken moves to the end). */
+  private readonly personal = new Map<string, { pcm: Int16Array; holders: number; seniorId: string }>();
+  private personalBytes = 0;
+  /** Per senior, the personal lines their kept audio was rendered for (their name is in them). */
+  private readonly signatures = new Map<string, string>();
   /** Per voice, performance.now() of its speaker's last failure. */
   private readonly failedAt = new Map<string, number>();
 
-  constructor(readonly retryMs = LINE_RETRY_MS) {}
+  constructor(
+    readonly retryMs = LINE_RETRY_MS,
+    readonly maxPersonalBytes = PERSONAL_LINES_MAX_BYTES,
+  ) {}
 
   /** The voice's speaker failed less than `retryMs` ago: not worth asking yet. */
   resting(voiceId: string): boolean {
@@ -83,14 +100,31 @@ export class SharedLines {
     return pending;
   }
 
-  /** A personal line already held by another session, now also by the caller; or `pcm`, held by the caller alone. */
-  hold(key: string, pcm?: Int16Array): Int16Array | undefined {
+  /**
+   * A session of `seniorId` starts with these personal lines: if the senior's kept lines were
+   * rendered for other ones (the preferred name changed), they go.
+   */
+  claim(seniorId: string, personal: readonly string[]): void {
+    const signature = personal.join('\n');
+    const before = this.signatures.get(seniorId);
+    if (before !== undefined && before !== signature) this.invalidateSenior(seniorId);
+    this.signatures.set(seniorId, signature);
+  }
+
+  /** A personal line already kept (held by another session, or in the LRU), now held by the caller too; or `pcm`, kept and held by the caller alone. */
+  hold(key: string, seniorId: string, pcm?: Int16Array): Int16Array | undefined {
     const line = this.personal.get(key);
     if (line) {
       line.holders += 1;
+      this.personal.delete(key);
+      this.personal.set(key, line);
       return line.pcm;
     }
-    if (pcm) this.personal.set(key, { pcm, holders: 1 });
+    if (pcm) {
+      this.personal.set(key, { pcm, holders: 1, seniorId });
+      this.personalBytes += pcm.byteLength;
+      this.evict();
+    }
     return pcm;
   }
 
@@ -98,9 +132,40 @@ export class SharedLines {
     return this.personal.get(key)?.pcm;
   }
 
+  /** The caller no longer holds the line: it stays kept, and may be evicted. */
   release(key: string): void {
     const line = this.personal.get(key);
-    if (line && --line.holders === 0) this.personal.delete(key);
+    if (line && line.holders > 0 && --line.holders === 0) this.evict();
+  }
+
+  /** The senior's personal lines go, held or not (RGPD erasure; a name change). Returns how many. */
+  invalidateSenior(seniorId: string): number {
+    let dropped = 0;
+    for (const [key, line] of this.personal) {
+      if (line.seniorId !== seniorId) continue;
+      this.drop(key, line);
+      dropped += 1;
+    }
+    this.signatures.delete(seniorId);
+    return dropped;
+  }
+
+  /** PCM bytes of the personal lines kept. */
+  get personalSize(): number {
+    return this.personalBytes;
+  }
+
+  /** Least recently used first, the lines no session holds go until the kept ones fit the cap. */
+  private evict(): void {
+    for (const [key, line] of this.personal) {
+      if (this.personalBytes <= this.maxPersonalBytes) return;
+      if (line.holders === 0) this.drop(key, line);
+    }
+  }
+
+  private drop(key: string, line: { pcm: Int16Array }): void {
+    this.personal.delete(key);
+    this.personalBytes -= line.pcm.byteLength;
   }
 }
 
@@ -117,6 +182,8 @@ export interface LineCacheOptions {
   lastResort: SpeakerPort;
   lines: SessionLines;
   shared: SharedLines;
+  /** The senior whose personal lines these are: they are kept for their next sessions under this id. */
+  seniorId: string;
   /**
    * The rate the lines are kept and played at: the kiosk's negotiated output rate, so playing one
    * resamples nothing and a 16 kHz kiosk's lines take two thirds of the room. Default: the speaker's.
@@ -150,6 +217,7 @@ export class LineCache {
     this.sampleRate = options.sampleRate ?? options.speaker.sampleRate;
     this.lineTimeoutMs = options.lineTimeoutMs ?? 5_000;
     this.warmupMs = options.warmupMs ?? 20_000;
+    options.shared.claim(options.seniorId, options.lines.personal);
   }
 
   /** The line's audio at the cache's rate, or undefined when it is not (yet) rendered. The speaker's voice before a stand-in. */
@@ -186,7 +254,7 @@ export class LineCache {
     const budget = AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(this.warmupMs)]);
     for (const [text, kind] of this.plan()) {
       if (budget.aborted) break;
-      const key = this.key(text);
+      const key = this.key(text, kind);
       if (this.spoken(text) || (kind === 'personal' && this.take(key))) {
         this.standIns.delete(text);
         continue;
@@ -222,18 +290,20 @@ export class LineCache {
 
   /** The line in the speaker's voice, if this session has it. */
   private spoken(text: string): Int16Array | undefined {
-    const key = this.key(text);
-    return this.options.shared.get(key) ?? (this.holding.has(key) ? this.options.shared.held(key) : undefined);
+    const personal = this.key(text, 'personal');
+    return this.options.shared.get(this.key(text, 'shared')) ?? (this.holding.has(personal) ? this.options.shared.held(personal) : undefined);
   }
 
   private take(key: string, pcm?: Int16Array): boolean {
-    const held = this.options.shared.hold(key, pcm);
+    const held = this.options.shared.hold(key, this.options.seniorId, pcm);
     if (held) this.holding.add(key);
     return held !== undefined;
   }
 
-  private key(text: string): string {
-    return `${this.options.speaker.voiceId}\n${this.sampleRate}\n${text}`;
+  /** A common line is the process's; a personal one is its senior's (erased with them), even when another senior has the same name. */
+  private key(text: string, kind: 'always' | 'shared' | 'personal'): string {
+    const line = `${this.options.speaker.voiceId}\n${this.sampleRate}\n${text}`;
+    return kind === 'personal' ? `${this.options.seniorId}\n${line}` : line;
   }
 }
 

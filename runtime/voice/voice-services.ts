@@ -72,10 +72,12 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
       };
     },
     linesFor(session, sampleRate) {
-      const cache = new LineCache({ speaker: lineSpeaker, lastResort: espeak, lines: sessionLines(deps.variations, session.actor.getSnapshot().context.profile), shared, sampleRate });
+      const lines = sessionLines(deps.variations, session.actor.getSnapshot().context.profile);
+      const cache = new LineCache({ speaker: lineSpeaker, lastResort: espeak, lines, shared, seniorId: session.seniorId, sampleRate });
       void cache.warm();
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },
+    invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(deps.pool, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
     settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.

@@ -29,6 +29,8 @@ export interface VoiceServices {
   createListener(events: ListenerEvents): Promise<SessionListener>;
   /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name) at `sampleRate`, warming up. */
   linesFor(session: LiveSession, sampleRate: number): { get: LineLookup; close(): void };
+  /** RGPD erasure: the senior's kept personal lines (their greetings' audio) go. Returns how many. */
+  invalidateSenior(seniorId: string): number;
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
   contextBias(session: LiveSession): Promise<string[]>;
   settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number };

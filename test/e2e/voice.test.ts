@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
@@ -462,6 +463,32 @@ describe('turn prefetch while endpointing waits', () => {
     expect(rt.logs.text).not.toContain('marché');
     k.close();
   }, 20_000);
+});
+
+describe('a senior’s greetings kept across their voice sessions', () => {
+  it('a later voice start asks no speech for them; erasing the senior drops them (erased.voice_lines)', async () => {
+    const senior = await rt.directory.createSenior({ displayName: 'Odette Martin', preferredName: 'Odette', onboardingDone: true });
+    const token = generateToken('kiosk');
+    await rt.directory.addDevice(senior, token);
+    const greetings = () => voxtral.speechRequests.filter((r) => String(r.body.input).includes('Odette'));
+    const greetingLines = loadCacheVariations().greeting.length;
+    for (let start = 1; start <= 3; start++) {
+      const k = await VoiceKiosk.connect(rt.wsUrl, token);
+      await k.start(true, OUTPUT_RATE);
+      // The first session renders them (in its warm-up); the next ones take the kept audio at once.
+      if (start === 1) await vi.waitFor(() => expect(greetings().filter((r) => r.completed)).toHaveLength(greetingLines), { timeout: 10_000 });
+      k.send({ type: 'turn', turnId: `g${start}`, transcript: 'Bonjour' });
+      const done = await k.next((f) => f.type === 'reply.done' && f.turnId === `g${start}`, 8000, 0);
+      expect(done).toMatchObject({ flux: 'cache', text: expect.stringContaining('Odette') });
+      await k.next((f) => f.type === 'reply.audio.end' && f.turnId === `g${start}`, 8000, 0);
+      k.close();
+      await vi.waitFor(() => expect(rt.registry.list().some((s) => s.seniorId === senior && s.link !== null)).toBe(false));
+    }
+    expect(greetings()).toHaveLength(greetingLines);
+
+    const erased = await adminApi(rt)('DELETE', `/v1/admin/seniors/${senior}/data`);
+    expect(erased).toMatchObject({ status: 200, body: { erased: { voice_lines: greetingLines, seniors: 1 } } });
+  }, 40_000);
 });
 
 describe('offline (no MISTRAL_API_KEY)', () => {

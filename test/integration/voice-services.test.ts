@@ -125,6 +125,27 @@ describe('MistralTranscriber over the realtime socket', () => {
     s.close();
   });
 
+  it('a socket that delivered a transcript was healthy: the count of reopenings starts over after it', async () => {
+    voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Premier' }, { text: 'perdu aussi', fault: 'drop' }, { text: 'Second' });
+    // One reopening allowed without a healthy socket: a count carried over the transcript would end the stream at the second drop.
+    const s = await transcriber({ maxReconnects: 1 }).open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Premier');
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).resolves.toBe('Second');
+    expect(voxtral.sockets).toHaveLength(3);
+    s.close();
+  });
+
+  it('a flush whose socket dropped and whose next one could not be dialled within its bound fails at once as unavailable, not as late', async () => {
+    voxtral.utterances.push({ text: 'perdu', fault: 'drop' });
+    const s = await transcriber({ backoffMs: 60_000, maxBackoffMs: 60_000, flushTimeoutMs: 10_000 }).open({ contextBias: [], signal: new AbortController().signal });
+    for (const frame of toneFrames(200)) s.append(frame);
+    await expect(s.flush(new AbortController().signal)).rejects.toThrow(new TranscriberUnavailableError('transcription socket lost: no new socket within the flush bound'));
+    expect(voxtral.sockets).toHaveLength(1);
+    s.close();
+  });
+
   it('bounds a flush that is never answered, by its signal and by its own bound, then carries on with a fresh socket', async () => {
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais non plus', fault: 'hang' }, { text: 'Me revoilà' });
     const s = await transcriber({ flushTimeoutMs: 150 }).open({ contextBias: [], signal: new AbortController().signal });
@@ -360,7 +381,7 @@ describe('LineCache', () => {
 
   it('renders every line at the speaker’s rate, and shares the common ones between sessions', async () => {
     const shared = new SharedLines();
-    const cache = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines, shared });
+    const cache = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines, shared, seniorId: 'mathilde' });
     await cache.warm();
     for (const text of [...lines.always, ...lines.shared, ...lines.personal]) {
       expect(samples(cache.get(text)!)).toBe(fakeSpeechPcm(text, 'tone').length);
@@ -368,7 +389,7 @@ describe('LineCache', () => {
     expect(voxtral.speechRequests).toHaveLength(3 + lines.personal.length);
 
     const other = sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false });
-    const second = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: other, shared });
+    const second = new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: other, shared, seniorId: 'lucien' });
     await second.warm();
     // Only Lucien's greetings were synthesized again.
     expect(voxtral.speechRequests).toHaveLength(3 + lines.personal.length + other.personal.length);
@@ -381,7 +402,7 @@ describe('LineCache', () => {
     voxtral.speechLatencyMs = 50;
     const shared = new SharedLines();
     const seniors = ['Mathilde', 'Lucien', 'Odette'].map((preferredName) => sessionLines(variations, { preferredName, isFreshSenior: false }));
-    const caches = seniors.map((l) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared }));
+    const caches = seniors.map((l, i) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared, seniorId: `senior-${i}` }));
     await Promise.all(caches.map((c) => c.warm()));
     const common = [...lines.always, ...lines.shared];
     for (const text of common) {
@@ -395,7 +416,7 @@ describe('LineCache', () => {
   it('has the SOS audio even with the speech service down, rendered offline at the speaker’s rate', async () => {
     voxtral.speechStatus = 503;
     const speaker = mistralSpeaker();
-    const cache = new LineCache({ speaker, lastResort: new EspeakSpeaker(), lines, shared: new SharedLines() });
+    const cache = new LineCache({ speaker, lastResort: new EspeakSpeaker(), lines, shared: new SharedLines(), seniorId: 'mathilde' });
     await cache.warm();
     for (const text of lines.always) {
       const pcm = cache.get(text)!;
@@ -414,10 +435,10 @@ describe('LineCache', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     try {
       const shared = new SharedLines();
-      const open = (l: typeof lines) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared });
-      const cache = open(lines);
+      const open = (l: typeof lines, seniorId: string) => new LineCache({ speaker: mistralSpeaker(), lastResort: new EspeakSpeaker(), lines: l, shared, seniorId });
+      const cache = open(lines, 'mathilde');
       await cache.warm();
-      const other = open(sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false }));
+      const other = open(sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false }), 'lucien');
       await other.warm();
       // One failed request: then the service rests, for this session's next lines and the next session's.
       expect(voxtral.speechRequests).toHaveLength(1);
@@ -469,6 +490,37 @@ describe('LineCache', () => {
       next.close();
     } finally {
       vi.useRealTimers();
+      actor.stop();
+      await pool.end();
+    }
+  });
+
+  it('voice starts of one senior ask for their greetings once: kept after each session, asked again only once the senior is erased', async () => {
+    const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl });
+    const pool = new pg.Pool({ max: 1 }); // never connected: lines need no database
+    const services = createVoiceServices(config, { pool, consents: new PgConsentAdapter(pool), variations, metrics: createMetrics(), logger: pino({ level: 'silent' }) });
+    const { actor } = startSession(streamingModel(['Oui.']));
+    const live: LiveSession = { sessionId: 's-greetings', seniorId: 'senior-1', actor, link: null, connectedSince: Date.now() };
+    const { personal } = sessionLines(variations, actor.getSnapshot().context.profile);
+    const greetingRequests = () => voxtral.speechRequests.filter((r) => personal.includes(r.body.input as string)).length;
+    const STARTS = 10;
+    try {
+      for (let i = 0; i < STARTS; i++) {
+        // One kiosk's session after the other, as a senior's day goes: never two at once.
+        const lines = services.linesFor(live, 24_000);
+        await until(() => personal.every((text) => lines.get(text)));
+        lines.close();
+      }
+      expect(personal.length).toBeGreaterThan(0);
+      expect(greetingRequests()).toBe(personal.length);
+
+      // Erased (the runtime's SeniorErasure calls this): the kept audio goes, a later session renders it again.
+      expect(services.invalidateSenior('senior-1')).toBe(personal.length);
+      const after = services.linesFor(live, 24_000);
+      await until(() => personal.every((text) => after.get(text)));
+      expect(greetingRequests()).toBe(2 * personal.length);
+      after.close();
+    } finally {
       actor.stop();
       await pool.end();
     }

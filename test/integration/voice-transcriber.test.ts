@@ -1,5 +1,3 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -12,62 +10,14 @@ import { createMetrics } from '../../runtime/metrics.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { toneFrames } from '../support/speech.ts';
-
-/**
- * A TCP relay in front of the fake service. `freeze()` stops relaying the connections open at that
- * moment in both directions without closing them: a network cut as a kiosk's router makes one,
- * where no FIN or close frame ever arrives. Connections made afterwards are relayed normally.
- */
-class FreezableRelay {
-  private server: Server | undefined;
-  private readonly pairs: Array<{ client: Socket; upstream: Socket; frozen: boolean }> = [];
-  /** Bytes relayed from the service to the client (a pong is some). */
-  downBytes = 0;
-  url = '';
-
-  async start(target: URL): Promise<this> {
-    this.server = createServer((client) => {
-      const upstream = new (client.constructor as typeof Socket)();
-      const pair = { client, upstream, frozen: false };
-      this.pairs.push(pair);
-      upstream.connect(Number(target.port), target.hostname);
-      client.on('data', (data) => !pair.frozen && upstream.write(data));
-      upstream.on('data', (data) => {
-        if (pair.frozen) return;
-        this.downBytes += data.length;
-        client.write(data);
-      });
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('close', end).on('error', end);
-      upstream.on('close', end).on('error', end);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
-    return this;
-  }
-
-  freeze(): void {
-    for (const pair of this.pairs) pair.frozen = true;
-  }
-
-  async stop(): Promise<void> {
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream.destroy();
-    }
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
+import { TcpRelay } from '../support/tcp-relay.ts';
 
 const voxtral = new FakeVoxtral();
-let relay: FreezableRelay;
+let relay: TcpRelay;
 
 beforeAll(async () => {
   await voxtral.start();
-  relay = await new FreezableRelay().start(new URL(voxtral.baseUrl));
+  relay = await new TcpRelay().start(new URL(voxtral.baseUrl));
 });
 afterAll(async () => {
   await relay.stop();

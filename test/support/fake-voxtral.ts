@@ -67,6 +67,11 @@ export class FakeVoxtral {
   speechDeltaIntervalMs = 0;
   /** An HTTP status for the speech endpoint (e.g. 503), or 'hang' for a request never answered. */
   speechStatus: number | 'hang' = 200;
+  /**
+   * A streamed answer that fails part-way: after `afterMs` of audio the connection is cut (`drop`) or
+   * kept open without another byte (`stall`). Null: answers are whole.
+   */
+  speechFault: { afterMs: number; kind: 'drop' | 'stall' } | null = null;
   /** 'tone' (a 440 Hz sine) or 'silence'. */
   speechSignal: 'tone' | 'silence' = 'tone';
   readonly speechRequests: SpeechRequestRecord[] = [];
@@ -234,8 +239,15 @@ export class FakeVoxtral {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const perDelta = (FAKE_SPEECH_SAMPLE_RATE * SPEECH_DELTA_MS) / 1000;
+    const fault = this.speechFault;
+    const faultAt = fault ? (FAKE_SPEECH_SAMPLE_RATE * fault.afterMs) / 1000 : Infinity;
     for (let at = 0; at < pcm.length; at += perDelta) {
       if (res.destroyed) return;
+      if (at >= faultAt) {
+        // Cut once what went out has left, so the client has read it before the connection dies.
+        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
+        return;
+      }
       const slice = pcm.subarray(at, at + perDelta);
       const audio_data = Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength).toString('base64');
       res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);

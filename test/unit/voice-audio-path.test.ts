@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
-import { LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
+import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
 import { float32ToS16, Float32LeDecoder } from '../../machines/voice/resample.ts';
 
 describe('Float32LeDecoder (Voxtral speech deltas)', () => {
@@ -37,12 +37,12 @@ describe('pre-synthesized lines kept once, at the kiosk’s rate', () => {
   const marie = sessionLines(variations, { preferredName: 'Marie', isFreshSenior: false });
   const lucien = sessionLines(variations, { preferredName: 'Lucien', isFreshSenior: false });
 
-  it('stores each line as one array at the negotiated rate, shares a personal line between the sessions that say it, frees it with the last', async () => {
+  it('stores each line as one array at the negotiated rate, shares a personal line between the sessions that say it, and keeps it for the senior’s next session', async () => {
     const espeak = new EspeakSpeaker();
     let requests = 0;
     const speaker = { voiceId: espeak.voiceId, sampleRate: espeak.sampleRate, synthesize: (t: string, s: AbortSignal) => (requests++, espeak.synthesize(t, s)) };
     const shared = new SharedLines();
-    const open = (lines: typeof marie) => new LineCache({ speaker, lastResort: espeak, lines, shared, sampleRate: 16_000 });
+    const open = (lines: typeof marie) => new LineCache({ speaker, lastResort: espeak, lines, shared, seniorId: lines === marie ? 'marie' : 'lucien', sampleRate: 16_000 });
 
     const first = open(marie);
     await first.warm();
@@ -71,11 +71,52 @@ describe('pre-synthesized lines kept once, at the kiosk’s rate', () => {
     second.close();
     const third = open(marie);
     await third.warm();
-    // The last holder gone, the personal lines went; the SOS and neutral lines stayed for the process.
-    expect(requests).toBe(rendered + lucien.personal.length + marie.personal.length);
-    expect(third.get(greeting)![0]).not.toBe(line[0]);
+    // The last holder gone, the senior's lines stay kept (like the SOS and neutral lines): nothing is asked again.
+    expect(requests).toBe(rendered + lucien.personal.length);
+    expect(third.get(greeting)![0]).toBe(line[0]);
     third.close();
     other.close();
+  });
+
+  it('keeps the lines no session holds within maxPersonalBytes, least recently used going first, a held line never', () => {
+    const line = (samples: number) => new Int16Array(samples);
+    const shared = new SharedLines(LINE_RETRY_MS, 7_000);
+    shared.hold('a1', 'a', line(1_000));
+    shared.release('a1');
+    shared.hold('b1', 'b', line(1_000));
+    shared.release('b1');
+    expect(shared.personalSize).toBe(4_000);
+    // a1 is spoken again: b1 is now the least recently used.
+    expect(shared.hold('a1', 'a')).toBeDefined();
+    shared.release('a1');
+    shared.hold('c1', 'c', line(2_000));
+    expect(shared.held('b1')).toBeUndefined();
+    expect(shared.held('a1')).toBeDefined();
+    expect(shared.personalSize).toBe(6_000);
+    // Held lines past the cap stay (their sessions speak them); the unheld one goes.
+    shared.hold('d1', 'd', line(2_000));
+    expect(shared.held('a1')).toBeUndefined();
+    expect([shared.held('c1'), shared.held('d1')].every(Boolean)).toBe(true);
+    expect(shared.personalSize).toBe(8_000);
+  });
+
+  it('drops a senior’s kept lines when they are erased, held or not, and when the lines of their name change', () => {
+    const shared = new SharedLines();
+    shared.claim('a', ['Bonjour Marie, ravi de vous revoir.']);
+    shared.hold('a1', 'a', new Int16Array(10));
+    shared.hold('a2', 'a', new Int16Array(10));
+    shared.release('a2');
+    shared.hold('b1', 'b', new Int16Array(10));
+    expect(shared.invalidateSenior('a')).toBe(2);
+    expect([shared.held('a1'), shared.held('a2')]).toEqual([undefined, undefined]);
+    expect(shared.held('b1')).toBeDefined();
+
+    shared.claim('b', ['Bonjour Lucien, ravi de vous revoir.']);
+    expect(shared.held('b1')).toBeDefined();
+    // Lucien is now called Luc: the audio of « Bonjour Lucien » is not kept for him.
+    shared.claim('b', ['Bonjour Luc, ravi de vous revoir.']);
+    expect(shared.held('b1')).toBeUndefined();
+    expect(shared.personalSize).toBe(0);
   });
 });
 
