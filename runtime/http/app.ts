@@ -21,6 +21,7 @@ import type { SeniorErasure } from '../sessions/erasure.ts';
 import { healthRoutes } from './health.ts';
 import { installHttpErrors } from './errors.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
+import type { SeniorLimitSettings } from '../kiosk/senior-limits.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
 import { MAX_FRAME_BYTES } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
@@ -48,6 +49,8 @@ export interface HttpAppDeps {
   presenceStaleMs: number;
   kioskHeartbeatMs: number;
   rateLimit?: { perSecond: number; burst: number } | undefined;
+  /** Per-senior bounds on kiosk sockets and session starts. */
+  seniorLimits?: SeniorLimitSettings | undefined;
   /** Voice mode of the kiosk socket. */
   voice?: VoiceSessionFactory;
 }
@@ -104,6 +107,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
     heartbeatMs: deps.kioskHeartbeatMs,
     ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.seniorLimits ? { seniorLimits: deps.seniorLimits } : {}),
     ...(deps.voice ? { voice: deps.voice } : {}),
   });
   return app;
