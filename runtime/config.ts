@@ -51,6 +51,12 @@ const schema = z
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
     /** The longest an HTTP request may take to arrive whole (a body trickled byte by byte is cut). */
     HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** Kiosk sockets open at once per senior (a kiosk token binds one senior); more are refused with 429. */
+    KIOSK_SOCKETS_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(32),
+    /** `session.start` frames a senior's kiosks may send at once (then KIOSK_STARTS_PER_MINUTE). */
+    KIOSK_STARTS_BURST: z.coerce.number().int().min(1).max(10_000).default(20),
+    /** `session.start` frames per minute per senior after the burst; more get `start_rate_limited`. */
+    KIOSK_STARTS_PER_MINUTE: z.coerce.number().int().min(1).max(60_000).default(60),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),

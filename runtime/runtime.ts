@@ -182,14 +182,15 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     inspect: inspection.observe,
     machine,
     variations,
+    // Two rounds of independent reads rather than five in a row: a start waits on the database for
+    // two round trips, not five (the queries are the same).
     loadProfile: async (id) => {
-      const profile = await directory.profile(id);
+      const [profile, persona, consented] = await Promise.all([directory.profile(id), profiles.persona(id), consents.hasConsent(id, 'conversation')]);
       if (!profile) return null;
-      const persona = await profiles.persona(id);
       // Segments, compass and interlocutor are derived from conversations: only while the consent holds (INV-C01).
-      if (!(await consents.hasConsent(id, 'conversation'))) return { ...profile, persona };
-      const { compass, interlocutor } = await profiles.profile(id);
-      return { ...profile, persona, compass, interlocutor, recentSegments: await segments.recent(id, RECENT_SEGMENTS) };
+      if (!consented) return { ...profile, persona };
+      const [{ compass, interlocutor }, recentSegments] = await Promise.all([profiles.profile(id), segments.recent(id, RECENT_SEGMENTS)]);
+      return { ...profile, persona, compass, interlocutor, recentSegments };
     },
     timing: {
       turnBudgetMs: config.TURN_BUDGET_MS,
@@ -274,6 +275,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     kioskHeartbeatMs: config.KIOSK_HEARTBEAT_MS,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     rateLimit: overrides.rateLimit,
+    seniorLimits: { socketsPerSenior: config.KIOSK_SOCKETS_PER_SENIOR, startsBurst: config.KIOSK_STARTS_BURST, startsPerMinute: config.KIOSK_STARTS_PER_MINUTE },
     voice: voiceSessionFactory(voiceServices),
   });
 

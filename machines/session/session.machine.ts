@@ -17,7 +17,8 @@ import { promptVersion } from './prompt.ts';
 import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
 
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
-export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall';
+/** `shutdown`: the process shut down (SIGTERM) while the turn was in flight. */
+export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall' | 'shutdown';
 
 /** Defaults for the bounds on a streaming reply (config: AGENT_STALL_MS, REPLY_MAX_MS). */
 export const DEFAULT_AGENT_STALL_MS = 1500;
@@ -258,6 +259,26 @@ function finishedTurn(context: SessionContext, params: FinishParams): { update: 
   return { update, done };
 }
 
+/**
+ * The SOS line. Before any chunk, the kiosk hears it alone; after some, the senior heard part of a
+ * reply, so a short closing line follows what was said and `reply.done` carries exactly what the
+ * kiosk received — captions, window and close-time jobs agree with what was spoken.
+ */
+function sosEnding(context: SessionContext): { delta: { type: 'reply.delta'; turnId: string; text: string } | null; update: ReturnType<typeof completeTurn>; done: ReplyDone } | null {
+  const current = context.current;
+  if (!current) return null;
+  let text = context.cacheFlux.sosFallback();
+  let delta: { type: 'reply.delta'; turnId: string; text: string } | null = null;
+  if (current.chunks > 0) {
+    const line = current.reply.trim() === '' ? text : context.cacheFlux.sosAfterPartial();
+    const closing = /\s$/.test(current.reply) ? line : ` ${line}`;
+    delta = { type: 'reply.delta', turnId: current.turnId, text: closing };
+    text = current.reply + closing;
+  }
+  const { update, done } = finishedTurn(context, { text, flux: 'sos' });
+  return { delta, update, done };
+}
+
 function replyDoneOf(turn: Turn): ReplyDone {
   const done: ReplyDone = { type: 'reply.done', turnId: turn.turnId, text: turn.reply, flux: turn.flux, latencyMs: turn.latencyMs };
   if (turn.interrupted) done.interrupted = true;
@@ -365,24 +386,28 @@ export const sessionMachine = setup({
       enqueue.assign(update);
       enqueue.emit(done);
     }),
-    /**
-     * The SOS line. Before any chunk, the kiosk hears it alone; after some, the senior heard part of a
-     * reply, so a short closing line follows what was said and `reply.done` carries exactly what the
-     * kiosk received — captions, window and close-time jobs agree with what was spoken.
-     */
+    /** The SOS line (`sosEnding`). */
     finishWithSos: enqueueActions(({ context, enqueue }) => {
-      const current = context.current;
-      if (!current) return;
-      let text = context.cacheFlux.sosFallback();
-      if (current.chunks > 0) {
-        const line = current.reply.trim() === '' ? text : context.cacheFlux.sosAfterPartial();
-        const closing = /\s$/.test(current.reply) ? line : ` ${line}`;
-        enqueue.emit({ type: 'reply.delta', turnId: current.turnId, text: closing });
-        text = current.reply + closing;
-      }
-      const { update, done } = finishedTurn(context, { text, flux: 'sos' });
-      enqueue.assign(update);
-      enqueue.emit(done);
+      const ending = sosEnding(context);
+      if (!ending) return;
+      if (ending.delta) enqueue.emit(ending.delta);
+      enqueue.assign(ending.update);
+      enqueue.emit(ending.done);
+    }),
+    /**
+     * The session closes with a turn in flight. At a shutdown the kiosk is about to reconnect
+     * elsewhere and the senior would hear nothing for that question: the turn ends on the SOS path
+     * (reason `shutdown`), so she hears « Bien sûr, je vous écoute. » (or what was said plus the
+     * closing line) and asks again. Any other close keeps what the kiosk received, as a barge-in does
+     * (`interruptCurrent`, which follows and finds no turn left after this one).
+     */
+    endCurrentOnShutdown: enqueueActions(({ context, enqueue }) => {
+      if (context.closeReason !== 'shutdown') return;
+      const ending = sosEnding({ ...context, lastSosReason: 'shutdown' });
+      if (!ending) return;
+      if (ending.delta) enqueue.emit(ending.delta);
+      enqueue.assign({ ...ending.update, lastSosReason: 'shutdown' });
+      enqueue.emit(ending.done);
     }),
     /**
      * Barge-in, a new turn, a lost socket or a close: keep only what the kiosk already received — or, in
@@ -662,7 +687,7 @@ export const sessionMachine = setup({
     },
     closed: {
       type: 'final',
-      entry: ['interruptCurrent', 'emitSessionClosed'],
+      entry: ['endCurrentOnShutdown', 'interruptCurrent', 'emitSessionClosed'],
     },
   },
 });

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiRole, SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
-import { bearerToken } from './bearer.ts';
+import { bearerToken, hasQueryToken } from './bearer.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,10 +16,15 @@ declare module 'fastify' {
  */
 export function requireRole(directory: SeniorDirectory, ...roles: ApiRole[]) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const token = bearerToken(request);
+    const token = bearerToken(request, { query: request.routeOptions.config.tokenInQuery === true });
     const principal = token ? await directory.roleForApiToken(token) : null;
     if (!principal) {
-      return reply.code(401).send({ error: 'unauthorized', message: token ? 'unknown API token' : 'missing API token (Authorization: Bearer <token>)' });
+      const message = token
+        ? 'unknown API token'
+        : hasQueryToken(request)
+          ? '?token= is accepted on WebSocket upgrades only: send Authorization: Bearer <token>'
+          : 'missing API token (Authorization: Bearer <token>)';
+      return reply.code(401).send({ error: 'unauthorized', message });
     }
     if (!roles.includes(principal.role)) {
       return reply.code(403).send({ error: 'forbidden', message: `this route requires role ${roles.join(' or ')}; the token has role ${principal.role}` });

@@ -22,6 +22,7 @@ import { healthRoutes } from './health.ts';
 import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
+import type { SeniorLimitSettings } from '../kiosk/senior-limits.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
 import { MAX_FRAME_BYTES } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
@@ -51,6 +52,8 @@ export interface HttpAppDeps {
   /** HTTP_REQUEST_TIMEOUT_MS: a request not whole by then gets 408 and its connection closes. */
   requestTimeoutMs: number;
   rateLimit?: { perSecond: number; burst: number } | undefined;
+  /** Per-senior bounds on kiosk sockets and session starts. */
+  seniorLimits?: SeniorLimitSettings | undefined;
   /** Voice mode of the kiosk socket. */
   voice?: VoiceSessionFactory;
 }
@@ -125,6 +128,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
     heartbeatMs: deps.kioskHeartbeatMs,
     ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+    ...(deps.seniorLimits ? { seniorLimits: deps.seniorLimits } : {}),
     ...(deps.voice ? { voice: deps.voice } : {}),
   });
   return app;

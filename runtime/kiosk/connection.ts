@@ -1,6 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { SeniorNotFoundError, ShuttingDownError, type LiveSession, type SessionRegistry } from '../sessions/session-registry.ts';
+import {
+  SeniorNotFoundError,
+  SessionStartError,
+  ShuttingDownError,
+  StartSupersededError,
+  type LiveSession,
+  type SessionRegistry,
+} from '../sessions/session-registry.ts';
 import type { VoiceLink, VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.ts';
 import {
   droppedTurnId,
@@ -15,6 +22,7 @@ import {
   type ServerFrame,
 } from '../protocol/messages.ts';
 import type { RecentTurnIds } from './recent-turn-ids.ts';
+import type { SeniorLimits } from './senior-limits.ts';
 import { audioByteBudget, TokenBucket } from './token-bucket.ts';
 
 /**
@@ -29,6 +37,8 @@ export interface KioskConnectionContext {
   /** Text frames per second per socket, and the burst allowed above it. */
   rateLimit: { perSecond: number; burst: number };
   voice: VoiceSessionFactory | undefined;
+  /** Per-senior bounds shared by every socket of the senior (its start bucket). */
+  limits: SeniorLimits;
   /** Kept by the session, not the socket: a resume on a new socket keeps what the session has seen. */
   seenTurnsOf(session: LiveSession): RecentTurnIds;
 }
@@ -51,6 +61,8 @@ export class KioskConnection {
   private readonly noticedAt = new Map<ErrorCode, number>();
   private session: LiveSession | null = null;
   private voice: SocketVoice | null = null;
+  /** The socket has closed: a start still waiting on the database finds its kiosk gone. */
+  private gone = false;
 
   constructor(
     private readonly socket: WebSocket,
@@ -145,6 +157,19 @@ export class KioskConnection {
   }
 
   private start(frame: FrameOf<'session.start'>): void {
+    // Checked first: a refused start changes nothing (the session on this socket, if any, lives on).
+    const admission = this.context.limits.takeStart(this.seniorId);
+    if (!admission.ok) {
+      if (this.socket.bufferedAmount > UNREAD_BYTES_LIMIT) return;
+      const { startsPerMinute, startsBurst } = this.context.limits.settings;
+      this.send({
+        type: 'error',
+        code: 'start_rate_limited',
+        retryAfterMs: admission.retryAfterMs,
+        message: `session.start refused: this senior's kiosks may start at most ${startsBurst} sessions at once, then ${startsPerMinute} a minute; nothing changed, send it again in ${admission.retryAfterMs} ms`,
+      });
+      return;
+    }
     let audio: NegotiatedAudio | null = null;
     if (frame.mode === 'voice') {
       const negotiated = negotiateAudio(frame.audio);
@@ -168,6 +193,12 @@ export class KioskConnection {
     if (this.session && this.session !== started) this.context.registry.detach(this.session, this.link);
     this.session = started;
     this.endVoice();
+    // The socket closed while the start waited on the database: the session loses its kiosk now, as if
+    // the socket had dropped at this moment, and waits out the grace period for a resume.
+    if (this.gone) {
+      this.context.registry.detach(started, this.link);
+      return;
+    }
     const ready = { type: 'session.ready', sessionId: started.sessionId, seniorId: this.seniorId, resumed } as const;
     if (!audio || !this.context.voice) {
       this.send(ready);
@@ -187,9 +218,21 @@ export class KioskConnection {
       this.send({ type: 'session.closed', reason: 'shutdown' });
       return;
     }
-    this.log.error({ err, seniorId: this.seniorId }, 'session start failed');
-    if (err instanceof SeniorNotFoundError) this.socket.close(1008, 'senior not found');
-    else this.socket.close(1011, 'session start failed');
+    if (err instanceof StartSupersededError) {
+      // Another socket of this senior asked later while this start waited: it has the session.
+      this.send({ type: 'session.closed', reason: 'replaced' });
+      return;
+    }
+    if (err instanceof SeniorNotFoundError) {
+      this.log.warn({ seniorId: this.seniorId }, 'session start failed: senior not found');
+      this.socket.close(1008, 'senior not found');
+      return;
+    }
+    // Enough for an operator to act (which step, what kind of failure), never a message: a driver's
+    // or provider's message may quote values.
+    const step = err instanceof SessionStartError ? err.step : 'spawn';
+    this.log.error({ seniorId: this.seniorId, step, failure: failureOf(err instanceof SessionStartError ? err.cause : err) }, 'session start failed');
+    this.socket.close(1011, 'session start failed');
   }
 
   private turn(session: LiveSession, frame: FrameOf<'turn'>): void {
@@ -244,6 +287,7 @@ export class KioskConnection {
   }
 
   private onClose(): void {
+    this.gone = true;
     this.endVoice();
     if (this.session) this.context.registry.detach(this.session, this.link);
   }
@@ -252,6 +296,37 @@ export class KioskConnection {
     this.voice?.handle.close();
     this.voice = null;
   }
+}
+
+/** Messages of the pg driver and pool that are fixed strings (no value in them), kept as they are. */
+const KNOWN_DRIVER_MESSAGES = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+  'Query read timeout',
+]);
+
+/**
+ * What failed, for the log: the error's class, its code (a Node or driver code), a database error's
+ * SQLSTATE and where in Postgres it was raised, and the message only when it is one of the driver's
+ * fixed ones (a pool timeout) — never free text, which may quote values.
+ */
+export function failureOf(err: unknown): Record<string, string> {
+  if (!(err instanceof Error)) return { class: typeof err };
+  const e = err as Error & { code?: unknown; severity?: unknown; routine?: unknown };
+  const failure: Record<string, string> = { class: e.constructor?.name || e.name };
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  // pg's DatabaseError carries the SQLSTATE as `code`, with a severity.
+  if (code && typeof e.severity === 'string') {
+    failure.sqlstate = code;
+    failure.severity = e.severity;
+    if (typeof e.routine === 'string') failure.routine = e.routine;
+  } else if (code) failure.code = code;
+  if (KNOWN_DRIVER_MESSAGES.has(e.message)) failure.message = e.message;
+  return failure;
 }
 
 function bytesOf(data: RawData): Buffer {

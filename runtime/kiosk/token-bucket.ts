@@ -24,14 +24,30 @@ export class TokenBucket {
   /** Spends `n` tokens if the bucket holds them; otherwise spends nothing and returns false. */
   take(n = 1): boolean {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`token bucket: cannot take ${n} tokens`);
+    this.refill();
+    if (n > this.tokens) return false;
+    this.tokens -= n;
+    return true;
+  }
+
+  /** How long until `n` tokens are there (0: now); never more than a refill of the whole bucket. */
+  msUntil(n = 1): number {
+    this.refill();
+    return n <= this.tokens ? 0 : Math.ceil(((Math.min(n, this.capacity) - this.tokens) * 1000) / this.perSecond);
+  }
+
+  /** Full again: forgetting this bucket and making a new one later would change nothing. */
+  get full(): boolean {
+    this.refill();
+    return this.tokens >= this.capacity;
+  }
+
+  private refill(): void {
     const at = this.now();
     // Even an injected clock may step back: that refills nothing, and drains nothing.
     const elapsedMs = Math.max(0, at - this.last);
     this.last = Math.max(this.last, at);
     this.tokens = Math.min(this.capacity, this.tokens + (elapsedMs * this.perSecond) / 1000);
-    if (n > this.tokens) return false;
-    this.tokens -= n;
-    return true;
   }
 }
 

@@ -7,6 +7,7 @@ import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.t
 import { sessionView } from '../../machines/session/session-view.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
 import { requireRole } from '../http/api-auth.ts';
+import { refuseCrossOrigin } from '../http/origin.ts';
 import type { SessionRegistry } from '../sessions/session-registry.ts';
 import type { InspectionHub, OpsEvent } from './inspection-hub.ts';
 
@@ -118,7 +119,9 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
 
   r.get('/v1/ops/machine', async () => stateTree(opts.machine.root as unknown as { key: string; type: string; states: Record<string, unknown> }));
 
-  r.get('/v1/ops/stream', { websocket: true }, (socket) => {
+  // The console's browser cannot set headers on a WebSocket: this route alone takes `?token=`; and
+  // only from a page of this host.
+  r.get('/v1/ops/stream', { websocket: true, config: { tokenInQuery: true }, onRequest: refuseCrossOrigin }, (socket) => {
     const send = (event: OpsEvent | { type: 'hello'; processId: string; sessions: unknown[] }) => {
       if (socket.bufferedAmount > OPS_STREAM_MAX_BUFFER) {
         unsubscribe();

@@ -9,12 +9,18 @@ export const MAX_FRAME_BYTES = 64 * 1024;
 /** Close code when this process is shutting down (IANA "Service Restart"): the kiosk reconnects, to another instance. */
 export const SERVICE_RESTART = 1012;
 
+/** `String.prototype.isWellFormed` (Node 20; not in this project's ES2022 lib). */
+const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
+
 // A turnId also travels in every reply-audio frame's header, whose length byte caps its UTF-8 form:
 // 128 UTF-16 units can be 384 UTF-8 bytes (« € »), so both limits apply, in every mode (one rule for ids).
+// A lone surrogate has no UTF-8 form: encoded in that header it would become U+FFFD, and the audio
+// would carry another id than the turn's, so an ill-formed id is refused.
 const turnId = z
   .string()
   .min(1)
   .max(128)
+  .refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate): it travels as UTF-8 in the reply-audio frame header' })
   .refine((id) => Buffer.byteLength(id, 'utf8') <= MAX_TURN_ID_BYTES, { message: `must be at most ${MAX_TURN_ID_BYTES} bytes in UTF-8 (the reply-audio frame header's limit)` });
 
 /** Reply-audio rates a kiosk may accept; the runtime resamples its speech to the one chosen. */
@@ -62,7 +68,8 @@ export type ErrorCode =
   | 'unsupported_audio_format'
   | 'audio_not_negotiated'
   | 'speech_unavailable'
-  | 'audio_rate_limited';
+  | 'audio_rate_limited'
+  | 'start_rate_limited';
 
 /** `transcription`: a voice turn whose words never arrived (speech-to-text failed or was late). */
 export type ReplySosReason = SosReason | 'transcription';
@@ -80,7 +87,7 @@ export type ServerFrame =
     }
   | { type: 'reply.delta'; turnId: string; text: string }
   | { type: 'reply.done'; turnId: string; text: string; flux: Flux; latencyMs: number; interrupted?: true; reason?: ReplySosReason }
-  | { type: 'error'; code: ErrorCode; message: string; turnId?: string }
+  | { type: 'error'; code: ErrorCode; message: string; turnId?: string; retryAfterMs?: number }
   | { type: 'session.closed'; reason: CloseReason }
   | { type: 'pong' }
   | { type: 'vad'; state: VoiceState }

@@ -42,6 +42,52 @@ export interface RegistryOptions {
 
 export class SeniorNotFoundError extends Error {}
 
+/** The steps of a new session's start that touch the database, as logged when one fails. */
+export type StartStep = 'load_profile' | 'claim_presence';
+
+/** A start failed at `step`; `cause` is the database's (or driver's) error, never logged as text. */
+export class SessionStartError extends Error {
+  override name = 'SessionStartError';
+  constructor(
+    readonly step: StartStep,
+    override readonly cause: unknown,
+  ) {
+    super(`session start failed at ${step}`);
+  }
+}
+
+/**
+ * A later `session.start` for the same senior arrived while this one waited on the database: the
+ * later one gets the session (as it would have taken it over), this one hears `replaced`.
+ */
+export class StartSupersededError extends Error {
+  override name = 'StartSupersededError';
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A superseded waiter may have no listener left: its rejection is expected.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** A new session's start waiting on the database: whoever asked last gets it. */
+interface PendingStart {
+  link: KioskLink;
+  waiter: Deferred<{ session: LiveSession; resumed: boolean }>;
+}
+
 /** The process is shutting down (SIGTERM): no new session starts here; the kiosk should reconnect elsewhere. */
 export class ShuttingDownError extends Error {
   override name = 'ShuttingDownError';
@@ -59,6 +105,11 @@ export class SessionRegistry {
   private readonly closedListeners = new Set<(event: SessionClosed) => void>();
   private readonly turnListeners = new Set<(done: ReplyDone, session: LiveSession) => void>();
   private shuttingDown = false;
+  /**
+   * Per senior, the new session's start in flight, if any: at most one per senior, removed when it
+   * settles (its database reads are bounded by the pool's wait), so never more than the seniors.
+   */
+  private readonly starting = new Map<string, PendingStart>();
   private beating: Promise<void> | null = null;
   /** Session actors the inspection observer is attached to, and how to detach it. */
   private readonly inspected = new WeakMap<SessionActor, Subscription>();
@@ -120,9 +171,23 @@ export class SessionRegistry {
    * Opens the senior's session on `link`. A live session is resumed when asked
    * (the actor keeps its window), otherwise replaced; either way the previous
    * link hears `session.closed {reason: "replaced"}`.
+   *
+   * A start while another one for the same senior still waits on the database joins it instead of
+   * reading everything again: the session about to be born has an empty window, exactly what this
+   * start would make, so this later start takes it (resume or not, `resumed: false`) and the earlier
+   * one is refused with `StartSupersededError` (its kiosk hears `replaced`, as it would have once
+   * taken over). A flood of starts from one kiosk costs the database one start at a time.
    */
   async start(seniorId: string, link: KioskLink, resume: boolean): Promise<{ session: LiveSession; resumed: boolean }> {
     if (this.shuttingDown) throw new ShuttingDownError('this runtime is shutting down');
+    const pending = this.starting.get(seniorId);
+    if (pending) {
+      const earlier = pending.waiter;
+      pending.link = link;
+      pending.waiter = deferred();
+      earlier.reject(new StartSupersededError('a later session.start for this senior took this one over'));
+      return pending.waiter.promise;
+    }
     const existing = this.bySenior.get(seniorId);
     if (existing && resume) {
       if (existing.link && existing.link !== link) existing.link.send({ type: 'session.closed', reason: 'replaced' });
@@ -133,20 +198,43 @@ export class SessionRegistry {
     }
     if (existing) existing.actor.send({ type: 'CLOSE', reason: 'replaced' });
 
-    const profile = await this.options.loadProfile(seniorId);
-    if (!profile) throw new SeniorNotFoundError(seniorId);
-    const sessionId = randomUUID();
-    // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
-    await this.options.presence.claim(seniorId, sessionId, this.options.processId);
-    // A shutdown may have begun during the awaits: the new session would be born orphaned.
-    if (this.shuttingDown) {
-      await this.options.presence.release(sessionId).catch(() => {});
-      throw new ShuttingDownError('this runtime is shutting down');
+    const record: PendingStart = { link, waiter: deferred() };
+    this.starting.set(seniorId, record);
+    this.create(seniorId, record).then(
+      (session) => record.waiter.resolve({ session, resumed: false }),
+      (err: unknown) => record.waiter.reject(err),
+    );
+    return record.waiter.promise;
+  }
+
+  private async create(seniorId: string, record: PendingStart): Promise<LiveSession> {
+    try {
+      const profile = await this.options.loadProfile(seniorId).catch((err: unknown) => {
+        throw new SessionStartError('load_profile', err);
+      });
+      if (!profile) throw new SeniorNotFoundError(seniorId);
+      const sessionId = randomUUID();
+      // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
+      await this.options.presence.claim(seniorId, sessionId, this.options.processId).catch((err: unknown) => {
+        throw new SessionStartError('claim_presence', err);
+      });
+      // A shutdown may have begun during the awaits: the new session would be born orphaned.
+      if (this.shuttingDown) {
+        await this.options.presence.release(sessionId).catch(() => {});
+        throw new ShuttingDownError('this runtime is shutting down');
+      }
+      // The senior's previous session, if its close has not gone through yet: the new one takes over.
+      this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
+      // Whoever asked last (a start that joined this one) gets the session.
+      return this.spawn(sessionId, seniorId, profile, record.link);
+    } finally {
+      if (this.starting.get(seniorId) === record) this.starting.delete(seniorId);
     }
-    // Another start for the same senior may have landed during the awaits: it loses.
-    this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
-    const session = this.spawn(sessionId, seniorId, profile, link);
-    return { session, resumed: false };
+  }
+
+  /** Seniors with a new session's start waiting on the database now. */
+  get startsInFlight(): number {
+    return this.starting.size;
   }
 
   /** The kiosk's socket is gone: the session waits out its grace period for a resume. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.machine.ts';
+import { stallAfter } from '../support/fault-models.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
 import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';
 
@@ -181,5 +182,43 @@ describe('session machine', () => {
     expect(closed).toHaveLength(1);
     expect(closed[0]).toMatchObject({ reason: 'ended', turns: [{ turnId: 't1', interrupted: true }] });
     expect(actor.getSnapshot().status).toBe('done');
+  });
+  describe('a shutdown with a turn in flight', () => {
+    it('before any chunk, ends the turn with the SOS line (reason shutdown), never an empty reply.done', async () => {
+      const model = hangingModel();
+      const { actor, emitted, done, heard } = startSession(model);
+      actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi ta journée' });
+      await until(() => model.doStreamCalls.length === 1);
+      actor.send({ type: 'CLOSE', reason: 'shutdown' });
+      await until(() => model.state.aborted === 1);
+      expect(done('t1')).toMatchObject({ flux: 'sos', sosReason: 'shutdown', text: 'Bien sûr, je vous écoute.' });
+      expect(heard('t1')).toBe('');
+      expect(emitted.filter((e) => e.type === 'reply.done')).toHaveLength(1);
+      const closed = emitted.filter((e) => e.type === 'SessionClosed');
+      expect(closed).toEqual([expect.objectContaining({ reason: 'shutdown', turns: [expect.objectContaining({ turnId: 't1', flux: 'sos', reply: 'Bien sûr, je vous écoute.' })] })]);
+      // The kiosk hears the line before the session's close.
+      expect(emitted.findIndex((e) => e.type === 'reply.done')).toBeLessThan(emitted.findIndex((e) => e.type === 'SessionClosed'));
+    });
+
+    it('mid-reply, what was said is followed by the closing line, and reply.done is exactly what was heard', async () => {
+      const model = stallAfter(['Il était une fois ']);
+      const { actor, done, heard } = startSession(model);
+      actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+      await until(() => heard('t1') === 'Il était une fois ');
+      actor.send({ type: 'CLOSE', reason: 'shutdown' });
+      const reply = done('t1') as { text: string; flux: string; sosReason?: string };
+      expect(reply).toMatchObject({ flux: 'sos', sosReason: 'shutdown' });
+      expect(reply.text).toBe(heard('t1'));
+      expect(reply.text).toBe('Il était une fois … Pardon, je perds le fil. Je vous écoute.');
+    });
+
+    it('any other close keeps only what the kiosk received, flagged interrupted', async () => {
+      const model = stallAfter(['Il était ']);
+      const { actor, done, heard } = startSession(model);
+      actor.send({ type: 'TURN', turnId: 't1', transcript: 'raconte-moi une histoire' });
+      await until(() => heard('t1') === 'Il était ');
+      actor.send({ type: 'CLOSE', reason: 'operator' });
+      expect(done('t1')).toMatchObject({ flux: 'agent', interrupted: true, text: 'Il était ' });
+    });
   });
 });
