@@ -15,6 +15,8 @@ export interface Database {
   thread?: Worker;
   /** The live runtime this command reaches the embedded database through. */
   via?: LockRecord;
+  /** Why this process's database can never answer again (its embedded thread is dead), or null: a liveness probe's question. */
+  failure(): string | null;
   close(): Promise<void>;
 }
 
@@ -73,7 +75,8 @@ function openServer(databaseUrl: string): Database {
   const url = new URL(databaseUrl);
   // `?host=/dir`: the server's Unix socket directory, which `pg` uses instead of the URL's host.
   const host = url.searchParams.get('host') ?? url.hostname;
-  return { pool, engine: 'postgres', location: `${host}:${url.port || 5432}${url.pathname}`, close: () => pool.end() };
+  // A server that is down may come back: readiness, not liveness.
+  return { pool, engine: 'postgres', location: `${host}:${url.port || 5432}${url.pathname}`, failure: () => null, close: () => pool.end() };
 }
 
 /**
@@ -127,7 +130,7 @@ async function through(dir: string, runtime: LockRecord): Promise<Database> {
     await pool.end();
     throw new Error(`PGLITE_DATA_DIR ${dir} belongs to ${runtime.holder} (pid ${runtime.pid}), whose database does not answer at ${runtime.socket} (${(err as Error).message}): restart it`);
   }
-  return { pool, engine: 'pglite', location: `${dir}, through ${runtime.holder} pid ${runtime.pid}`, via: runtime, close: () => pool.end() };
+  return { pool, engine: 'pglite', location: `${dir}, through ${runtime.holder} pid ${runtime.pid}`, via: runtime, failure: () => null, close: () => pool.end() };
 }
 
 /** A command never migrates a database a runtime owns: it waits for the runtime's own migration at start. */
@@ -172,21 +175,24 @@ async function openEmbedded(opts: DatabaseOptions, holder: string, serves: boole
     throw err;
   }
   let closing = false;
-  let dead = false;
+  let failure: string | null = null;
   const died = (err: Error) => {
-    if (closing || dead) return;
-    dead = true;
+    if (closing || failure) return;
+    // A fixed reason, for /health to show: an engine error's message may quote a query.
+    failure = 'the embedded database thread is dead';
     opts.onFatal?.(err);
   };
   worker.on('error', died);
-  // The code shows in logs, whose error serializer keeps no message.
-  void thread.exited.then((code) => died(Object.assign(new Error(`the embedded database thread exited with code ${code}`), { code: 'ERR_DATABASE_THREAD_EXITED' })));
+  // The code shows in logs, whose error serializer keeps no message. Told synchronously on 'exit':
+  // from then on, /health says so.
+  worker.once('exit', (code) => died(Object.assign(new Error(`the embedded database thread exited with code ${code}`), { code: 'ERR_DATABASE_THREAD_EXITED' })));
   const pool = wirePool(socket, EMBEDDED_POOL_SIZE);
   return {
     pool,
     engine: 'pglite',
     location: dir,
     thread: worker,
+    failure: () => failure,
     close: async () => {
       closing = true;
       await pool.end();

@@ -32,6 +32,8 @@ import type { VoiceSessionFactory } from '../voice/voice-session.ts';
 export interface HttpAppDeps {
   logger: Logger;
   pool: pg.Pool;
+  /** Why the database can never answer this process again, or null (`Database.failure`). */
+  databaseFailure: () => string | null;
   directory: SeniorDirectory;
   consents: PgConsentAdapter;
   memory: MemoryPort;
@@ -72,7 +74,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting });
+  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting, failure: deps.databaseFailure });
   await app.register(seniorRoutes, {
     directory: deps.directory,
     consents: deps.consents,
