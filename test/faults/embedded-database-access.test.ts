@@ -34,7 +34,8 @@ async function openParent(): Promise<string> {
  * directory out as an older version left it: PGlite run directly, the directory 0755.
  * Commands on stdin: `close`. Lines on stdout: `open`, `closed`.
  */
-async function databaseProcess(dir: string, older = false): Promise<{ proc: ChildProcess; lines: AsyncIterator<string> }> {
+async function databaseProcess(older = false): Promise<{ dir: string; proc: ChildProcess; step(command: string | null, answer: string): Promise<void> }> {
+  const dir = path.join(await openParent(), 'pglite');
   const module = (file: string) => JSON.stringify(pathToFileURL(path.resolve(file)).href);
   const code = `
     process.umask(0);
@@ -65,7 +66,13 @@ async function databaseProcess(dir: string, older = false): Promise<{ proc: Chil
   await writeFile(script, code);
   const proc = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(proc);
-  return { proc, lines: createInterface({ input: proc.stdout! })[Symbol.asyncIterator]() };
+  const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
+  /** Sends `command` (if any), then waits for the process's next line, which must be `answer`. */
+  const step = async (command: string | null, answer: string) => {
+    if (command) proc.stdin!.write(`${command}\n`);
+    expect(await nextLine(lines)).toBe(answer);
+  };
+  return { dir, proc, step };
 }
 const nextLine = async (lines: AsyncIterator<string>) => (await lines.next()).value as string;
 
@@ -112,13 +119,17 @@ async function tcpListeners(pid: number): Promise<string[]> {
   return listening;
 }
 
+const ownerAndMode = async (file: string) => {
+  const s = await stat(file);
+  return { uid: s.uid, mode: (s.mode & 0o777).toString(8) };
+};
 const lockRecord = async (dir: string) => JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')) as LockRecord;
 
 describe('the embedded database is reachable by the runtime’s own user only', () => {
   it('listens on no TCP port: it serves on a Unix socket in its data directory, named in the lock file', async () => {
-    const dir = path.join(await openParent(), 'pglite');
-    const db = await databaseProcess(dir);
-    expect(await nextLine(db.lines)).toBe('open');
+    const db = await databaseProcess();
+    await db.step(null, 'open');
+    const dir = db.dir;
 
     expect(await tcpListeners(db.proc.pid!)).toEqual([]);
     const record = await lockRecord(dir);
@@ -131,14 +142,13 @@ describe('the embedded database is reachable by the runtime’s own user only', 
     expect((await client.query('SELECT count(*)::int AS n FROM seniors')).rows).toEqual([{ n: 1 }]);
     await client.end();
 
-    db.proc.stdin!.write('close\n');
-    expect(await nextLine(db.lines)).toBe('closed');
+    await db.step('close', 'closed');
   });
 
   it('under umask 0: the data directory is 0700 and every file in it 0600 (the lock file too) while it runs and once it is closed', async () => {
-    const dir = path.join(await openParent(), 'pglite');
-    const db = await databaseProcess(dir);
-    expect(await nextLine(db.lines)).toBe('open');
+    const db = await databaseProcess();
+    await db.step(null, 'open');
+    const dir = db.dir;
 
     const running = await entries(dir);
     expect(running.find((e) => e.file === '.')).toMatchObject({ kind: 'dir', mode: '700' });
@@ -148,36 +158,32 @@ describe('the embedded database is reachable by the runtime’s own user only', 
     expect(running.filter((e) => e.kind === 'file').length).toBeGreaterThan(500);
     expect(notOwnerOnly(running)).toEqual([]);
 
-    db.proc.stdin!.write('close\n');
-    expect(await nextLine(db.lines)).toBe('closed');
+    await db.step('close', 'closed');
     expect(notOwnerOnly(await entries(dir))).toEqual([]);
   });
 
   it('a data directory an older version left open (0755, its files 0666) is made owner-only at start', async () => {
-    const dir = path.join(await openParent(), 'pglite');
-    const db = await databaseProcess(dir, true);
-    expect(await nextLine(db.lines)).toBe('older');
+    const db = await databaseProcess(true);
+    await db.step(null, 'older');
+    const dir = db.dir;
     const before = await entries(dir);
     expect(before.find((e) => e.file === '.')).toMatchObject({ mode: '755' });
     expect(before.find((e) => e.file === 'pg_hba.conf')).toMatchObject({ mode: '666' });
 
-    db.proc.stdin!.write('go\n');
-    expect(await nextLine(db.lines)).toBe('open');
+    await db.step('go', 'open');
     expect(notOwnerOnly(await entries(dir))).toEqual([]);
-    db.proc.stdin!.write('close\n');
-    expect(await nextLine(db.lines)).toBe('closed');
+    await db.step('close', 'closed');
   });
 
   it('another local user can open neither the socket, nor the lock file, nor the data files', async () => {
-    const dir = path.join(await openParent(), 'pglite');
-    const db = await databaseProcess(dir);
-    expect(await nextLine(db.lines)).toBe('open');
+    const db = await databaseProcess();
+    await db.step(null, 'open');
+    const dir = db.dir;
     const socket = path.join(dir, SOCKET_FILE);
 
     // Checked under any user, and enough by the kernel's rule: only its owner (and root) may enter a
     // 0700 directory, so no one else reaches the socket, the lock or a file inside.
-    const owner = await stat(dir);
-    expect({ uid: owner.uid, mode: (owner.mode & 0o777).toString(8) }).toEqual({ uid: process.getuid!(), mode: '700' });
+    expect(await ownerAndMode(dir)).toEqual({ uid: process.getuid!(), mode: '700' });
 
     if (process.getuid!() === 0) {
       // Root can also show it for real: the same attempts as the unprivileged user nobody.
@@ -199,8 +205,7 @@ describe('the embedded database is reachable by the runtime’s own user only', 
       expect(JSON.parse(line)).toEqual({ lock: 'EACCES', files: 'EACCES', socket: 'EACCES' });
     }
 
-    db.proc.stdin!.write('close\n');
-    expect(await nextLine(db.lines)).toBe('closed');
+    await db.step('close', 'closed');
   });
 
   it(`a data directory whose socket path would pass the ${MAX_SOCKET_PATH_BYTES}-byte limit of a Unix socket is refused at start, creating nothing; one at the limit serves`, async () => {
@@ -224,8 +229,7 @@ describe('the embedded database is reachable by the runtime’s own user only', 
   it('a throwaway (memory://) database serves on a socket in a private directory of its own, removed at close', async () => {
     const thread = await startPgliteThread('memory://');
     const socketDir = path.dirname(thread.socket);
-    const dirStat = await stat(socketDir);
-    expect({ uid: dirStat.uid, mode: (dirStat.mode & 0o777).toString(8) }).toEqual({ uid: process.getuid!(), mode: '700' });
+    expect(await ownerAndMode(socketDir)).toEqual({ uid: process.getuid!(), mode: '700' });
     expect((await stat(thread.socket)).isSocket()).toBe(true);
     expect(await tcpListeners(process.pid)).toEqual([]);
     await thread.close();
