@@ -258,6 +258,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const app = await buildHttpApp({
     logger,
     pool: db.pool,
+    databaseFailure: () => db.failure(),
     directory,
     consents,
     memory: memory.memory,

@@ -34,7 +34,9 @@ const record = z.object({
   holder: z.string(),
   /** The holder serves the database to commands (the runtime): they wait for its address rather than fail. */
   serves: z.boolean(),
-  /** host:port where the holder serves the database over the Postgres wire protocol, once it does. */
+  /** The Unix socket (`<dir>/.s.PGSQL.5432`) where the holder serves the database over the Postgres wire protocol, once it does. */
+  socket: z.string().optional(),
+  /** host:port of the TCP listener an older version served on: such a holder is asked to be restarted. */
   address: z.string().optional(),
 });
 export type LockRecord = z.infer<typeof record>;
@@ -56,8 +58,8 @@ export class DataDirLockedError extends Error {
 
 export interface DataDirLock {
   readonly record: LockRecord;
-  /** Records where the database is served, for commands run meanwhile. */
-  publish(address: string): Promise<void>;
+  /** Records the socket the database is served on, for commands run meanwhile. */
+  publish(socket: string): Promise<void>;
   /** Removes the lock if it is still this one. */
   release(): Promise<void>;
 }
@@ -143,10 +145,13 @@ async function readRecord(file: string): Promise<LockRecord | null> {
   }
 }
 
-/** Writes `r` under a private name, fsynced; returns that name. */
+/**
+ * Writes `r` under a private name, fsynced; returns that name. Owner-only (0600): the record leads to
+ * the database's socket, which only this user may reach anyway, and says nothing to anyone else.
+ */
 async function stage(file: string, r: LockRecord): Promise<string> {
   const staged = `${file}.${r.id}.tmp`;
-  const handle = await open(staged, 'wx', 0o644);
+  const handle = await open(staged, 'wx', 0o600);
   try {
     await handle.writeFile(`${JSON.stringify(r)}\n`);
     await handle.sync();
@@ -224,9 +229,9 @@ export async function lockDataDir(dir: string, holder: string, serves: boolean):
     get record() {
       return own;
     },
-    async publish(address) {
+    async publish(socket) {
       if (!(await stillOurs())) throw new Error(`${file} was taken from this process`);
-      const next = { ...own, address };
+      const next = { ...own, socket };
       await rename(await stage(file, next), file);
       own = next;
     },

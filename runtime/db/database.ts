@@ -1,10 +1,10 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { DataDirLockedError, lockDataDir, type LockRecord } from './data-dir-lock.ts';
 import { isMigrated, migrate } from './migrate.ts';
+import { dataDirSocket, privateDataDir, socketClientConfig, startPgliteThread } from './pglite-thread.ts';
 
 export interface Database {
   pool: pg.Pool;
@@ -15,6 +15,8 @@ export interface Database {
   thread?: Worker;
   /** The live runtime this command reaches the embedded database through. */
   via?: LockRecord;
+  /** Why this process's database can never answer again (its embedded thread is dead), or null: a liveness probe's question. */
+  failure(): string | null;
   close(): Promise<void>;
 }
 
@@ -71,7 +73,10 @@ export const POOL_WAIT_MS = 30_000;
 function openServer(databaseUrl: string): Database {
   const pool = withDropHandler(new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: POOL_WAIT_MS }));
   const url = new URL(databaseUrl);
-  return { pool, engine: 'postgres', location: `${url.hostname}:${url.port || 5432}${url.pathname}`, close: () => pool.end() };
+  // `?host=/dir`: the server's Unix socket directory, which `pg` uses instead of the URL's host.
+  const host = url.searchParams.get('host') ?? url.hostname;
+  // A server that is down may come back: readiness, not liveness.
+  return { pool, engine: 'postgres', location: `${host}:${url.port || 5432}${url.pathname}`, failure: () => null, close: () => pool.end() };
 }
 
 /**
@@ -84,13 +89,12 @@ function withDropHandler(pool: pg.Pool): pg.Pool {
 }
 
 /**
- * A pool on the embedded database's wire server. The worker runs one exchange (or transaction)
- * at a time whatever the number of connections; several let the next query's bytes cross the
- * thread and loopback hop while the current one runs, instead of after it.
+ * A pool on the embedded database's wire server, over its Unix socket. The worker runs one exchange
+ * (or transaction) at a time whatever the number of connections; several let the next query's bytes
+ * cross the thread and socket hop while the current one runs, instead of after it.
  */
-function wirePool(address: string, max: number): pg.Pool {
-  const [host, port] = address.split(':');
-  return withDropHandler(new pg.Pool({ host, port: Number(port), user: 'postgres', password: 'postgres', database: 'postgres', max, connectionTimeoutMillis: POOL_WAIT_MS }));
+function wirePool(socket: string, max: number): pg.Pool {
+  return withDropHandler(new pg.Pool({ ...socketClientConfig(socket), user: 'postgres', database: 'postgres', max, connectionTimeoutMillis: POOL_WAIT_MS }));
 }
 
 /**
@@ -108,8 +112,9 @@ async function openEmbeddedOrThrough(opts: DatabaseOptions, command: string, dea
       return await openEmbedded(opts, command, false);
     } catch (err) {
       if (!(err instanceof DataDirLockedError) || err.otherHost || !err.holder.serves) throw err;
-      if (err.holder.address) return through(err.dir, err.holder);
+      if (err.holder.socket) return through(err.dir, err.holder);
       const { holder, pid } = err.holder;
+      if (err.holder.address) throw new Error(`PGLITE_DATA_DIR ${err.dir} belongs to ${holder} (pid ${pid}), an older version that serves its database on TCP: restart it with this version, then run this again`);
       if (Date.now() > deadline) throw new Error(`PGLITE_DATA_DIR ${err.dir} belongs to ${holder} (pid ${pid}), which has not served its database within ${RUNTIME_START_WAIT_MS / 1000} s; run this again once it is up`);
       await sleep(POLL_MS);
     }
@@ -118,14 +123,14 @@ async function openEmbeddedOrThrough(opts: DatabaseOptions, command: string, dea
 
 /** The live runtime's database, over the wire: its worker serializes whole exchanges and transactions per connection. */
 async function through(dir: string, runtime: LockRecord): Promise<Database> {
-  const pool = wirePool(runtime.address!, 1);
+  const pool = wirePool(runtime.socket!, 1);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
     await pool.end();
-    throw new Error(`PGLITE_DATA_DIR ${dir} belongs to ${runtime.holder} (pid ${runtime.pid}), whose database does not answer at ${runtime.address} (${(err as Error).message}): restart it`);
+    throw new Error(`PGLITE_DATA_DIR ${dir} belongs to ${runtime.holder} (pid ${runtime.pid}), whose database does not answer at ${runtime.socket} (${(err as Error).message}): restart it`);
   }
-  return { pool, engine: 'pglite', location: `${dir}, through ${runtime.holder} pid ${runtime.pid}`, via: runtime, close: () => pool.end() };
+  return { pool, engine: 'pglite', location: `${dir}, through ${runtime.holder} pid ${runtime.pid}`, via: runtime, failure: () => null, close: () => pool.end() };
 }
 
 /** A command never migrates a database a runtime owns: it waits for the runtime's own migration at start. */
@@ -139,57 +144,59 @@ async function awaitMigrated(pool: pg.Pool, runtime: LockRecord, deadline: numbe
 }
 
 /**
- * Embedded PGlite runs in a worker thread behind the Postgres wire protocol on loopback
- * (`pglite-worker.js`): the same `pg` path as a server, and no query ever blocks the event
- * loop that answers kiosks. The worker gives its one PGlite session to one connection at a
- * time, a whole exchange or transaction each.
+ * Embedded PGlite runs in a worker thread behind the Postgres wire protocol on a Unix socket in its
+ * data directory (`pglite-thread.ts`): the same `pg` path as a server, no query ever blocks the
+ * event loop that answers kiosks, and no one but this user can connect. The worker gives its one
+ * PGlite session to one connection at a time, a whole exchange or transaction each.
  */
 async function openEmbedded(opts: DatabaseOptions, holder: string, serves: boolean): Promise<Database> {
   const dir = opts.pgliteDataDir;
   const memory = dir.startsWith('memory://');
-  if (!memory) await mkdir(dir, { recursive: true });
+  if (!memory) {
+    // A path too long for the socket is refused before anything is created.
+    dataDirSocket(dir);
+    await privateDataDir(dir);
+  }
   // Before PGlite opens the files: a second PGlite on them would silently drop one side's writes.
   const lock = memory ? null : await lockDataDir(path.resolve(dir), holder, serves);
-  const worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir: dir, idleOwnerMs: opts.idleOwnerMs } });
-  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
-  let address: string;
+  let thread;
   try {
-    address = await Promise.race([
-      new Promise<string>((resolve) => worker.once('message', (msg: { address: string }) => resolve(msg.address))),
-      new Promise<never>((_resolve, reject) => worker.once('error', reject)),
-      exited.then((code) => Promise.reject(new Error(`embedded database thread exited with code ${code} while starting`))),
-    ]);
-    if (serves) await lock?.publish(address);
+    thread = await startPgliteThread(dir, { idleOwnerMs: opts.idleOwnerMs });
   } catch (err) {
-    await worker.terminate();
+    await lock?.release();
+    throw err;
+  }
+  const { worker, socket } = thread;
+  try {
+    if (serves) await lock?.publish(socket);
+  } catch (err) {
+    await thread.close();
     await lock?.release();
     throw err;
   }
   let closing = false;
-  let dead = false;
+  let failure: string | null = null;
   const died = (err: Error) => {
-    if (closing || dead) return;
-    dead = true;
+    if (closing || failure) return;
+    // A fixed reason, for /health to show: an engine error's message may quote a query.
+    failure = 'the embedded database thread is dead';
     opts.onFatal?.(err);
   };
   worker.on('error', died);
-  // The code shows in logs, whose error serializer keeps no message.
-  void exited.then((code) => died(Object.assign(new Error(`the embedded database thread exited with code ${code}`), { code: 'ERR_DATABASE_THREAD_EXITED' })));
-  const pool = wirePool(address, EMBEDDED_POOL_SIZE);
+  // The code shows in logs, whose error serializer keeps no message. Told synchronously on 'exit':
+  // from then on, /health says so.
+  worker.once('exit', (code) => died(Object.assign(new Error(`the embedded database thread exited with code ${code}`), { code: 'ERR_DATABASE_THREAD_EXITED' })));
+  const pool = wirePool(socket, EMBEDDED_POOL_SIZE);
   return {
     pool,
     engine: 'pglite',
     location: dir,
     thread: worker,
+    failure: () => failure,
     close: async () => {
       closing = true;
       await pool.end();
-      if (!dead) {
-        const closed = new Promise((resolve) => worker.once('message', resolve));
-        worker.postMessage({ type: 'close' });
-        await Promise.race([closed, exited]);
-      }
-      await worker.terminate();
+      await thread.close();
       await lock?.release();
     },
   };

@@ -1,18 +1,21 @@
-// Embedded PGlite in its own thread, served over the Postgres wire protocol on loopback.
+// Embedded PGlite in its own thread, served over the Postgres wire protocol on a Unix socket
+// (`pglite-thread.ts` says why never on TCP: PGlite lets in any login as superuser).
 // PGlite executes queries synchronously in WASM; here that time is spent off the event loop
 // that answers kiosks (one insert under the HNSW index takes ~13 ms).
 // Plain JavaScript: a worker thread on Node 20 cannot load TypeScript through tsx's hooks.
 //
 // PGlite is ONE Postgres session, shared by every connection (the runtime's pool, and the
 // commands run while the runtime is up). @electric-sql/pglite-socket queues single wire
-// messages: when an extended-protocol exchange arrives in several TCP reads (a large bind),
+// messages: when an extended-protocol exchange arrives in several socket reads (a large bind),
 // another connection's Parse/Bind/Sync runs in the middle of it, and a Bind meant for one
 // statement binds the other's. So this server hands the session to one connection at a time,
 // from one of its messages until PGlite answers ReadyForQuery "idle": a whole simple query,
 // a whole extended exchange up to Sync, a whole transaction. Nothing else runs meanwhile.
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { chmodSync, readdirSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
 /** A connection that keeps the session (open transaction or exchange) and sends nothing this long is cut and rolled back. */
@@ -26,6 +29,24 @@ const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
 const ROLLBACK = simpleQuery('ROLLBACK');
 
 const db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector } });
+// PGlite's initdb leaves its files 0666 (set explicitly, whatever the umask), and an older version of
+// this runtime left the directory 0755: every file becomes 0600 and every directory 0700 before anyone
+// is served. Symbolic links (a tablespace's) are not followed: what they point to is not ours to change.
+if (!workerData.dataDir.startsWith('memory://')) ownerOnly(workerData.dataDir);
+
+function ownerOnly(dir) {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    try {
+      if (entry.isDirectory()) ownerOnly(file);
+      else if (!entry.isSymbolicLink()) chmodSync(file, 0o600);
+    } catch (err) {
+      // Gone meanwhile: another process's lock attempt removes its staged record at once.
+      if (err.code !== 'ENOENT') throw err;
+    }
+  }
+}
 
 let owner = null;
 const waiting = [];
@@ -191,7 +212,6 @@ function receive(conn, data) {
 const server = net.createServer((socket) => {
   const conn = { socket, buffer: Buffer.alloc(0), started: false, closed: false, chain: Promise.resolve(), idle: undefined };
   connections.add(conn);
-  socket.setNoDelay(true);
   socket.on('data', (data) => {
     try {
       receive(conn, data);
@@ -202,8 +222,14 @@ const server = net.createServer((socket) => {
   socket.on('error', () => close(conn));
   socket.on('close', () => close(conn));
 });
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-parentPort.postMessage({ type: 'ready', address: `127.0.0.1:${server.address().port}` });
+// The caller holds the data directory's lock: a socket file still there is a killed owner's.
+try {
+  unlinkSync(workerData.socket);
+} catch (err) {
+  if (err.code !== 'ENOENT') throw err;
+}
+await new Promise((resolve, reject) => server.once('error', reject).listen(workerData.socket, resolve));
+parentPort.postMessage({ type: 'ready', socket: workerData.socket });
 
 parentPort.on('message', async (msg) => {
   if (msg.type !== 'close') return;

@@ -34,6 +34,8 @@ import type { VoiceSessionFactory } from '../voice/voice-session.ts';
 export interface HttpAppDeps {
   logger: Logger;
   pool: pg.Pool;
+  /** Why the database can never answer this process again, or null (`Database.failure`). */
+  databaseFailure: () => string | null;
   directory: SeniorDirectory;
   consents: PgConsentAdapter;
   memory: MemoryPort;
@@ -95,7 +97,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     if (request.url === '/docs' || request.url.startsWith('/docs/')) reply.headers(BROWSER_HEADERS);
   });
 
-  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting });
+  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting, failure: deps.databaseFailure });
   await app.register(seniorRoutes, {
     directory: deps.directory,
     consents: deps.consents,

@@ -3,11 +3,19 @@ import type pg from 'pg';
 import { isMigrated } from '../db/migrate.ts';
 
 /**
- * `/health`: the process answers. `/ready`: the database answers, it is fully migrated, and the
- * process is not shutting down — a load balancer stops sending kiosks here the moment SIGTERM lands.
+ * `/health`: the process answers and nothing in it is broken for good — the liveness probe. Once the
+ * embedded database's thread is dead it answers 503 with the reason: every query fails until the
+ * process restarts, so the orchestrator's probe restarts it (SIGTERM: the live sessions drain first).
+ * A database server that is down is not such a failure (it may come back): that is `/ready`'s.
+ * `/ready`: the database answers, it is fully migrated, and the process is not shutting down — a
+ * load balancer stops sending kiosks here the moment SIGTERM lands.
  */
-export const healthRoutes: FastifyPluginAsync<{ pool: pg.Pool; accepting: () => boolean }> = async (app, { pool, accepting }) => {
-  app.get('/health', async () => ({ status: 'ok' }));
+export const healthRoutes: FastifyPluginAsync<{ pool: pg.Pool; accepting: () => boolean; failure: () => string | null }> = async (app, { pool, accepting, failure }) => {
+  app.get('/health', async (_request, reply) => {
+    const reason = failure();
+    if (reason) return reply.code(503).send({ status: 'failing', reason });
+    return { status: 'ok' };
+  });
   app.get('/ready', async (_request, reply) => {
     if (!accepting()) return reply.code(503).send({ status: 'not_ready', reason: 'shutting down' });
     try {

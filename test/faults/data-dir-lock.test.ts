@@ -63,8 +63,8 @@ describe('the data directory lock', () => {
     const written = JSON.parse(await readFile(lockFile(dir), 'utf8')) as LockRecord;
     expect(written).toMatchObject({ pid: process.pid, host: hostname(), holder: 'kohami-runtime', serves: true, bootId: await bootId() });
     expect(written.startTicks).toBe((await startTicks(process.pid)).ticks);
-    await lock.publish('127.0.0.1:5999');
-    expect(JSON.parse(await readFile(lockFile(dir), 'utf8'))).toEqual({ ...written, address: '127.0.0.1:5999' });
+    await lock.publish(path.join(dir, '.s.PGSQL.5432'));
+    expect(JSON.parse(await readFile(lockFile(dir), 'utf8'))).toEqual({ ...written, socket: path.join(dir, '.s.PGSQL.5432') });
     await lock.release();
     expect(await readdir(dir)).toEqual([]);
     await (await lockDataDir(dir, 'kohami-runtime', true)).release();
@@ -188,6 +188,6 @@ describe('the data directory lock', () => {
     const replaced = await leaveLock(lockFile(dir), { pid: process.pid });
     await lock.release();
     expect(JSON.parse(await readFile(lockFile(dir), 'utf8'))).toEqual(replaced);
-    await expect(lock.publish('127.0.0.1:1')).rejects.toThrow('was taken from this process');
+    await expect(lock.publish(path.join(dir, '.s.PGSQL.5432'))).rejects.toThrow('was taken from this process');
   });
 });

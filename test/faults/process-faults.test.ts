@@ -47,7 +47,7 @@ const value = (out: string, prefix: string) => out.split('\n').find((l) => l.sta
 
 const api = (rt: { url: string }, token: string) => (method: string, route: string) =>
   fetch(`${rt.url}${route}`, { method, headers: { authorization: `Bearer ${token}` } });
-const lockHolder = async () => JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')) as { pid: number; address: string };
+const lockHolder = async () => JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')) as { pid: number; socket: string };
 
 let runtime: Proc & { url: string };
 let senior: string;

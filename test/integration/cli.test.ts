@@ -9,6 +9,7 @@ import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { CliError, runCommand } from '../../runtime/cli/admin.ts';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db/database.ts';
+import { socketClientConfig } from '../../runtime/db/pglite-thread.ts';
 import { MIGRATIONS_DIR, migrate } from '../../runtime/db/migrate.ts';
 import { migratedDatabase } from '../support/database.ts';
 
@@ -52,9 +53,8 @@ describe('npm run cli', () => {
 });
 
 /** A wire client of the embedded database, as a command run beside the runtime is. */
-async function wireClient(address: string): Promise<pg.Client> {
-  const [host, port] = address.split(':');
-  const client = new pg.Client({ host, port: Number(port), user: 'postgres', password: 'postgres', database: 'postgres' });
+async function wireClient(socket: string): Promise<pg.Client> {
+  const client = new pg.Client({ ...socketClientConfig(socket), user: 'postgres', database: 'postgres' });
   client.on('error', () => {});
   await client.connect();
   return client;
@@ -84,9 +84,8 @@ const wire = {
     ]);
   },
   /** Connects, starts up, sends `bytes`, and resolves once the backend's answer contains `until`. */
-  async leave(address: string, bytes: Buffer, until: string): Promise<Socket> {
-    const [host, port] = address.split(':');
-    const socket = connect(Number(port), host!);
+  async leave(socketPath: string, bytes: Buffer, until: string): Promise<Socket> {
+    const socket = connect(socketPath);
     let seen = '';
     const saw = (text: string) => new Promise<void>((resolve) => socket.on('data', (d) => ((seen += d.toString('latin1')), seen.includes(text) && resolve())));
     await once(socket, 'connect');
@@ -104,13 +103,13 @@ const wire = {
 describe('the embedded database while the runtime runs', () => {
   let dir: string;
   let runtime: Database;
-  let address: string;
+  let socket: string;
   const rows = async () => (await runtime.pool.query<{ x: number }>('SELECT x FROM wire_probe ORDER BY x')).rows.map((r) => r.x);
 
   beforeAll(async () => {
     dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-cli-')), 'pglite');
     runtime = await openDatabase({ pgliteDataDir: dir, idleOwnerMs: 400 });
-    address = JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')).address;
+    socket = JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')).socket;
   }, 60_000);
   afterAll(() => runtime?.close());
 
@@ -124,14 +123,14 @@ describe('the embedded database while the runtime runs', () => {
     const migrations = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql'));
     expect(await migrate(runtime.pool)).toHaveLength(migrations.length);
     const db = await command;
-    expect(db.via).toMatchObject({ pid: process.pid, holder: 'kohami-runtime', address });
+    expect(db.via).toMatchObject({ pid: process.pid, holder: 'kohami-runtime', socket });
     expect(db.location).toBe(`${dir}, through kohami-runtime pid ${process.pid}`);
     await db.close();
     await runtime.pool.query('CREATE TABLE wire_probe (x int)');
   });
 
   it('two connections never interleave inside an extended-protocol exchange, even split across reads', async () => {
-    const other = await wireClient(address);
+    const other = await wireClient(socket);
     const big = 'y'.repeat(300_000);
     const wrong: unknown[] = [];
     await Promise.all([
@@ -153,7 +152,7 @@ describe('the embedded database while the runtime runs', () => {
   });
 
   it('one connection’s transaction neither swallows nor delays forever the other’s statements', async () => {
-    const other = await wireClient(address);
+    const other = await wireClient(socket);
     await other.query('BEGIN');
     await other.query('INSERT INTO wire_probe VALUES (1)');
     let inserted = false;
@@ -167,16 +166,16 @@ describe('the embedded database while the runtime runs', () => {
   });
 
   it('a client killed inside a transaction or an unfinished exchange leaves nothing written and the session usable', async () => {
-    const killed = await wireClient(address);
+    const killed = await wireClient(socket);
     await killed.query('BEGIN');
     await killed.query('INSERT INTO wire_probe VALUES (3)');
     (killed as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
     expect(await rows()).toEqual([2]);
 
-    (await wire.leave(address, wire.unsynced('INSERT INTO wire_probe VALUES (4)'), 'INSERT 0 1')).destroy();
+    (await wire.leave(socket, wire.unsynced('INSERT INTO wire_probe VALUES (4)'), 'INSERT 0 1')).destroy();
     expect(await rows()).toEqual([2]);
 
-    (await wire.leave(address, wire.unsynced('INSERT INTO no_such_table VALUES (5)'), 'no_such_table')).destroy();
+    (await wire.leave(socket, wire.unsynced('INSERT INTO no_such_table VALUES (5)'), 'no_such_table')).destroy();
     expect(await runtime.pool.query('SELECT $1::int AS v', [7])).toMatchObject({ rows: [{ v: 7 }] });
   });
 

@@ -1,23 +1,16 @@
-import { Worker } from 'node:worker_threads';
+import { socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
 
 /**
- * A PGlite database served over the Postgres wire protocol on loopback: the `DATABASE_URL` path, for
- * real. It is the runtime's own server (`runtime/db/pglite-worker.js`), which gives the one PGlite session
- * to one connection per whole exchange, so several clients (two runtimes) can share it safely.
+ * A PGlite database served over the Postgres wire protocol: the `DATABASE_URL` path, for real. It is
+ * the runtime's own server (`runtime/db/pglite-worker.js`), which gives the one PGlite session to one
+ * connection per whole exchange, so several clients (two runtimes) can share it safely. It listens on
+ * a Unix socket in a private directory, as the embedded database does: the URL names that directory.
  */
 export async function startWirePostgres(): Promise<{ url: string; stop(): Promise<void> }> {
-  const worker = new Worker(new URL('../../runtime/db/pglite-worker.js', import.meta.url), { workerData: { dataDir: 'memory://' } });
-  const address = await new Promise<string>((resolve, reject) => {
-    worker.once('message', (msg: { address: string }) => resolve(msg.address));
-    worker.once('error', reject);
-  });
+  const thread = await startPgliteThread('memory://');
+  const { host, port } = socketClientConfig(thread.socket);
   return {
-    url: `postgres://postgres:postgres@${address}/postgres`,
-    stop: async () => {
-      const closed = new Promise((resolve) => worker.once('message', resolve));
-      worker.postMessage({ type: 'close' });
-      await closed;
-      await worker.terminate();
-    },
+    url: `postgres://postgres@localhost:${port}/postgres?host=${encodeURIComponent(host)}`,
+    stop: () => thread.close(),
   };
 }

@@ -1,0 +1,139 @@
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { isMainThread, Worker } from 'node:worker_threads';
+
+/**
+ * The embedded database's thread (`pglite-worker.js`) and where it serves the Postgres wire
+ * protocol: a Unix socket, never a TCP port. PGlite accepts any login as superuser, so whoever
+ * can connect owns every senior's data; a socket in a directory only this process's user can
+ * enter (0700) lets nobody else connect, as a real PostgreSQL's `peer`/socket setup would.
+ */
+
+/** The socket's file name, as PostgreSQL names it: `pg` opens `<host>/.s.PGSQL.<port>` when `host` is a directory. */
+const SOCKET_PORT = 5432;
+export const SOCKET_FILE = `.s.PGSQL.${SOCKET_PORT}`;
+/** `sun_path` holds 108 bytes on Linux (104 on macOS and the BSDs), the terminating NUL included. */
+export const MAX_SOCKET_PATH_BYTES = process.platform === 'linux' ? 107 : 103;
+
+/** How the `pg` client reaches a socket at `socket` (a `.s.PGSQL.<port>` path). */
+export function socketClientConfig(socket: string): { host: string; port: number } {
+  const port = /^\.s\.PGSQL\.(\d+)$/.exec(path.basename(socket))?.[1];
+  if (!port) throw new Error(`${socket} is not a PostgreSQL socket path (.s.PGSQL.<port>)`);
+  return { host: path.dirname(socket), port: Number(port) };
+}
+
+/** The socket of a data directory, or a clear refusal when the path cannot be a Unix socket's. */
+function socketIn(dir: string, what: string): string {
+  const socket = path.join(dir, SOCKET_FILE);
+  const bytes = Buffer.byteLength(socket);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `${what} is too long for the embedded database's socket: ${socket} is ${bytes} bytes, and a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES}; use a path at most ${MAX_SOCKET_PATH_BYTES - SOCKET_FILE.length - 1} bytes long`,
+    );
+  }
+  return socket;
+}
+
+/**
+ * Where a data directory's socket will be, checked before anything is created: a path too long
+ * fails the start with one line rather than serving from somewhere else (a socket in /tmp would be
+ * left behind by a kill -9, and a command in another mount namespace would not find it).
+ */
+export function dataDirSocket(dataDir: string): string {
+  return socketIn(path.resolve(dataDir), `PGLITE_DATA_DIR ${path.resolve(dataDir)}`);
+}
+
+/**
+ * Makes the data directory owner-only (0700), an existing one too: a directory an older version
+ * created 0755 is tightened here, and the worker tightens the files inside.
+ */
+export async function privateDataDir(dataDir: string): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
+}
+
+/**
+ * PGlite creates some files itself with mode 0666 (fopen's), which only the process umask narrows,
+ * and a worker thread cannot set the umask: the process keeps an owner-only one (as the PostgreSQL
+ * postmaster sets for itself) while any embedded database is open in it, and gets its own back after.
+ */
+let umaskHolders = 0;
+let umaskBefore = 0;
+function holdOwnerOnlyUmask(): () => void {
+  // Only the main thread may set it; a database opened in a worker relies on the 0700 directory and the start-time tightening.
+  if (!isMainThread) return () => {};
+  if (umaskHolders++ === 0) {
+    umaskBefore = process.umask(0o077);
+    process.umask(umaskBefore | 0o077);
+  }
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    if (--umaskHolders === 0) process.umask(umaskBefore);
+  };
+}
+
+export interface PgliteThread {
+  worker: Worker;
+  /** The Unix socket the database is served on. */
+  socket: string;
+  /** Resolves with the thread's exit code. */
+  exited: Promise<number>;
+  /** Closes PGlite cleanly (unless the thread is already gone), ends the thread, removes a throwaway database's socket directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the embedded database's thread on `dataDir` (a directory, already made private and locked
+ * by the caller, or `memory://`) and waits until it serves. A `memory://` database's socket lives in
+ * a private `mkdtemp` directory (0700), removed at close.
+ */
+export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: number | undefined } = {}): Promise<PgliteThread> {
+  const memory = dataDir.startsWith('memory://');
+  const socketDir = memory ? await mkdtemp(path.join(tmpdir(), 'kohami-pg-')) : null;
+  // A throwaway database writes no file but its socket, in a directory that is already 0700.
+  const releaseUmask = memory ? () => {} : holdOwnerOnlyUmask();
+  const cleanup = async () => {
+    releaseUmask();
+    if (socketDir) await rm(socketDir, { recursive: true, force: true });
+  };
+  let worker: Worker;
+  let socket: string;
+  try {
+    socket = socketDir ? socketIn(socketDir, `the temporary directory ${socketDir}`) : dataDirSocket(dataDir);
+    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, idleOwnerMs: opts.idleOwnerMs } });
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => worker.once('message', () => resolve())),
+      new Promise<never>((_resolve, reject) => worker.once('error', reject)),
+      exited.then((code) => Promise.reject(new Error(`embedded database thread exited with code ${code} while starting`))),
+    ]);
+  } catch (err) {
+    await worker.terminate();
+    await cleanup();
+    throw err;
+  }
+  let alive = true;
+  worker.once('exit', () => (alive = false));
+  return {
+    worker,
+    socket,
+    exited,
+    close: async () => {
+      if (alive) {
+        const closed = new Promise((resolve) => worker.once('message', resolve));
+        worker.postMessage({ type: 'close' });
+        await Promise.race([closed, exited]);
+      }
+      await worker.terminate();
+      await cleanup();
+    },
+  };
+}
