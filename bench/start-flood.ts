@@ -8,8 +8,8 @@ import { startRuntime, type Runtime } from '../runtime/runtime.ts';
 import { percentile } from './support/stats.ts';
 
 /**
- * bench:start-flood — what one kiosk token flooding `session.start` does to every other senior
- * (issue 20, item 2). One runtime (embedded PGlite, in this process), two phases of the same length:
+ * bench:start-flood — what one kiosk token flooding `session.start` does to every other senior.
+ * One runtime (embedded PGlite, in this process), two phases of the same length:
  * a baseline where other seniors start sessions one after another (a fresh socket each, every
  * PROBE_EVERY_MS), then the same while FLOOD_SOCKETS sockets on one token send `session.start`
  * every 50 ms each — 20 frames a second, within the per-socket frame limit. Reported per phase: the
