@@ -37,7 +37,7 @@ import { SeniorErasure } from './sessions/erasure.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
