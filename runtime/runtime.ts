@@ -11,6 +11,7 @@ import { MemorySearch } from '../adapters/memory/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-provider.ts';
 import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/postgres/pg-consent.adapter.ts';
+import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -260,7 +261,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     directory,
     consents,
     memory: memory.memory,
-    erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
+    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
     semanticCache,
     moodScores,
     profiles,
