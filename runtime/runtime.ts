@@ -11,6 +11,9 @@ import { MemorySearch } from '../adapters/memory/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-provider.ts';
 import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/postgres/pg-consent.adapter.ts';
+import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
+import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
+import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -37,7 +40,7 @@ import { SeniorErasure } from './sessions/erasure.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
@@ -233,15 +236,19 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   }, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
 
+  const dreamStore = new PgDreamRepository(db.pool);
   const dream = new Dream({
-    pool: db.pool,
+    store: dreamStore,
+    moodScores,
+    segments,
+    facts: new PgMemoryFactsRepository(db.pool),
     consents,
     memory: memory.memory,
     embedder,
     profiles,
     consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
   });
-  const dreams = new DreamScheduler(db.pool, dream, logger);
+  const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger);
   await dreams.start();
 
   const prefetchTurn = (seniorId: string, transcript: string): void => {
@@ -262,7 +269,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     directory,
     consents,
     memory: memory.memory,
-    erasure: new SeniorErasure(db.pool, memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
+    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
     semanticCache,
     moodScores,
     profiles,

@@ -48,6 +48,24 @@ export class PgMoodScoresRepository {
     return res.rows[0]!.id;
   }
 
+  /** The per-turn summaries (the dream's notes) recorded from `days` days before `since` on, oldest first. */
+  async notesSince(seniorId: string, since: string, days: number): Promise<string[]> {
+    const res = await this.pool.query<{ summary: string }>(
+      `SELECT summary FROM mood_scores WHERE senior_id = $1 AND summary IS NOT NULL AND recorded_at >= $2::timestamptz - make_interval(days => $3) ORDER BY recorded_at`,
+      [seniorId, since, days],
+    );
+    return res.rows.map((r) => r.summary);
+  }
+
+  /** Drops the summaries recorded more than `days` days before `before` (scores and tiers stay); returns how many. */
+  async purgeNotes(seniorId: string, before: string, days: number): Promise<number> {
+    const res = await this.pool.query(
+      `UPDATE mood_scores SET summary = NULL WHERE senior_id = $1 AND summary IS NOT NULL AND recorded_at < $2::timestamptz - make_interval(days => $3)`,
+      [seniorId, before, days],
+    );
+    return res.rowCount ?? 0;
+  }
+
   /** One page, newest first, keyset on (recorded_at DESC, id DESC); `next` is null on the last page. */
   async entries(seniorId: string, q: MoodEntryQuery): Promise<{ data: MoodEntry[]; next: MoodCursor | null }> {
     const res = await this.pool.query<{ id: string; score: number; tier: MoodTier; source: 'per_turn'; summary: string | null; recorded_at: string }>(

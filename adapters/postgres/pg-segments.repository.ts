@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import pgvector from 'pgvector';
 
 export interface SegmentRow {
   id: string;
@@ -28,5 +29,22 @@ export class PgSegmentsRepository {
       [seniorId, limit],
     );
     return res.rows.map((r) => ({ id: r.id, summary: r.summary, startedAt: r.started_at.toISOString(), endedAt: r.ended_at.toISOString(), turnCount: r.turn_count }));
+  }
+
+  /** Tier 3: the summarized segments past the `recent` most recent whose vector is missing or not `modelId`'s. */
+  async unembeddedBeyondRecent(seniorId: string, recent: number, modelId: string): Promise<Array<{ id: string; summary: string }>> {
+    const res = await this.pool.query<{ id: string; summary: string }>(
+      `SELECT id, summary FROM segments WHERE senior_id = $1 AND summary IS NOT NULL
+          AND id NOT IN (SELECT id FROM segments WHERE senior_id = $1 AND summary IS NOT NULL ORDER BY ended_at DESC LIMIT $3)
+          AND (embedding IS NULL OR embedding_model <> $2)`,
+      [seniorId, modelId, recent],
+    );
+    return res.rows;
+  }
+
+  async setEmbeddings(rows: ReadonlyArray<{ id: string; embedding: number[] }>, modelId: string): Promise<void> {
+    for (const row of rows) {
+      await this.pool.query('UPDATE segments SET embedding = $2::vector, embedding_model = $3 WHERE id = $1', [row.id, pgvector.toSql(row.embedding), modelId]);
+    }
   }
 }

@@ -1,7 +1,11 @@
 import { parseArgs } from 'node:util';
 import { createModels } from '../../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
+import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
+import { PgMoodScoresRepository } from '../../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.repository.ts';
 import { PgVectorMemoryAdapter } from '../../adapters/memory/pgvector-memory.adapter.ts';
 import { MistralSmallConsolidator } from '../../adapters/subagents/mistral-small-consolidator.ts';
 import { parisDay } from '../../machines/memory/dream.ts';
@@ -20,7 +24,10 @@ try {
     const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const logger = createLogger('warn');
     const dream = new Dream({
-      pool: db.pool,
+      store: new PgDreamRepository(db.pool),
+      moodScores: new PgMoodScoresRepository(db.pool),
+      segments: new PgSegmentsRepository(db.pool),
+      facts: new PgMemoryFactsRepository(db.pool),
       consents: new PgConsentAdapter(db.pool),
       memory: new PgVectorMemoryAdapter(db.pool, models.embedder, logger),
       embedder: models.embedder,

@@ -1,4 +1,5 @@
 import { createModels } from '../../adapters/models/model-provider.ts';
+import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openCommandDatabase } from '../db/database.ts';
 import { reembedFacts } from '../jobs/reembed.ts';
@@ -12,7 +13,7 @@ try {
   const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run memory:reembed');
   try {
     const { embedder } = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
-    const report = await reembedFacts(db.pool, embedder);
+    const report = await reembedFacts(new PgMemoryFactsRepository(db.pool), embedder);
     const from = Object.entries(report.from).map(([model, n]) => `${n} from ${model}`).join(', ') || 'none needed';
     process.stdout.write(`re-embedded ${report.reembedded} facts with ${report.to} (${from})\n`);
   } finally {

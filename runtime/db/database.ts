@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { DataDirLockedError, lockDataDir, type LockRecord } from './data-dir-lock.ts';
-import { isMigrated, migrate } from './migrate.ts';
+import { isMigrated, migrate } from '../../adapters/postgres/migrations.ts';
+import { ping } from '../../adapters/postgres/ping.ts';
 import { dataDirSocket, privateDataDir, socketClientConfig, startPgliteThread } from './pglite-thread.ts';
 
 export interface Database {
@@ -125,7 +126,7 @@ async function openEmbeddedOrThrough(opts: DatabaseOptions, command: string, dea
 async function through(dir: string, runtime: LockRecord): Promise<Database> {
   const pool = wirePool(runtime.socket!, 1);
   try {
-    await pool.query('SELECT 1');
+    await ping(pool);
   } catch (err) {
     await pool.end();
     throw new Error(`PGLITE_DATA_DIR ${dir} belongs to ${runtime.holder} (pid ${runtime.pid}), whose database does not answer at ${runtime.socket} (${(err as Error).message}): restart it`);

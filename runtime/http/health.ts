@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
-import { isMigrated } from '../db/migrate.ts';
+import { isMigrated } from '../../adapters/postgres/migrations.ts';
 
 /**
  * `/health`: the process answers and nothing in it is broken for good — the liveness probe. Once the

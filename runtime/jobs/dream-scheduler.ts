@@ -1,6 +1,7 @@
 import PgBoss from 'pg-boss';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
 import { parisDay } from '../../machines/memory/dream.ts';
 import type { Dream } from './dream.ts';
 
@@ -18,7 +19,8 @@ export class DreamScheduler {
   readonly boss: PgBoss;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
+    private readonly store: PgDreamRepository,
     private readonly dream: Dream,
     private readonly logger: Pick<Logger, 'warn' | 'info'>,
   ) {
@@ -46,11 +48,7 @@ export class DreamScheduler {
 
   /** One consolidation job per senior with a capture or a segment in the last 7 days. */
   async enqueueActiveSeniors(): Promise<string[]> {
-    const res = await this.pool.query<{ senior_id: string }>(
-      `SELECT senior_id FROM mood_scores WHERE recorded_at > now() - interval '7 days'
-       UNION SELECT senior_id FROM segments WHERE ended_at > now() - interval '7 days'`,
-    );
-    const seniors = res.rows.map((r) => r.senior_id);
+    const seniors = await this.store.seniorsActiveInLastWeek();
     for (const seniorId of seniors) await this.boss.send(SENIOR_QUEUE, { seniorId });
     return seniors;
   }

@@ -1,9 +1,11 @@
-import type pg from 'pg';
-import pgvector from 'pgvector';
+import type { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
+import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
+import type { PgMoodScoresRepository } from '../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import type { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.repository.ts';
 import type { MistralSmallConsolidator } from '../../adapters/subagents/mistral-small-consolidator.ts';
-import { NOTES_KEPT_DAYS, PROMOTION_WINDOW_DAYS, recordSightings, type Candidate } from '../../machines/memory/dream.ts';
-import type { ConsentPort, FactCategory, MemoryEmbedderPort, MemoryPort } from '../../machines/memory/memory.port.ts';
+import { NOTES_KEPT_DAYS, PROMOTION_WINDOW_DAYS, recordSightings } from '../../machines/memory/dream.ts';
+import type { ConsentPort, MemoryEmbedderPort, MemoryPort } from '../../machines/memory/memory.port.ts';
 
 export interface DreamReport {
   seniorId: string;
@@ -16,6 +18,11 @@ export interface DreamReport {
   notesPurged: number;
   segmentsVectorized: number;
 }
+
+/** Tier 2: the segments every session is reminded of; those past them are vectorized. */
+const RECENT_SEGMENTS = 3;
+/** The durable facts the consolidator is shown. */
+const FACTS_SHOWN = 30;
 
 const union = (a: readonly string[] | undefined, b: readonly string[]) => [...new Set([...(a ?? []), ...b])].slice(0, 30);
 
@@ -30,7 +37,10 @@ const union = (a: readonly string[] | undefined, b: readonly string[]) => [...ne
 export class Dream {
   constructor(
     private readonly deps: {
-      pool: pg.Pool;
+      store: PgDreamRepository;
+      moodScores: PgMoodScoresRepository;
+      segments: PgSegmentsRepository;
+      facts: PgMemoryFactsRepository;
       consents: ConsentPort;
       memory: MemoryPort;
       embedder: MemoryEmbedderPort;
@@ -42,40 +52,21 @@ export class Dream {
 
   async consolidate(seniorId: string, day: string): Promise<DreamReport> {
     const report: DreamReport = { seniorId, day, promoted: [], candidates: 0, compassWritten: false, profileEnriched: false, notesPurged: 0, segmentsVectorized: 0 };
-    const { pool } = this.deps;
+    const { store } = this.deps;
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return { ...report, skipped: 'no consent' };
-    const ran = await pool.query('SELECT 1 FROM consolidation_runs WHERE senior_id = $1 AND day = $2', [seniorId, day]);
-    if ((ran.rowCount ?? 0) > 0) return { ...report, skipped: 'already ran today' };
+    if (await store.hasRun(seniorId, day)) return { ...report, skipped: 'already ran today' };
 
     const since = `${day}T00:00:00Z`;
-    const notes = await pool.query<{ summary: string }>(
-      `SELECT summary FROM mood_scores WHERE senior_id = $1 AND summary IS NOT NULL AND recorded_at >= $2::timestamptz - make_interval(days => $3) ORDER BY recorded_at`,
-      [seniorId, since, PROMOTION_WINDOW_DAYS],
-    );
-    const segments = await pool.query<{ summary: string }>('SELECT summary FROM segments WHERE senior_id = $1 AND summary IS NOT NULL ORDER BY ended_at DESC LIMIT 3', [seniorId]);
-    const facts = await pool.query<{ fact: string }>('SELECT fact FROM memory_facts WHERE senior_id = $1 ORDER BY created_at DESC LIMIT 30', [seniorId]);
+    const notes = await this.deps.moodScores.notesSince(seniorId, since, PROMOTION_WINDOW_DAYS);
+    const segments = (await this.deps.segments.recent(seniorId, RECENT_SEGMENTS)).map((s) => s.summary);
+    const facts = await this.deps.facts.latest(seniorId, FACTS_SHOWN);
     const { interlocutor, compass } = await this.deps.profiles.profile(seniorId);
 
-    if (notes.rows.length > 0 || segments.rows.length > 0) {
-      const proposal = await this.deps.consolidator.propose({
-        notes: notes.rows.map((r) => r.summary),
-        segments: segments.rows.map((r) => r.summary),
-        facts: facts.rows.map((r) => r.fact),
-        interlocutor,
-        compass,
-      });
-      const stored = await pool.query<{ pattern: string; category: FactCategory; seen_on: string[]; created_at: Date }>(
-        `SELECT pattern, category, to_json(seen_on)::jsonb AS seen_on, created_at FROM consolidation_candidates WHERE senior_id = $1`,
-        [seniorId],
-      );
-      const { candidates, promoted } = recordSightings(
-        stored.rows.map((r) => ({ pattern: r.pattern, category: r.category, seenOn: r.seen_on, createdAt: r.created_at.getTime() })),
-        proposal.patterns,
-        day,
-        (this.deps.now?.() ?? new Date()).getTime(),
-      );
+    if (notes.length > 0 || segments.length > 0) {
+      const proposal = await this.deps.consolidator.propose({ notes, segments, facts, interlocutor, compass });
+      const { candidates, promoted } = recordSightings(await store.candidates(seniorId), proposal.patterns, day, (this.deps.now?.() ?? new Date()).getTime());
       for (const p of promoted) await this.deps.memory.persist({ seniorId, content: p.pattern, category: p.category });
-      await this.replaceCandidates(seniorId, candidates);
+      await store.replaceCandidates(seniorId, candidates);
       report.promoted = promoted.map((p) => p.pattern);
       report.candidates = candidates.length;
 
@@ -99,45 +90,22 @@ export class Dream {
       report.profileEnriched = true;
     }
 
-    report.notesPurged =
-      (
-        await pool.query(`UPDATE mood_scores SET summary = NULL WHERE senior_id = $1 AND summary IS NOT NULL AND recorded_at < $2::timestamptz - make_interval(days => $3)`, [
-          seniorId,
-          since,
-          NOTES_KEPT_DAYS,
-        ])
-      ).rowCount ?? 0;
+    report.notesPurged = await this.deps.moodScores.purgeNotes(seniorId, since, NOTES_KEPT_DAYS);
     report.segmentsVectorized = await this.vectorizeOldSegments(seniorId);
-    await pool.query('INSERT INTO consolidation_runs (senior_id, day, report) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [seniorId, day, JSON.stringify(report)]);
+    await store.recordRun(seniorId, day, report);
     return report;
   }
 
-  /** Tier 3: segments past the 3 most recent are embedded, to be searched on demand. */
+  /** Tier 3: segments past the RECENT_SEGMENTS most recent are embedded, to be searched on demand. */
   private async vectorizeOldSegments(seniorId: string): Promise<number> {
-    const old = await this.deps.pool.query<{ id: string; summary: string }>(
-      `SELECT id, summary FROM segments WHERE senior_id = $1 AND summary IS NOT NULL
-          AND id NOT IN (SELECT id FROM segments WHERE senior_id = $1 AND summary IS NOT NULL ORDER BY ended_at DESC LIMIT 3)
-          AND (embedding IS NULL OR embedding_model <> $2)`,
-      [seniorId, this.deps.embedder.modelId],
+    const { segments, embedder } = this.deps;
+    const old = await segments.unembeddedBeyondRecent(seniorId, RECENT_SEGMENTS, embedder.modelId);
+    if (old.length === 0) return 0;
+    const vectors = await embedder.embed(old.map((r) => r.summary));
+    await segments.setEmbeddings(
+      old.map((r, i) => ({ id: r.id, embedding: vectors[i]! })),
+      embedder.modelId,
     );
-    if (old.rows.length === 0) return 0;
-    const vectors = await this.deps.embedder.embed(old.rows.map((r) => r.summary));
-    for (const [i, row] of old.rows.entries()) {
-      await this.deps.pool.query('UPDATE segments SET embedding = $2::vector, embedding_model = $3 WHERE id = $1', [row.id, pgvector.toSql(vectors[i]!), this.deps.embedder.modelId]);
-    }
-    return old.rows.length;
-  }
-
-  private async replaceCandidates(seniorId: string, candidates: Candidate[]): Promise<void> {
-    await this.deps.pool.query('DELETE FROM consolidation_candidates WHERE senior_id = $1', [seniorId]);
-    for (const c of candidates) {
-      await this.deps.pool.query('INSERT INTO consolidation_candidates (senior_id, pattern, category, seen_on, created_at) VALUES ($1, $2, $3, $4::date[], $5)', [
-        seniorId,
-        c.pattern,
-        c.category,
-        c.seenOn,
-        new Date(c.createdAt),
-      ]);
-    }
+    return old.length;
   }
 }

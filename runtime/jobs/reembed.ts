@@ -1,5 +1,4 @@
-import type pg from 'pg';
-import pgvector from 'pgvector';
+import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 
 export interface ReembedReport {
@@ -13,21 +12,17 @@ export interface ReembedReport {
  * Re-embeds, in batches, every fact stored under another model id than `embedder`'s:
  * after a model change, facts are invisible to search until this has run.
  */
-export async function reembedFacts(pool: pg.Pool, embedder: MemoryEmbedderPort, batchSize = 64): Promise<ReembedReport> {
+export async function reembedFacts(facts: PgMemoryFactsRepository, embedder: MemoryEmbedderPort, batchSize = 64): Promise<ReembedReport> {
   const report: ReembedReport = { reembedded: 0, from: {}, to: embedder.modelId };
   for (;;) {
-    const batch = await pool.query<{ id: string; fact: string; embedding_model: string }>(
-      'SELECT id, fact, embedding_model FROM memory_facts WHERE embedding_model <> $1 ORDER BY id LIMIT $2',
-      [embedder.modelId, batchSize],
+    const batch = await facts.embeddedWithOtherModel(embedder.modelId, batchSize);
+    if (batch.length === 0) return report;
+    const vectors = await embedder.embed(batch.map((r) => r.fact));
+    await facts.setEmbeddings(
+      batch.map((r, i) => ({ id: r.id, embedding: vectors[i]! })),
+      embedder.modelId,
     );
-    if (batch.rows.length === 0) return report;
-    const vectors = await embedder.embed(batch.rows.map((r) => r.fact));
-    await pool.query(
-      `UPDATE memory_facts mf SET embedding = t.e::vector, embedding_model = $3
-         FROM unnest($1::uuid[], $2::text[]) AS t(id, e) WHERE mf.id = t.id`,
-      [batch.rows.map((r) => r.id), vectors.map((v) => pgvector.toSql(v)), embedder.modelId],
-    );
-    for (const row of batch.rows) report.from[row.embedding_model] = (report.from[row.embedding_model] ?? 0) + 1;
-    report.reembedded += batch.rows.length;
+    for (const row of batch) report.from[row.embeddingModel] = (report.from[row.embeddingModel] ?? 0) + 1;
+    report.reembedded += batch.length;
   }
 }

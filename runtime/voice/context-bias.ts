@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { STOP_WORDS } from '../../machines/cache/french-lexicon.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 
@@ -19,14 +19,10 @@ export function namesIn(text: string): string[] {
  * `contacts` consent holds — the names found in their contact facts. Sent to the speech service,
  * never logged or stored.
  */
-export async function contextBiasFor(pool: pg.Pool, consents: ConsentPort, seniorId: string, preferredName: string | null): Promise<string[]> {
+export async function contextBiasFor(facts: PgMemoryFactsRepository, consents: ConsentPort, seniorId: string, preferredName: string | null): Promise<string[]> {
   const names = new Set<string>(preferredName ? [preferredName] : []);
   if (await consents.hasConsent(seniorId, 'contacts')) {
-    const { rows } = await pool.query<{ fact: string }>(
-      `SELECT fact FROM memory_facts WHERE senior_id = $1 AND category = 'contacts' ORDER BY created_at DESC, seq DESC LIMIT ${CONTACT_FACTS}`,
-      [seniorId],
-    );
-    for (const row of rows) for (const name of namesIn(row.fact)) names.add(name);
+    for (const fact of await facts.latest(seniorId, CONTACT_FACTS, 'contacts')) for (const name of namesIn(fact)) names.add(name);
   }
   return [...names].slice(0, MAX_NAMES);
 }

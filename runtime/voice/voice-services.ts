@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
 import { FallbackSpeaker } from './fallback-speaker.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
@@ -45,6 +46,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   // line cache's own, replaced once Mistral answers again.
   const lineSpeaker = voxtral ?? espeak;
   const shared = new SharedLines();
+  const facts = new PgMemoryFactsRepository(deps.pool);
   return {
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
     transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, logger: deps.logger }) : null,
@@ -78,7 +80,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
-    contextBias: (session) => contextBiasFor(deps.pool, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
+    contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
     settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.
     onSentenceLost: () => {

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
+import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.repository.ts';
 import { MistralSmallConsolidator, type Consolidation } from '../../adapters/subagents/mistral-small-consolidator.ts';
 import { Dream } from '../../runtime/jobs/dream.ts';
 import { DREAM_TIMEZONE, NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/jobs/dream-scheduler.ts';
@@ -38,7 +41,10 @@ async function seniorWithWeek(consents = ['conversation', 'contacts']) {
 /** The runtime's dream, with a scripted Mistral Small in place of the offline one. */
 const dreamWith = (model: ReturnType<typeof scriptedModel>) =>
   new Dream({
-    pool: rt.db.pool,
+    store: new PgDreamRepository(rt.db.pool),
+    moodScores: rt.moodScores,
+    segments: new PgSegmentsRepository(rt.db.pool),
+    facts: new PgMemoryFactsRepository(rt.db.pool),
     consents: rt.consents,
     memory: rt.memory.memory,
     embedder: rt.embedder,

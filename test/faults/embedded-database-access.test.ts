@@ -51,7 +51,7 @@ async function databaseProcess(older = false): Promise<{ dir: string; proc: Chil
       await new Promise((resolve) => process.stdin.once('data', resolve));
     }
     const { openDatabase } = await import(${module('runtime/db/database.ts')});
-    const { migrate } = await import(${module('runtime/db/migrate.ts')});
+    const { migrate } = await import(${module('adapters/postgres/migrations.ts')});
     const db = await openDatabase({ pgliteDataDir: dir });
     await migrate(db.pool);
     await db.pool.query("INSERT INTO seniors (display_name) VALUES ('Jeanne')");

@@ -10,7 +10,7 @@ import { CliError, runCommand } from '../../runtime/cli/admin.ts';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db/database.ts';
 import { socketClientConfig } from '../../runtime/db/pglite-thread.ts';
-import { MIGRATIONS_DIR, migrate } from '../../runtime/db/migrate.ts';
+import { MIGRATIONS_DIR, migrate } from '../../adapters/postgres/migrations.ts';
 import { migratedDatabase } from '../support/database.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;

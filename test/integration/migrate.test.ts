@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../runtime/db/database.ts';
-import { isMigrated, migrate, MIGRATIONS_DIR, MigrationChecksumError } from '../../runtime/db/migrate.ts';
+import { isMigrated, migrate, MIGRATIONS_DIR, MigrationChecksumError } from '../../adapters/postgres/migrations.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 
 let db: Database;

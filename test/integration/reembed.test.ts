@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { PgVectorMemoryAdapter } from '../../adapters/memory/pgvector-memory.adapter.ts';
+import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { reembedFacts } from '../../runtime/jobs/reembed.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';
@@ -22,11 +23,11 @@ describe('memory:reembed', () => {
     for (const content of facts) await before.persist({ seniorId: senior, content, category: 'profil' });
     expect(await after.search('jardinage', senior, 5)).toEqual([]);
 
-    const report = await reembedFacts(db.pool, new LocalHashEmbedder(), 2);
+    const report = await reembedFacts(new PgMemoryFactsRepository(db.pool), new LocalHashEmbedder(), 2);
     expect(report).toEqual({ reembedded: 3, from: { 'test-topics': 3 }, to: 'kohami-local-hash-v1' });
     const found = await after.search('il aime le jardinage', senior, 5);
     expect(found.map((f) => f.content)).toHaveLength(3);
     expect(found[0]!.content).toBe('il aime le jardinage');
-    expect((await reembedFacts(db.pool, new LocalHashEmbedder())).reembedded).toBe(0);
+    expect((await reembedFacts(new PgMemoryFactsRepository(db.pool), new LocalHashEmbedder())).reembedded).toBe(0);
   });
 });

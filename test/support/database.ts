@@ -2,7 +2,7 @@ import pgvector from 'pgvector';
 import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { openDatabase, type Database } from '../../runtime/db/database.ts';
-import { migrate } from '../../runtime/db/migrate.ts';
+import { migrate } from '../../adapters/postgres/migrations.ts';
 
 /** A migrated throwaway database: in-process PGlite, or a Postgres URL (the wire path). */
 export async function migratedDatabase(databaseUrl?: string): Promise<Database & { directory: SeniorDirectory }> {
