@@ -125,6 +125,8 @@ class VoiceSession implements VoiceSessionHandle {
   private listenerFailed = false;
   private playbackTimer: NodeJS.Timeout | null = null;
   private readonly lines: { get: LineLookup; close(): void };
+  /** The recognizer's names, read as the session starts: the first speech rarely waits on the database for them. */
+  private readonly names: Promise<string[]>;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -134,6 +136,9 @@ class VoiceSession implements VoiceSessionHandle {
     const { session } = request;
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
     this.lines = services.linesFor(session, request.output.sampleRate);
+    this.names = this.voiceInput ? services.contextBias(session) : Promise.resolve([]);
+    // A failed read is reported where the names are awaited, when the stream opens.
+    this.names.catch(() => undefined);
     this.listenerReady = this.voiceInput
       ? services.createListener({
           speechStarted: () => this.onSpeechStarted(),
@@ -303,10 +308,10 @@ class VoiceSession implements VoiceSessionHandle {
     );
   }
 
-  /** The names to favour, or none if the database does not answer within CONTEXT_BIAS_BUDGET_MS. */
+  /** The names to favour, or none if they are not read within CONTEXT_BIAS_BUDGET_MS of the stream's opening. */
   private async boundedContextBias(): Promise<string[]> {
     try {
-      return await withDeadline(() => this.services.contextBias(this.request.session), CONTEXT_BIAS_BUDGET_MS, this.closed.signal);
+      return await withDeadline(() => this.names, CONTEXT_BIAS_BUDGET_MS, this.closed.signal);
     } catch (err) {
       if (!this.closed.signal.aborted) this.log.warn({ err }, 'recognizer names unavailable in time: listening without them');
       return [];
