@@ -12,15 +12,19 @@ export interface FactToReembed {
 /**
  * `memory_facts` outside the MemoryPort (which `PgVectorMemoryAdapter` implements): the plain,
  * newest-first texts the dream and the recognizer's bias read, and the re-embedding after a model
- * change. No consent JOIN here: each caller checks the consent its use needs.
+ * change. What is read for a use joins the consents as recall does (INV-C01): a fact of a revoked
+ * category reaches neither a model nor the recognizer.
  */
 export class PgMemoryFactsRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** The senior's newest facts (of one category if given), texts only, whatever model embedded them. */
+  /** The senior's newest consented facts (of one category if given), texts only, whatever model embedded them. */
   async latest(seniorId: string, limit: number, category?: FactCategory): Promise<string[]> {
     const res = await this.pool.query<{ fact: string }>(
-      `SELECT fact FROM memory_facts WHERE senior_id = $1 AND ($2::text IS NULL OR category = $2) ORDER BY created_at DESC, seq DESC LIMIT $3`,
+      `SELECT mf.fact FROM memory_facts mf
+         JOIN consents c ON c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL
+        WHERE mf.senior_id = $1 AND ($2::text IS NULL OR mf.category = $2)
+        ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`,
       [seniorId, category ?? null, limit],
     );
     return res.rows.map((r) => r.fact);

@@ -24,4 +24,15 @@ describe('PgMemoryFactsRepository.latest', () => {
     expect(await facts.latest(senior, 10, 'contacts')).toEqual(['son fils Paul', 'sa fille Claire']);
     expect(await facts.latest(senior, 10, 'sante')).toEqual([]);
   });
+
+  it('reads no fact of a category whose consent is revoked or was never given (INV-C01): neither the dream nor the recognizer sees it', async () => {
+    const senior = await createSenior(db, ['profil']);
+    const [v] = randomUnitVectors(1, 2);
+    await bulkLoadFacts(db, [{ seniorId: senior, fact: 'il aime le jardinage', category: 'profil', embedding: v! }, { seniorId: senior, fact: 'sa fille Claire', category: 'contacts', embedding: v! }], 'model-a');
+    const facts = new PgMemoryFactsRepository(db.pool);
+    expect(await facts.latest(senior, 10)).toEqual(['il aime le jardinage']);
+    expect(await facts.latest(senior, 10, 'contacts')).toEqual([]);
+    await db.pool.query("UPDATE consents SET revoked_at = now() WHERE senior_id = $1 AND category = 'profil'", [senior]);
+    expect(await facts.latest(senior, 10)).toEqual([]);
+  });
 });
