@@ -46,6 +46,7 @@ import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
 import { createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
+import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
 
 export interface RuntimeOverrides {
   logger?: Logger;
@@ -98,8 +99,6 @@ export interface Runtime {
 export const SHUTDOWN_MARGIN_MS = 4_000;
 /** Cached entries compared per lookup, most recent first. */
 const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
-/** Summarized sessions injected at the start of the next one (tier 2). */
-const RECENT_SEGMENTS = 3;
 /**
  * The turn's question is embedded once, shared by recall and the semantic cache, and may be
  * warmed from voice's interim transcript (seconds before the final one): at most 10 s and 1,024

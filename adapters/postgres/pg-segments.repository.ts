@@ -22,7 +22,7 @@ export class PgSegmentsRepository {
   }
 
   /** The most recent summarized segments, newest first: what the next session is reminded of. */
-  async recent(seniorId: string, limit = 3): Promise<Array<SegmentRow & { summary: string }>> {
+  async recent(seniorId: string, limit: number): Promise<Array<SegmentRow & { summary: string }>> {
     const res = await this.pool.query<{ id: string; summary: string; started_at: Date; ended_at: Date; turn_count: number }>(
       `SELECT id, summary, started_at, ended_at, turn_count FROM segments
         WHERE senior_id = $1::uuid AND summary IS NOT NULL ORDER BY ended_at DESC LIMIT $2`,

@@ -6,6 +6,7 @@ import type { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.r
 import type { MistralSmallConsolidator } from '../../adapters/subagents/mistral-small-consolidator.ts';
 import { NOTES_KEPT_DAYS, PROMOTION_WINDOW_DAYS, recordSightings } from '../../machines/memory/dream.ts';
 import type { ConsentPort, MemoryEmbedderPort, MemoryPort } from '../../machines/memory/memory.port.ts';
+import { RECENT_SEGMENTS } from '../../machines/memory/tiers.ts';
 
 export interface DreamReport {
   seniorId: string;
@@ -19,8 +20,6 @@ export interface DreamReport {
   segmentsVectorized: number;
 }
 
-/** Tier 2: the segments every session is reminded of; those past them are vectorized. */
-const RECENT_SEGMENTS = 3;
 /** The durable facts the consolidator is shown. */
 const FACTS_SHOWN = 30;
 
