@@ -1,0 +1,35 @@
+import { CONSENT_CATEGORIES } from '../machines/memory/memory.port.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { startRuntime } from '../runtime/runtime.ts';
+
+/**
+ * The runtime side of bench:turns, in its own process: the real runtime (embedded PGlite, voice mode)
+ * against the fakes at MISTRAL_BASE_URL, with ENDPOINT_SILENCE_MS from the environment (unset: the
+ * runtime's default). One senior per lane, token `kiosk_turns_<i>`, preferred name `Turns<i>`: the
+ * name reaches the recognizer as its context bias, which tells the fakes whose script a socket plays.
+ *   argv: lanes
+ */
+const lanes = Number(process.argv[2]);
+const config = loadConfig({
+  KOHAMI_ENV: 'test',
+  PORT: '0',
+  PGLITE_DATA_DIR: 'memory://',
+  MISTRAL_API_KEY: 'bench-key',
+  MISTRAL_BASE_URL: process.env.MISTRAL_BASE_URL!,
+  ...(process.env.ENDPOINT_SILENCE_MS ? { ENDPOINT_SILENCE_MS: process.env.ENDPOINT_SILENCE_MS } : {}),
+});
+const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
+await rt.db.pool.query(
+  `WITH s AS (INSERT INTO seniors (display_name, preferred_name, onboarding_done)
+              SELECT 'turns-' || i, 'Turns' || i, true FROM generate_series(1, $1::int) i RETURNING id, display_name)
+   INSERT INTO devices (senior_id, token_hash)
+   SELECT id, encode(sha256(convert_to('kiosk_turns_' || substr(display_name, 7), 'UTF8')), 'hex') FROM s`,
+  [lanes],
+);
+await rt.db.pool.query(
+  `INSERT INTO consents (senior_id, category) SELECT s.id, c FROM seniors s, unnest($1::text[]) c ON CONFLICT (senior_id, category) DO NOTHING`,
+  [[...CONSENT_CATEGORIES]],
+);
+process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, endpointSilenceMs: config.ENDPOINT_SILENCE_MS });
+process.on('SIGTERM', () => process.exit(0));
