@@ -10,6 +10,7 @@ import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /** Robustness of the kiosk socket's voice paths: what a kiosk sends must never take the process or another session down. */
 
@@ -29,7 +30,7 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   const dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-edges-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' });
   const speech = concat([silence(200), await frenchSpeech(`${ASKED}.`), silence(1000)]);
   utterance = concat([speech, new Int16Array((FRAME_SAMPLES - (speech.length % FRAME_SAMPLES)) % FRAME_SAMPLES)]);
   const seniorId = await rt.directory.createSenior({ displayName: 'Jeanne', preferredName: 'Jeanne', onboardingDone: true });
