@@ -40,6 +40,8 @@ let micWav: string;
 
 beforeAll(async () => {
   voxtral = new FakeVoxtral();
+  // Voxtral's shortest target_streaming_delay_ms (240 ms): interim words show soon after they are said.
+  voxtral.streamingDelayMs = 240;
   mistral = await new FakeMistral(voxtral).start();
   mistral.mode = { kind: 'stream', chunks: REPLY };
   rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
@@ -83,7 +85,9 @@ function record(socket: PageSocket) {
 
 describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
   it('hears the senior, shows the transcript, plays the spoken reply with progress, and a barge-in cuts it', async () => {
-    voxtral.utterances.push({ text: ASKED }, { text: BARGED });
+    // Chromium's fake microphone may hand over the phrase faster than real time: the interim words are said early
+    // (and come at Voxtral's shortest streaming delay, set above), so they show before the final transcript replaces them.
+    voxtral.utterances.push({ text: ASKED, wordEndsMs: ASKED.split(' ').map((_, i) => 400 + 100 * i) }, { text: BARGED });
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -110,7 +114,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     // The interim transcript replaces itself as it grows, then the transcript stays as the senior's caption.
     await page.locator('#captions p.you.interim', { hasText: /^raconte-moi une/ }).waitFor({ timeout: 10_000 });
-    await page.locator('#captions p.you', { hasText: ASKED }).waitFor({ timeout: 10_000 });
+    // The final caption (the interim one may already hold every word: they stream before the flush).
+    await page.locator('#captions p.you:not(.interim)', { hasText: ASKED }).waitFor({ timeout: 10_000 });
     expect(got('transcript.final')?.frame).toMatchObject({ turnId: 'v1', text: ASKED });
 
     // The spoken reply plays; progress reports reach the runtime (which answers none of them with an error).

@@ -437,9 +437,9 @@ describe('turn prefetch while endpointing waits', () => {
     };
     let turns = 0;
     const voice = voiceSessionFactory(services).create({ session: live, link, output: { encoding: 'pcm_s16le', sampleRate: 16_000 }, aec: true, nextTurnId: () => `p${++turns}` });
-    // More words than the speech carries: the fake recognizer releases one per 200 ms heard, so some arrive during the silence.
+    // More words than the speech carries, one said every 200 ms from the pre-roll's end: some arrive during the silence.
     const words = 'je suis allée au marché ce matin avec ma fille et nous avons acheté des fleurs pour le balcon de la cuisine';
-    voxtral.utterances.push({ text: words });
+    voxtral.utterances.push({ text: words, wordEndsMs: words.split(' ').map((_, i) => 500 + 200 * i) });
     for (const chunk of chunks(await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), 20)) voice.pushAudio(chunk);
     await vi.waitFor(() => expect(interim.split(' ').length).toBeGreaterThanOrEqual(8), { timeout: 10_000 });
     expect(prefetchTurn).not.toHaveBeenCalled();

@@ -12,12 +12,38 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * or `start()` it on its own port.
  */
 
-/** What the fake does with one utterance when it is flushed. */
+/**
+ * What the fake hears in one utterance and does when it is flushed. Times are ms into the audio the fake
+ * receives for the utterance (from its first byte after the previous flush): the runtime's stream starts
+ * with 300 ms of pre-roll, so speech that begins at once in the kiosk's audio lies at about 300 ms here.
+ */
 export interface ScriptedUtterance {
   /** The final transcript; its words also leave as interim deltas while audio arrives. */
   text: string;
   /** `drop`: the socket dies at flush; `error`: an error event answers the flush; `hang`: the flush is never answered. */
   fault?: 'drop' | 'error' | 'hang';
+  /**
+   * Where the speech lies in the utterance's audio (voiced spans, in order). Words are placed along them in
+   * proportion to their character offsets (a pause between two spans holds no word); when every span gives
+   * its own `text` (the utterance's words, in order), each span's words are placed within it. Default: one
+   * span from `FakeVoxtral.speechStartMs`, `text.length × FakeVoxtral.msPerChar` long.
+   */
+  speech?: SpeechSpan[];
+  /** Explicit per-word times (one per word of `text`: when the word has been said, its end); overrides `speech`. */
+  wordEndsMs?: number[];
+}
+
+export interface SpeechSpan {
+  startMs: number;
+  endMs: number;
+  text?: string;
+}
+
+/** One interim delta as it left the fake: its text, the utterance's audio received by then, and when (performance.now()). */
+export interface InterimRecord {
+  text: string;
+  audioMs: number;
+  at: number;
 }
 
 export interface TranscriptionSocketRecord {
@@ -29,6 +55,8 @@ export interface TranscriptionSocketRecord {
   audioBytes: number;
   flushes: number;
   closed: boolean;
+  /** Interim deltas sent while audio arrived (not those released by a flush), in order. */
+  interims: InterimRecord[];
 }
 
 export interface SpeechRequestRecord {
@@ -46,8 +74,10 @@ export const FAKE_SPEECH_SAMPLE_RATE = 24_000;
 const SPEECH_MS_PER_CHAR = 60;
 /** Each server-sent event carries this much audio. */
 const SPEECH_DELTA_MS = 100;
-/** Audio the realtime fake needs to hear before it releases one more interim word (16 kHz s16). */
-const BYTES_PER_INTERIM_WORD = 16_000 * 2 * 0.2;
+/** Bytes per ms of the transcription socket's audio (16 kHz s16le mono). */
+const BYTES_PER_MS = 32;
+/** Voxtral realtime's default `target_streaming_delay_ms`. */
+export const DEFAULT_STREAMING_DELAY_MS = 480;
 
 export class FakeVoxtral {
   // --- realtime transcription ---
@@ -55,6 +85,22 @@ export class FakeVoxtral {
   readonly utterances: ScriptedUtterance[] = [];
   /** Delay before `session.created`, and before `transcription.done` after a flush. */
   transcriptionLatencyMs = 0;
+  /**
+   * How far behind the audio interim words come, as Voxtral realtime's `target_streaming_delay_ms`: a word
+   * leaves this long after the audio where it was said arrived (or at the flush, if that comes first). A
+   * client's `session.update` with `target_streaming_delay_ms` overrides it for its socket.
+   */
+  streamingDelayMs = DEFAULT_STREAMING_DELAY_MS;
+  /** Where speech starts in an utterance's audio when the script does not say (the runtime's 300 ms pre-roll). */
+  speechStartMs = 300;
+  /** The pace that places a script's words when it gives no times: ms of speech per character of its text. */
+  msPerChar = 70;
+  /**
+   * Which queue a socket's utterances come from (default `utterances`, shared by every socket): e.g. one
+   * queue per senior, told apart by the `context_bias` of the socket's `session.update`. Asked at every
+   * append and flush, so it may change once the update has come.
+   */
+  queueFor: ((socket: TranscriptionSocketRecord) => ScriptedUtterance[]) | null = null;
   /** The next N upgrade attempts are refused with 503 (a service outage). */
   refuseConnections = 0;
   /** Upgrade attempts refused so far (outage or missing credentials). */
@@ -141,7 +187,7 @@ export class FakeVoxtral {
   }
 
   private transcription(ws: WebSocket, model: string, authorization: string | undefined): void {
-    const record: TranscriptionSocketRecord = { model, authorization, updates: [], audioBytes: 0, flushes: 0, closed: false };
+    const record: TranscriptionSocketRecord = { model, authorization, updates: [], audioBytes: 0, flushes: 0, closed: false, interims: [] };
     this.sockets.push(record);
     this.live.add(ws);
     const session = {
@@ -151,12 +197,18 @@ export class FakeVoxtral {
       target_streaming_delay_ms: null as number | null,
     };
     const send = (event: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(event));
-    // Bytes of the utterance in progress, and how many of its interim words already left.
-    let utteranceBytes = 0;
-    let wordsSent = 0;
+    const queue = () => this.queueFor?.(record) ?? this.utterances;
+    const delayMs = () => session.target_streaming_delay_ms ?? this.streamingDelayMs;
+    // The utterance in progress: audio received since the last flush, its words scheduled to leave, and sent.
+    let utteranceMs = 0;
+    let scheduled = 0;
+    let sent = 0;
+    const timers = new Set<NodeJS.Timeout>();
+    const delta = (words: string[], i: number) => send({ type: 'transcription.text.delta', text: `${i === 0 ? '' : ' '}${words[i]}` });
     ws.once('close', () => {
       record.closed = true;
       this.live.delete(ws);
+      for (const timer of timers) clearTimeout(timer);
     });
     ws.on('message', (data) => {
       let message: Record<string, unknown>;
@@ -176,34 +228,54 @@ export class FakeVoxtral {
       if (message.type === 'input_audio.append') {
         const bytes = Buffer.from(String(message.audio), 'base64').length;
         record.audioBytes += bytes;
-        utteranceBytes += bytes;
-        // What was said comes from the script; when, from the audio received. The last word is held until flush.
-        const words = (this.utterances[0]?.text ?? '').split(/\s+/).filter(Boolean);
-        while (wordsSent < words.length - 1 && utteranceBytes >= (wordsSent + 1) * BYTES_PER_INTERIM_WORD) {
-          send({ type: 'transcription.text.delta', text: `${wordsSent === 0 ? '' : ' '}${words[wordsSent]}` });
-          wordsSent += 1;
+        utteranceMs += bytes / BYTES_PER_MS;
+        // What was said comes from the script; when, from the audio received: a word leaves the streaming
+        // delay after the audio where it was said has arrived.
+        const utterance = queue()[0];
+        if (!utterance) return;
+        const words = wordsOf(utterance.text);
+        const ends = this.wordEnds(utterance, words);
+        while (scheduled < words.length && ends[scheduled]! <= utteranceMs) {
+          const i = scheduled++;
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (i !== sent) return;
+            delta(words, i);
+            record.interims.push({ text: words[i]!, audioMs: utteranceMs, at: performance.now() });
+            sent += 1;
+          }, delayMs());
+          timers.add(timer);
         }
         return;
       }
       if (message.type === 'input_audio.flush') {
         record.flushes += 1;
-        const utterance = this.utterances.shift() ?? { text: '' };
-        const sent = wordsSent;
-        utteranceBytes = 0;
-        wordsSent = 0;
+        const script = queue();
+        const utterance = script.shift() ?? { text: '' };
+        const words = wordsOf(utterance.text);
+        // A script with explicit times is a timeline: words not yet said when the utterance is flushed
+        // (a pause taken for its end) are the next utterance's. Without times, the rest comes at the flush.
+        const said = utterance.speech || utterance.wordEndsMs ? this.wordEnds(utterance, words).filter((end) => end <= utteranceMs).length : words.length;
+        if (said < words.length && !utterance.fault) script.unshift(continuation(utterance, words, this.wordEnds(utterance, words), said, utteranceMs, this.speechStartMs));
+        const from = sent;
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        utteranceMs = 0;
+        scheduled = 0;
+        sent = 0;
         if (utterance.fault === 'hang') return;
         if (utterance.fault === 'drop') return void ws.terminate();
         setTimeout(() => {
           if (utterance.fault === 'error') return send({ type: 'error', error: { message: 'transcription failed', code: 5000 } });
-          const words = utterance.text.split(/\s+/).filter(Boolean);
-          for (let i = sent; i < words.length; i++) send({ type: 'transcription.text.delta', text: `${i === 0 ? '' : ' '}${words[i]}` });
+          for (let i = from; i < said; i++) delta(words, i);
+          const text = said === words.length ? utterance.text : words.slice(0, said).join(' ');
           send({
             type: 'transcription.done',
             model,
-            text: utterance.text,
+            text,
             language: 'fr',
             segments: [],
-            usage: { prompt_tokens: 1, completion_tokens: words.length, total_tokens: 1 + words.length, prompt_audio_seconds: 1 },
+            usage: { prompt_tokens: 1, completion_tokens: said, total_tokens: 1 + said, prompt_audio_seconds: 1 },
           });
         }, this.transcriptionLatencyMs);
         return;
@@ -212,6 +284,16 @@ export class FakeVoxtral {
       send({ type: 'error', error: { message: `unknown message type ${String(message.type)}`, code: 4001 } });
     });
     setTimeout(() => send({ type: 'session.created', session }), this.transcriptionLatencyMs);
+  }
+
+  /** When each word of the utterance has been said (ms into its audio). */
+  wordEnds(utterance: ScriptedUtterance, words: string[] = wordsOf(utterance.text)): number[] {
+    if (utterance.wordEndsMs) {
+      if (utterance.wordEndsMs.length !== words.length) throw new Error(`fake-voxtral: ${utterance.wordEndsMs.length} word times for ${words.length} words`);
+      return utterance.wordEndsMs;
+    }
+    const spans = utterance.speech ?? [{ startMs: this.speechStartMs, endMs: this.speechStartMs + utterance.text.length * this.msPerChar }];
+    return placeWords(words, spans);
   }
 
   private async speech(body: Record<string, unknown>, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
@@ -269,6 +351,50 @@ export function fakeSpeechPcm(text: string, signal: 'tone' | 'silence'): Float32
 
 export function fakeSpeechDurationMs(text: string): number {
   return text.length * SPEECH_MS_PER_CHAR;
+}
+
+const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
+
+/**
+ * Each word's end along the voiced spans, in proportion to its character offset in the words joined by
+ * one space: the spans' voiced time laid end to end, the pauses between them skipped.
+ */
+export function placeWords(words: string[], spans: SpeechSpan[]): number[] {
+  if (spans.length > 0 && spans.every((s) => s.text !== undefined)) {
+    const ends = spans.flatMap((s) => placeWords(wordsOf(s.text!), [{ startMs: s.startMs, endMs: s.endMs }]));
+    if (ends.length !== words.length) throw new Error(`fake-voxtral: the spans' texts hold ${ends.length} words, the utterance ${words.length}`);
+    return ends;
+  }
+  const voiced = spans.reduce((sum, s) => sum + Math.max(0, s.endMs - s.startMs), 0);
+  const chars = words.reduce((n, w) => n + w.length, 0) + Math.max(0, words.length - 1);
+  let offset = 0;
+  return words.map((word, i) => {
+    offset += word.length + (i > 0 ? 1 : 0);
+    let left = chars === 0 ? 0 : (offset / chars) * voiced;
+    for (const span of spans) {
+      const length = Math.max(0, span.endMs - span.startMs);
+      if (left <= length) return span.startMs + left;
+      left -= length;
+    }
+    return spans.at(-1)?.endMs ?? 0;
+  });
+}
+
+/**
+ * What an utterance flushed before all its words were said leaves for the next one: the words not yet
+ * said, their times moved so that the speech resuming after the flush starts where the next
+ * utterance's does (`speechStartMs` into its audio, after the runtime's pre-roll).
+ */
+function continuation(utterance: ScriptedUtterance, words: string[], ends: number[], said: number, flushedAtMs: number, speechStartMs: number): ScriptedUtterance {
+  const spans = (utterance.speech ?? [{ startMs: 0, endMs: ends.at(-1)! }]).filter((s) => s.endMs > flushedAtMs).map((s) => ({ startMs: Math.max(s.startMs, flushedAtMs), endMs: s.endMs }));
+  // The spans' own texts are dropped: the words' times are carried over as they were.
+  const resumesAt = spans[0]?.startMs ?? flushedAtMs;
+  const shift = speechStartMs - resumesAt;
+  return {
+    text: words.slice(said).join(' '),
+    speech: spans.map((s) => ({ startMs: s.startMs + shift, endMs: s.endMs + shift })),
+    wordEndsMs: ends.slice(said).map((end) => end + shift),
+  };
 }
 
 function sleep(ms: number): Promise<void> {
