@@ -15,7 +15,8 @@
  *   recognizer runs about half a second behind the audio, so the text seen when the pause starts may
  *   lack the last words (« Bonjour. Je voudrais » reads « Bonjour. » for a moment).
  * - **No cue** (`silenceMs`, ENDPOINT_SILENCE_MS): neither, or nothing transcribed yet; a falling
- *   level at the end of the speech (declarative French ends low) waits halfway to `minMs`.
+ *   level at the end of the speech (declarative French ends low) waits halfway to `minMs`, once the
+ *   transcript has changed during the pause (the same caution as for a finished ending).
  *
  * The senior's own pause profile, once it holds enough pauses, moves the no-cue wait to their p90
  * mid-sentence pause plus a margin (between halfway-to-`minMs` and the unfinished wait) and lengthens
@@ -102,7 +103,8 @@ export function endOfTurn(input: EndOfTurnInput): EndOfTurn {
   } else if (text === 'finished' && input.interimSincePause) {
     cue = 'finished';
     endAtMs = waits.finishedMs;
-  } else if (input.levelDb !== null && input.levelDb <= FALLING_LEVEL_DB) {
+  } else if (input.interimSincePause && input.levelDb !== null && input.levelDb <= FALLING_LEVEL_DB) {
+    // Believed only once the transcript has caught up and shows no unfinished ending.
     cue = 'falling';
     endAtMs = waits.fallingMs;
   } else {

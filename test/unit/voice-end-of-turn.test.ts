@@ -111,6 +111,8 @@ describe('the end-of-turn decision', () => {
     expect(decide({ interim: 'Je suis allée au marché', levelDb: FALLING_LEVEL_DB - 1 })).toMatchObject({ cue: 'falling', endAtMs: 550 });
     expect(decide({ interim: 'Je suis allée au marché', levelDb: FALLING_LEVEL_DB + 1 })).toMatchObject({ cue: 'none', endAtMs: 700 });
     expect(decide({ interim: 'Je suis allée chez', levelDb: -20 })).toMatchObject({ cue: 'unfinished', endAtMs: 2500 });
+    // Before the recognizer caught up, the level is not believed either.
+    expect(decide({ interim: 'Je suis allée au marché', levelDb: -20, interimSincePause: false })).toMatchObject({ cue: 'none', endAtMs: 700 });
   });
 
   it('never waits past ENDPOINT_MAX_MS, whatever the settings and the profile', () => {
