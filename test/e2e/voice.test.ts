@@ -10,7 +10,7 @@ import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { voiceSessionFactory } from '../../runtime/voice/voice-session.ts';
 import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { DEFAULT_STREAMING_DELAY_MS, fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
@@ -403,10 +403,17 @@ describe('budgets', () => {
       k.close();
       return voxtral.sockets.slice(first).reduce((n, r) => n + r.audioBytes, 0);
     };
-    const quiet = await heardBytes(false);
-    expect(quiet).toBeGreaterThan(0);
-    // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
-    expect(await heardBytes(true)).toBe(quiet);
+    // The end of an utterance follows its interim words, which come in time, not audio: none comes
+    // before the end here, so the utterance ends on its audio alone (the no-cue wait).
+    voxtral.streamingDelayMs = 60_000;
+    try {
+      const quiet = await heardBytes(false);
+      expect(quiet).toBeGreaterThan(0);
+      // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
+      expect(await heardBytes(true)).toBe(quiet);
+    } finally {
+      voxtral.streamingDelayMs = DEFAULT_STREAMING_DELAY_MS;
+    }
   }, 30_000);
 
   it('microphone audio beyond 1.5× real time is dropped with audio_rate_limited', async () => {
