@@ -64,8 +64,14 @@ const schema = z
     SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
     SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),
     SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
-    /** Voice mode: silence that ends an utterance (seniors pause mid-sentence: not too short). */
+    /** Voice mode: the wait after a sentence the recognizer closed (« . », « ? », « ! ») or a question by its form. */
+    ENDPOINT_MIN_MS: z.coerce.number().int().min(100).max(3000).default(400),
+    /** Voice mode: silence that ends an utterance when its ending tells nothing (seniors pause mid-sentence: not too short). */
     ENDPOINT_SILENCE_MS: z.coerce.number().int().min(300).max(3000).default(700),
+    /** Voice mode: the wait after an unfinished ending (« et », « de », « le », « je suis », « euh », a comma …). */
+    ENDPOINT_UNFINISHED_MS: z.coerce.number().int().min(300).max(10_000).default(2500),
+    /** Voice mode: no silence inside an utterance lasts longer; an abandoned sentence is answered then. */
+    ENDPOINT_MAX_MS: z.coerce.number().int().min(300).max(10_000).default(3000),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */
@@ -93,6 +99,16 @@ const schema = z
     // The listener refuses this pair per voice session; refused here, it cannot silently turn voice input off.
     if (cfg.MIN_SPEECH_MS >= cfg.MAX_UTTERANCE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MIN_SPEECH_MS'], message: `must be below MAX_UTTERANCE_MS (${cfg.MAX_UTTERANCE_MS})` });
+    }
+    // The end-of-turn waits, shortest to longest (machines/voice/end-of-turn.ts refuses any other order).
+    if (cfg.ENDPOINT_MIN_MS >= cfg.ENDPOINT_SILENCE_MS) {
+      ctx.addIssue({ code: 'custom', path: ['ENDPOINT_MIN_MS'], message: `must be below ENDPOINT_SILENCE_MS (${cfg.ENDPOINT_SILENCE_MS})` });
+    }
+    if (cfg.ENDPOINT_UNFINISHED_MS <= cfg.ENDPOINT_SILENCE_MS) {
+      ctx.addIssue({ code: 'custom', path: ['ENDPOINT_UNFINISHED_MS'], message: `must be above ENDPOINT_SILENCE_MS (${cfg.ENDPOINT_SILENCE_MS})` });
+    }
+    if (cfg.ENDPOINT_MAX_MS < cfg.ENDPOINT_UNFINISHED_MS) {
+      ctx.addIssue({ code: 'custom', path: ['ENDPOINT_MAX_MS'], message: `must be at least ENDPOINT_UNFINISHED_MS (${cfg.ENDPOINT_UNFINISHED_MS})` });
     }
     if (Boolean(cfg.ZEP_API_URL) !== Boolean(cfg.ZEP_API_KEY)) {
       ctx.addIssue({ code: 'custom', path: [cfg.ZEP_API_URL ? 'ZEP_API_KEY' : 'ZEP_API_URL'], message: 'ZEP_API_URL and ZEP_API_KEY go together' });

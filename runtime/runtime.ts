@@ -191,8 +191,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       if (!profile) return null;
       // Segments, compass and interlocutor are derived from conversations: only while the consent holds (INV-C01).
       if (!consented) return { ...profile, persona };
-      const [{ compass, interlocutor }, recentSegments] = await Promise.all([profiles.profile(id), segments.recent(id, RECENT_SEGMENTS)]);
-      return { ...profile, persona, compass, interlocutor, recentSegments };
+      const [{ compass, interlocutor, pauses }, recentSegments] = await Promise.all([profiles.profile(id), segments.recent(id, RECENT_SEGMENTS)]);
+      return { ...profile, persona, compass, interlocutor, pauses, recentSegments };
     },
     timing: {
       turnBudgetMs: config.TURN_BUDGET_MS,
@@ -303,6 +303,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);
       await app.close();
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
+      // The closed voice sessions' pause profiles are written before the database goes.
+      await voiceServices.pausesSettled?.();
       await db.close();
     })());
 

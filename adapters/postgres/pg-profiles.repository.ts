@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { parsePauseProfile, type PauseProfile } from '../../machines/voice/pause-profile.ts';
 
 export const InterlocutorSchema = z.object({
   role: z.string().max(200).optional(),
@@ -41,14 +42,44 @@ export class PgProfilesRepository {
     if ((updated.rowCount ?? 0) === 0) await this.pool.query('INSERT INTO personas (senior_id, persona) VALUES ($1, $2)', [seniorId, persona]);
   }
 
-  async profile(seniorId: string): Promise<{ interlocutor: Interlocutor; compass: Compass }> {
-    const res = await this.pool.query<{ interlocutor: unknown; compass: unknown }>('SELECT interlocutor, compass FROM profiles WHERE senior_id = $1::uuid', [seniorId]);
+  /** `pauses`: the senior's mid-sentence pause profile (empty when none was kept; a malformed one reads as empty). */
+  async profile(seniorId: string): Promise<{ interlocutor: Interlocutor; compass: Compass; pauses: PauseProfile }> {
+    const res = await this.pool.query<{ interlocutor: unknown; compass: unknown; pauses: unknown }>('SELECT interlocutor, compass, pauses FROM profiles WHERE senior_id = $1::uuid', [seniorId]);
     const row = res.rows[0];
-    return { interlocutor: InterlocutorSchema.parse(row?.interlocutor ?? {}), compass: CompassSchema.parse(row?.compass ?? {}) };
+    return { interlocutor: InterlocutorSchema.parse(row?.interlocutor ?? {}), compass: CompassSchema.parse(row?.compass ?? {}), pauses: parsePauseProfile(row?.pauses) };
+  }
+
+  /**
+   * Folds new pauses into the senior's pause profile, in one transaction (two sessions closing at once
+   * both count). `update` gets the stored profile and returns the next. False when the senior is gone
+   * (an erased senior's profile is never written again).
+   */
+  async updatePauses(seniorId: string, update: (current: PauseProfile) => PauseProfile): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO profiles (senior_id) SELECT id FROM seniors WHERE id = $1::uuid ON CONFLICT (senior_id) DO NOTHING', [seniorId]);
+      const res = await client.query<{ pauses: unknown }>('SELECT pauses FROM profiles WHERE senior_id = $1::uuid FOR UPDATE', [seniorId]);
+      const row = res.rows[0];
+      if (!row) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      const next = update(parsePauseProfile(row.pauses));
+      await client.query('UPDATE profiles SET pauses = $2 WHERE senior_id = $1::uuid', [seniorId, JSON.stringify(next)]);
+      await client.query('COMMIT');
+      return true;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   async save(seniorId: string, patch: { interlocutor?: Interlocutor; compass?: Compass }): Promise<void> {
-    const current = await this.profile(seniorId);
+    const { interlocutor, compass } = await this.profile(seniorId);
+    const current = { interlocutor, compass };
     const next = { ...current, ...patch };
     await this.pool.query(
       `INSERT INTO profiles (senior_id, interlocutor, compass) VALUES ($1, $2, $3)

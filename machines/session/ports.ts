@@ -2,6 +2,7 @@
  * The ports the session machine depends on. Adapters implement them; the machine
  * reaches them only through injected actors, so it never touches an SDK or a driver.
  */
+import type { PauseProfile } from '../voice/pause-profile.ts';
 
 export type Flux = 'cache' | 'recall' | 'agent' | 'semantic_cache' | 'sos' | 'neutral';
 
@@ -17,6 +18,8 @@ export interface SeniorProfile {
   compass?: CompassView | null;
   /** What the companion knows of the senior, built by the consolidation, correctable by an admin. */
   interlocutor?: InterlocutorView | null;
+  /** Their mid-sentence pauses (numbers only), for voice mode's end-of-turn waits; only under the `conversation` consent. */
+  pauses?: PauseProfile | null;
 }
 
 export interface CompassView {

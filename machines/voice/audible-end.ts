@@ -9,19 +9,43 @@ export const SUB_FRAME_SAMPLES = 128;
 const AUDIBLE_RANGE_DB = 40;
 const AUDIBLE_RATIO = 10 ** (-AUDIBLE_RANGE_DB / 10);
 
+/** The "recent" level is that of the last this many loud sub-frames (160 ms of speech). */
+const RECENT_SUB_FRAMES = 20;
+
 export class AudibleEnd {
   /** The loudest sub-frame's mean square since `forget()`. */
   private peak = 0;
   /** Absolute sample where the last loud sub-frame ended. */
   private lastLoudEnd = 0;
+  /** Loud sub-frames' energy since `forget()` (sum and count), and the last few in a ring: the level's contour. */
+  private loudSum = 0;
+  private loudCount = 0;
+  private readonly recent = new Float64Array(RECENT_SUB_FRAMES);
+  private recentSum = 0;
 
   /** Reads one analysis window starting at absolute sample `start`. */
   observe(window: Int16Array, start: number): void {
     for (let from = 0; from + SUB_FRAME_SAMPLES <= window.length; from += SUB_FRAME_SAMPLES) {
       const energy = meanSquare(window, from);
       if (energy > this.peak) this.peak = energy;
-      if (energy > 0 && energy >= this.peak * AUDIBLE_RATIO) this.lastLoudEnd = start + from + SUB_FRAME_SAMPLES;
+      if (energy > 0 && energy >= this.peak * AUDIBLE_RATIO) {
+        this.lastLoudEnd = start + from + SUB_FRAME_SAMPLES;
+        const slot = this.loudCount % RECENT_SUB_FRAMES;
+        this.recentSum += energy - this.recent[slot]!;
+        this.recent[slot] = energy;
+        this.loudSum += energy;
+        this.loudCount++;
+      }
     }
+  }
+
+  /**
+   * The level of the speech's last 160 ms against the utterance's average, in dB (negative: it fell
+   * at the end, as a French statement does); null before there is enough speech to tell.
+   */
+  levelDb(): number | null {
+    if (this.loudCount < 2 * RECENT_SUB_FRAMES || this.loudSum <= 0 || this.recentSum <= 0) return null;
+    return 10 * Math.log10(this.recentSum / RECENT_SUB_FRAMES / (this.loudSum / this.loudCount));
   }
 
   /** Whether the sub-frame of audio at `from` is quiet against the utterance so far (nothing is recorded). */
@@ -38,10 +62,15 @@ export class AudibleEnd {
   /** A new utterance measures its loudness afresh (called while nothing is under way). */
   forget(): void {
     this.peak = 0;
+    // Called on every quiet window: nothing to clear most of the time.
+    if (this.loudCount !== 0) this.recent.fill(0);
+    this.loudSum = 0;
+    this.loudCount = 0;
+    this.recentSum = 0;
   }
 
   reset(): void {
-    this.peak = 0;
+    this.forget();
     this.lastLoudEnd = 0;
   }
 }

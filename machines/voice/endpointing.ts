@@ -2,8 +2,9 @@
  * Endpointing: when an utterance starts and ends, decided from a stream of per-window speech
  * decisions. Pure: the listener feeds it one decision per analysis window and acts on the events.
  *
- * Tuned for seniors, who pause mid-sentence to find a word: an utterance ends only after
- * `endpointSilenceMs` of continuous silence (700 ms by default, longer than those pauses), a
+ * Tuned for seniors, who pause mid-sentence to find a word: an utterance ends only after the
+ * silence the end-of-turn decision asked for (`end-of-turn.ts`: short after a finished sentence, long
+ * after an unfinished one; `endpointSilenceMs`, 700 ms, until it has spoken), a
  * burst shorter than `minSpeechMs` (a cough, a chair) never starts one, and the neural
  * detector's probability is read with hysteresis: a window in the band between the two thresholds
  * (`weak`) continues an onset or an utterance and counts as speech heard, but only a confident
@@ -18,7 +19,7 @@
 export interface EndpointingConfig {
   /** Continuous speech needed before an utterance is confirmed. */
   minSpeechMs: number;
-  /** Continuous silence that ends an utterance. */
+  /** Continuous silence that ends an utterance when no end-of-turn decision says otherwise. */
   endpointSilenceMs: number;
   /** An utterance is cut here even if the senior is still speaking. */
   maxUtteranceMs: number;
@@ -73,6 +74,15 @@ export function validateEndpointingConfig(config: EndpointingConfig): void {
   }
 }
 
+/**
+ * The silence an utterance has waited: from the end of the last confident window, or from where the
+ * audio went quiet by its level if that was earlier once the detector has let go (by at most
+ * AUDIBLE_END_CREDIT_MS). 0 while confident speech goes on.
+ */
+export function waitedFor(silenceMs: number, quietMs: number): number {
+  return silenceMs === 0 ? 0 : Math.max(silenceMs, Math.min(quietMs, silenceMs + AUDIBLE_END_CREDIT_MS));
+}
+
 /** Reads one window's speech probability: hysteresis, the band counting only once something is under way. */
 export function decideWindow(probability: number, state: EndpointingState): WindowDecision {
   if (probability >= SPEECH_START_THRESHOLD) return 'speech';
@@ -81,9 +91,17 @@ export function decideWindow(probability: number, state: EndpointingState): Wind
 
 /**
  * Advances endpointing by one window of `ms` milliseconds. `quietMs`: how long the audio has been
- * quiet by its level at this window's end (0 when unknown or loud).
+ * quiet by its level at this window's end (0 when unknown or loud). `endpointMs`: the silence that
+ * ends this utterance now (the end-of-turn decision's, `endpointSilenceMs` when none was made).
  */
-export function advanceEndpointing(state: EndpointingState, decision: WindowDecision, ms: number, config: EndpointingConfig, quietMs = 0): EndpointingStep {
+export function advanceEndpointing(
+  state: EndpointingState,
+  decision: WindowDecision,
+  ms: number,
+  config: EndpointingConfig,
+  quietMs = 0,
+  endpointMs = config.endpointSilenceMs,
+): EndpointingStep {
   const heard = decision !== 'silence';
   switch (state.phase) {
     case 'quiet':
@@ -101,8 +119,7 @@ export function advanceEndpointing(state: EndpointingState, decision: WindowDeci
       // A weak window counts toward the silence (the detector's decay after the last word) unless confident speech follows.
       const silenceMs = decision === 'speech' ? 0 : state.silenceMs + ms;
       // Once the detector has let go, the wait runs from where the audio went quiet if that was earlier (bounded by its lag).
-      const waitedMs = silenceMs === 0 ? 0 : Math.max(silenceMs, Math.min(quietMs, silenceMs + AUDIBLE_END_CREDIT_MS));
-      if (waitedMs >= config.endpointSilenceMs) return { state: QUIET, event: { type: 'stopped', reason: 'silence' } };
+      if (waitedFor(silenceMs, quietMs) >= endpointMs) return { state: QUIET, event: { type: 'stopped', reason: 'silence' } };
       if (utteranceMs >= config.maxUtteranceMs) return { state: QUIET, event: { type: 'stopped', reason: 'max_length' } };
       return { state: { phase: 'speech', speechMs: state.speechMs + (heard ? ms : 0), silenceMs, utteranceMs } };
     }

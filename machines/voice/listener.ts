@@ -10,6 +10,7 @@ import {
   decideWindow,
   QUIET,
   validateEndpointingConfig,
+  waitedFor,
   type EndpointingState,
   type WindowDecision,
 } from './endpointing.ts';
@@ -19,8 +20,10 @@ import { AudibleEnd, SUB_FRAME_SAMPLES } from './audible-end.ts';
 export interface ListenerOptions {
   gate: VoiceGate;
   detector: SpeechProbability;
-  /** ENDPOINT_SILENCE_MS, default 700 (300–3000). */
+  /** ENDPOINT_SILENCE_MS, default 700: the silence that ends an utterance until `endpointAt` says otherwise. */
   endpointSilenceMs: number;
+  /** ENDPOINT_MAX_MS, default 3000: no `endpointAt` waits longer. Unset: `endpointSilenceMs` (a fixed endpoint). */
+  endpointMaxMs?: number;
   /** Default 250: shorter bursts are not speech. */
   minSpeechMs: number;
   /** 300: audio kept from before speech was detected, so the first syllable reaches the recognizer. */
@@ -62,6 +65,13 @@ export class Listener {
   /** Audio before this absolute sample was already handed out (never send the same audio twice). */
   private emittedUntil = 0;
   private state: EndpointingState = QUIET;
+  /** The silence that ends the utterance in progress (the end-of-turn decision's, or the default). */
+  private endpointMs: number;
+  private readonly endpointMaxMs: number;
+  /** Silence waited so far in the current pause, to the 8 ms sub-frame (0 outside a pause). */
+  private waited = 0;
+  /** Pauses started since the listener was built: a new one, even within one chunk, is told apart. */
+  private pauseCount = 0;
   /** Where the utterance's audio went quiet by its level (when Silero's decay hides it). */
   private readonly level = new AudibleEnd();
   private generation = 0;
@@ -72,6 +82,9 @@ export class Listener {
     private readonly events: ListenerEvents,
   ) {
     validateEndpointingConfig(options);
+    this.endpointMaxMs = options.endpointMaxMs ?? options.endpointSilenceMs;
+    if (!(this.endpointMaxMs >= options.endpointSilenceMs)) throw new RangeError(`listener: endpointMaxMs (${this.endpointMaxMs}) must be at least endpointSilenceMs (${options.endpointSilenceMs})`);
+    this.endpointMs = options.endpointSilenceMs;
     if (!(options.preRollMs >= 0) || !Number.isFinite(options.preRollMs)) throw new RangeError(`listener: preRollMs must be ≥ 0, got ${options.preRollMs}`);
     this.windowSamples = options.detector.windowSamples;
     this.windowMs = (this.windowSamples * 1000) / INPUT_SAMPLE_RATE;
@@ -91,6 +104,31 @@ export class Listener {
   /** Inside an utterance, confident speech has stopped and the endpointing silence is counting (it may still resume). */
   get paused(): boolean {
     return this.state.phase === 'speech' && this.state.silenceMs > 0;
+  }
+
+  /** ms of silence waited in the current pause (0 outside one): what the end-of-turn decision compares. */
+  get silenceMs(): number {
+    return this.paused ? this.waited : 0;
+  }
+
+  /** How many pauses have started: the session sees a new pause even when speech resumed and paused again within one chunk. */
+  get pauses(): number {
+    return this.pauseCount;
+  }
+
+  /** The speech's last 160 ms against the utterance's average, in dB (negative: falling); null when unknown. */
+  get levelDb(): number | null {
+    return this.level.levelDb();
+  }
+
+  /**
+   * The end-of-turn decision: the utterance in progress ends once its silence reaches `silenceMs`
+   * (at most `endpointMaxMs`) — at once if it already has. Holds for the current pause; the next
+   * one starts again from `endpointSilenceMs`. Outside a pause it only sets that pause's wait.
+   */
+  endpointAt(silenceMs: number): void {
+    this.endpointMs = Math.min(Math.max(0, silenceMs), this.endpointMaxMs);
+    if (this.paused && this.waited >= this.endpointMs) this.stopForSilence();
   }
 
   /**
@@ -116,6 +154,8 @@ export class Listener {
     this.lastVoicedEnd = Number.NEGATIVE_INFINITY;
     this.emittedUntil = 0;
     this.state = QUIET;
+    this.waited = 0;
+    this.endpointMs = this.options.endpointSilenceMs;
     this.level.reset();
     this.options.detector.reset();
   }
@@ -177,14 +217,18 @@ export class Listener {
     for (let from = 0; from + SUB_FRAME_SAMPLES <= audio.length; from += SUB_FRAME_SAMPLES) {
       if (!this.level.isQuiet(audio, from)) return;
       const samples = from + SUB_FRAME_SAMPLES;
-      const step = advanceEndpointing(state, 'silence', toMs(samples), this.options, toMs(quietBefore + samples));
-      if (step.event?.type === 'stopped' && step.event.reason === 'silence') {
-        this.state = step.state;
-        this.emit(this.emittedUntil, this.analysed);
-        this.events.speechStopped('silence');
-        return;
-      }
+      // What advanceEndpointing would count for this much more silence (no allocation per sub-frame).
+      this.waited = waitedFor(state.silenceMs + toMs(samples), toMs(quietBefore + samples));
+      if (this.waited >= this.endpointMs) return this.stopForSilence();
     }
+  }
+
+  /** The pause has lasted the wait: the utterance's audio so far goes out, then speech stopped. */
+  private stopForSilence(): void {
+    this.state = QUIET;
+    this.waited = 0;
+    this.emit(this.emittedUntil, this.analysed);
+    this.events.speechStopped('silence');
   }
 
   /** Gate frames lie on their own 20 ms grid; each is judged once all its samples are in the window. */
@@ -208,11 +252,28 @@ export class Listener {
   }
 
   private advance(decision: WindowDecision): void {
-    const wasSpeaking = this.state.phase === 'speech';
-    const step = advanceEndpointing(this.state, decision, this.windowMs, this.options, toMs(this.level.quietSamples(this.analysed)));
+    const before = this.state;
+    const wasSpeaking = before.phase === 'speech';
+    // A pause starts: its wait is the default until the end-of-turn decision speaks.
+    if (wasSpeaking && before.silenceMs === 0 && decision !== 'speech') {
+      this.pauseCount++;
+      this.endpointMs = this.options.endpointSilenceMs;
+    }
+    const quietMs = toMs(this.level.quietSamples(this.analysed));
+    const step = advanceEndpointing(before, decision, this.windowMs, this.options, quietMs, this.endpointMs);
     this.state = step.state;
+    const next = step.state;
+    if (next.phase !== 'speech') this.waited = 0;
+    else if (next.silenceMs > 0) this.waited = Math.max(this.waited, waitedFor(next.silenceMs, quietMs));
+    else if (before.phase === 'speech' && before.silenceMs > 0) {
+      // Speech came back: the pause did not end the turn (a mid-sentence pause, for the senior's profile).
+      const pausedMs = this.waited;
+      this.waited = 0;
+      this.events.speechResumed?.(pausedMs);
+    }
     const end = this.analysed;
     if (step.event?.type === 'started') {
+      this.endpointMs = this.options.endpointSilenceMs;
       this.events.speechStarted();
       const onsetStart = end - samplesOf(step.event.onsetMs);
       this.emit(Math.max(onsetStart - this.preRollSamples, end - this.history.length, this.emittedUntil), end);

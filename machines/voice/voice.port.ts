@@ -30,6 +30,8 @@ export interface ListenerEvents {
   /** Utterance audio, pre-roll first, while speaking (to the transcription stream). */
   audio(pcm: Int16Array): void;
   speechStopped(reason: 'silence' | 'max_length'): void;
+  /** Confident speech came back after a pause of `pauseMs` inside an utterance (the pause did not end it). */
+  speechResumed?(pauseMs: number): void;
 }
 
 /** One open transcription stream of a session (Voxtral realtime): kept across utterances. */

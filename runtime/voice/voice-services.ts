@@ -14,6 +14,9 @@ import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { contextBiasFor } from './context-bias.ts';
+import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import { validateEndOfTurnSettings, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
+import { PauseProfiles } from './pause-profiles.ts';
 import type { VoiceServices } from './voice-session.ts';
 
 /** Audio kept from before speech was detected, so the first syllable reaches the recognizer. */
@@ -47,6 +50,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const lineSpeaker = voxtral ?? espeak;
   const shared = new SharedLines();
   const facts = new PgMemoryFactsRepository(deps.pool);
+  const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
   return {
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
     transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, logger: deps.logger }) : null,
@@ -54,7 +58,15 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
       const listener = new Listener(
-        { gate, detector, endpointSilenceMs: config.ENDPOINT_SILENCE_MS, minSpeechMs: config.MIN_SPEECH_MS, preRollMs: PRE_ROLL_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
+        {
+          gate,
+          detector,
+          endpointSilenceMs: config.ENDPOINT_SILENCE_MS,
+          endpointMaxMs: config.ENDPOINT_MAX_MS,
+          minSpeechMs: config.MIN_SPEECH_MS,
+          preRollMs: PRE_ROLL_MS,
+          maxUtteranceMs: config.MAX_UTTERANCE_MS,
+        },
         callbacks,
       );
       return {
@@ -65,6 +77,16 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
         get paused() {
           return listener.paused;
         },
+        get silenceMs() {
+          return listener.silenceMs;
+        },
+        get pauses() {
+          return listener.pauses;
+        },
+        get levelDb() {
+          return listener.levelDb;
+        },
+        endpointAt: (silenceMs) => listener.endpointAt(silenceMs),
         reset: () => listener.reset(),
         close: () => {
           gate.close();
@@ -81,7 +103,9 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
-    settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS },
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
+    savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
+    pausesSettled: () => pauses.settled(),
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.
     onSentenceLost: () => {
       if (!key) metrics.speechErrors.inc({ service: 'espeak' });
@@ -90,4 +114,11 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     logger: deps.logger,
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
   };
+}
+
+/** The end-of-turn waits from the configuration (its schema already checked their order). */
+export function endOfTurnSettings(config: Config): EndOfTurnSettings {
+  const settings = { minMs: config.ENDPOINT_MIN_MS, silenceMs: config.ENDPOINT_SILENCE_MS, unfinishedMs: config.ENDPOINT_UNFINISHED_MS, maxMs: config.ENDPOINT_MAX_MS };
+  validateEndOfTurnSettings(settings);
+  return settings;
 }

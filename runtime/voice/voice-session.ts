@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
 import { endpointOutcome, shouldBargeIn } from '../../machines/voice/barge-in.ts';
+import { endOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
+import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';
 import { TranscriptionTimeoutError, type ListenerEvents, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
@@ -17,6 +19,14 @@ export interface SessionListener {
   readonly speechMs: number;
   /** Confident speech stopped inside an utterance: the endpointing silence is counting. */
   readonly paused: boolean;
+  /** ms of silence in the current pause (0 outside one). */
+  readonly silenceMs: number;
+  /** Pauses started so far (tells a new pause from the one already decided). */
+  readonly pauses: number;
+  /** The speech's recent level against the utterance's, dB (negative: falling); null when unknown. */
+  readonly levelDb: number | null;
+  /** The end-of-turn decision: end the utterance once the pause's silence reaches `silenceMs` (now if it has). */
+  endpointAt(silenceMs: number): void;
   reset(): void;
   close(): void;
 }
@@ -33,7 +43,15 @@ export interface VoiceServices {
   invalidateSenior(seniorId: string): number;
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
   contextBias(session: LiveSession): Promise<string[]>;
-  settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number };
+  settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
+  /**
+   * Optional: writes back the mid-sentence pauses (ms, numbers only) a session heard, folded into the
+   * senior's stored pause profile, if the `conversation` consent still holds. Called once, at close,
+   * only for a session that was given a profile (the consent held at its start). Must not throw.
+   */
+  savePauses?: (seniorId: string, pauses: readonly number[]) => void;
+  /** Resolves once the pause profiles being written have been (tests, shutdown). */
+  pausesSettled?: () => Promise<void>;
   /** A sentence of a reply could not be spoken at all (counted once, by the service that failed). */
   onSentenceLost(): void;
   metrics: Metrics;
@@ -95,7 +113,16 @@ interface Utterance {
   paused: boolean;
   /** The interim text last handed to prefetchTurn (never the same text twice). */
   prefetched: string;
+  /** The listener's pause decided last (its `pauses` count), and the interim as that pause began. */
+  pause: number;
+  interimAtPause: string;
 }
+
+/**
+ * The end-of-turn wait is counted in audio by the listener; this timer is its backstop in time, for a
+ * kiosk whose audio stops arriving during the pause (the wait plus a kiosk chunk's worth of slack).
+ */
+export const END_OF_TURN_BACKSTOP_SLACK_MS = 250;
 
 interface TurnTiming {
   turnId: string;
@@ -128,6 +155,12 @@ class VoiceSession implements VoiceSessionHandle {
   /** The recognizer's names, read as the session starts: the first speech rarely waits on the database for them. */
   private readonly names: Promise<string[]>;
   private readonly unsubscribe: Array<() => void> = [];
+  /** The end-of-turn wait's backstop (one at a time). */
+  private endTimer: NodeJS.Timeout | null = null;
+  /** This senior's pause profile, given only under the `conversation` consent (null: no use, no update). */
+  private pauseProfile: PauseProfile | null;
+  /** Mid-sentence pauses heard in this session (ms), written back at close; bounded. */
+  private readonly heardPauses: number[] = [];
 
   constructor(
     private readonly services: VoiceServices,
@@ -135,6 +168,8 @@ class VoiceSession implements VoiceSessionHandle {
   ) {
     const { session } = request;
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
+    // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
+    this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
     this.lines = services.linesFor(session, request.output.sampleRate);
     this.names = this.voiceInput ? services.contextBias(session) : Promise.resolve([]);
     // A failed read is reported where the names are awaited, when the stream opens.
@@ -144,6 +179,7 @@ class VoiceSession implements VoiceSessionHandle {
           speechStarted: () => this.onSpeechStarted(),
           audio: (pcm) => this.onUtteranceAudio(pcm),
           speechStopped: () => this.onSpeechStopped(),
+          speechResumed: (pauseMs) => this.onSpeechResumed(pauseMs),
         }).then(
           (listener) => {
             if (this.closed.signal.aborted) listener.close();
@@ -221,12 +257,62 @@ class VoiceSession implements VoiceSessionHandle {
       u.lastSpeechAt = performance.now();
     }
     const paused = this.listener.paused;
-    if (paused !== u.paused) {
+    if (paused && this.listener.pauses !== u.pause) {
+      // A new pause (even one that followed another within this chunk): decide how long it may last.
+      u.pause = this.listener.pauses;
+      u.interimAtPause = u.interim;
+      u.paused = true;
+      this.prefetch(u);
+      this.decideEndOfTurn(u);
+    } else if (paused !== u.paused) {
       u.paused = paused;
-      if (paused) this.prefetch(u);
+      if (!paused) this.clearEndTimer();
     }
-    this.considerBargeIn();
+    // The decision may have ended the utterance.
+    if (this.utterance === u) this.considerBargeIn();
   };
+
+  /**
+   * Asks the end-of-turn decision (at a pause's start, and at each interim change during it) and hands
+   * its wait to the listener, which ends the utterance when the pause's silence reaches it. Cheap: a
+   * few string tests on the interim's last words, a handful of times per pause, never per frame.
+   */
+  private decideEndOfTurn(u: Utterance): void {
+    const listener = this.listener;
+    if (!listener?.paused || this.utterance !== u) return;
+    const decision = endOfTurn({
+      interim: u.interim,
+      interimSincePause: u.interim !== u.interimAtPause,
+      silenceMs: listener.silenceMs,
+      levelDb: listener.levelDb,
+      profile: this.pauseProfile,
+      settings: this.services.settings.endOfTurn,
+    });
+    this.clearEndTimer();
+    if (!decision.end) {
+      const pause = u.pause;
+      this.endTimer = setTimeout(() => {
+        this.endTimer = null;
+        // The audio stopped coming (or lags): the wait has passed in time, the pause is still the same one.
+        if (this.utterance === u && this.listener?.paused && this.listener.pauses === pause) this.listener.endpointAt(0);
+      }, decision.waitMs + END_OF_TURN_BACKSTOP_SLACK_MS);
+      this.endTimer.unref();
+    }
+    listener.endpointAt(decision.endAtMs);
+  }
+
+  private clearEndTimer(): void {
+    if (this.endTimer) clearTimeout(this.endTimer);
+    this.endTimer = null;
+  }
+
+  /** A pause that speech ended (not the turn): one number for the senior's profile, under consent only. */
+  private onSpeechResumed(pauseMs: number): void {
+    this.clearEndTimer();
+    if (this.pauseProfile === null || !isPause(pauseMs)) return;
+    this.pauseProfile = recordPause(this.pauseProfile, pauseMs);
+    if (this.heardPauses.length < PAUSES_PER_SESSION_MAX) this.heardPauses.push(Math.round(pauseMs));
+  }
 
   /** While endpointing waits, the turn's work may start on the interim transcript (once per distinct text). */
   private prefetch(u: Utterance): void {
@@ -244,7 +330,7 @@ class VoiceSession implements VoiceSessionHandle {
 
   private onSpeechStarted(): void {
     const now = performance.now();
-    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '' };
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '' };
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();
@@ -264,6 +350,7 @@ class VoiceSession implements VoiceSessionHandle {
   private onSpeechStopped(): void {
     const u = this.utterance;
     this.utterance = null;
+    this.clearEndTimer();
     this.request.link.send({ type: 'vad', state: 'speech_stopped' });
     if (!u) return;
     const stoppedAt = performance.now();
@@ -276,9 +363,14 @@ class VoiceSession implements VoiceSessionHandle {
     if (this.closed.signal.aborted) return;
     this.request.link.send({ type: 'transcript.delta', text });
     if (!this.utterance) return;
-    this.utterance.interim = text;
-    if (this.utterance.paused) this.prefetch(this.utterance);
-    this.considerBargeIn();
+    const u = this.utterance;
+    u.interim = text;
+    if (u.paused) {
+      this.prefetch(u);
+      // The recognizer caught up with the words before the pause: the ending may now tell.
+      this.decideEndOfTurn(u);
+    }
+    if (this.utterance === u) this.considerBargeIn();
   }
 
   /** Opened at first speech and kept for the next utterances; reopened after a failure. */
@@ -523,6 +615,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.listener?.reset();
     if (this.utterance) {
       this.utterance = null;
+      this.clearEndTimer();
       this.request.link.send({ type: 'vad', state: 'speech_stopped' });
     }
     this.state(this.reply?.playing ? 'speaking' : 'listening');
@@ -537,11 +630,24 @@ class VoiceSession implements VoiceSessionHandle {
     this.state('off');
     this.closed.abort();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
+    this.clearEndTimer();
+    this.savePauses();
     for (const off of this.unsubscribe) off();
     this.dropStream();
     this.listener?.close();
     this.listener = null;
     this.lines.close();
+  }
+
+  /** The session's mid-sentence pauses go to the senior's profile (numbers only; the service re-checks the consent). */
+  private savePauses(): void {
+    const save = this.services.savePauses;
+    if (!save || this.pauseProfile === null || this.heardPauses.length === 0) return;
+    try {
+      save(this.request.session.seniorId, this.heardPauses.splice(0));
+    } catch (err) {
+      this.log.warn({ err }, 'pause profile not saved');
+    }
   }
 
   /** The actor's voice state (ops views, inspector): a handful of events per turn, never one per frame. */

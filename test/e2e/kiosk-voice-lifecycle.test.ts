@@ -7,6 +7,7 @@ import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VOICE_START, VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * A voice session lives as long as its session on that socket: when the session ends or moves to another
@@ -25,7 +26,7 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   const dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-lifecycle-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' });
   utterance = concat([silence(200), await frenchSpeech(`${ASKED}.`), silence(1000)]);
 }, 60_000);
 

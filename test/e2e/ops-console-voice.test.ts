@@ -8,6 +8,7 @@ import { controllableModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   // The held reply must not count as a stalled model while the page is polled (AGENT_STALL_MS).
-  rt = await startTestRuntime({ agentModel: model }, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: '300', AGENT_STALL_MS: '10000' });
+  rt = await startTestRuntime({ agentModel: model }, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ...QUICK_ENDPOINT, AGENT_STALL_MS: '10000' });
   operator = generateToken('operator');
   await rt.directory.addApiToken('operator', operator, 'console');
   speech = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);

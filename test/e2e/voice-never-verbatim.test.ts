@@ -13,6 +13,7 @@ import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * Never persisted, never logged — the voice path, everywhere an operator or a developer can look:
@@ -64,7 +65,7 @@ beforeAll(async () => {
         inspector.inspect.next?.(event);
       },
     },
-    { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dataDir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' },
+    { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dataDir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' },
   );
   operator = generateToken('operator');
   await rt.directory.addApiToken('operator', operator, 'privacy test');

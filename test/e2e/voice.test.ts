@@ -10,11 +10,12 @@ import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { voiceSessionFactory } from '../../runtime/voice/voice-session.ts';
 import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { DEFAULT_STREAMING_DELAY_MS, fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk, VOICE_START } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 const OUTPUT_RATE = 24_000;
 
@@ -40,7 +41,7 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' });
   [utterance, interruption, backchannel] = await Promise.all([
     frenchSpeech('Je suis allée au marché ce matin avec ma fille.').then((p) => withSilence(p)),
     frenchSpeech("Attendez, j'ai une autre question à vous poser.").then((p) => withSilence(p)),
@@ -402,10 +403,17 @@ describe('budgets', () => {
       k.close();
       return voxtral.sockets.slice(first).reduce((n, r) => n + r.audioBytes, 0);
     };
-    const quiet = await heardBytes(false);
-    expect(quiet).toBeGreaterThan(0);
-    // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
-    expect(await heardBytes(true)).toBe(quiet);
+    // The end of an utterance follows its interim words, which come in time, not audio: none comes
+    // before the end here, so the utterance ends on its audio alone (the no-cue wait).
+    voxtral.streamingDelayMs = 60_000;
+    try {
+      const quiet = await heardBytes(false);
+      expect(quiet).toBeGreaterThan(0);
+      // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
+      expect(await heardBytes(true)).toBe(quiet);
+    } finally {
+      voxtral.streamingDelayMs = DEFAULT_STREAMING_DELAY_MS;
+    }
   }, 30_000);
 
   it('microphone audio beyond 1.5× real time is dropped with audio_rate_limited', async () => {
@@ -423,7 +431,7 @@ describe('turn prefetch while endpointing waits', () => {
     const k = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
     await k.start();
     const live = session();
-    const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: '3000' });
+    const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_MIN_MS: '2900', ENDPOINT_SILENCE_MS: '3000', ENDPOINT_UNFINISHED_MS: '3500', ENDPOINT_MAX_MS: '3500' });
     const prefetchTurn = vi.fn<(seniorId: string, transcript: string) => void>();
     const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger, prefetchTurn });
     let interim = '';

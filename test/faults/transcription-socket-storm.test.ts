@@ -6,6 +6,7 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 import { concat, frenchSpeech, silence, toneFrames } from '../support/speech.ts';
 import { TcpRelay } from '../support/tcp-relay.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * A transcription service (or a proxy before it) that accepts every socket, configures it, then cuts
@@ -74,7 +75,7 @@ describe('the kiosk of a senior speaking to that service', () => {
 
   beforeAll(async () => {
     // A budget longer than the whole back-off: the utterance fails on the reconnect bound, not as a late transcript.
-    rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: relay.url, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '10000' });
+    rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: relay.url, ...QUICK_ENDPOINT, STT_BUDGET_MS: '10000' });
     hello = concat([silence(200), await frenchSpeech('Bonjour, je voulais vous raconter ma matinée au marché.'), silence(1000)]);
   }, 60_000);
   afterAll(async () => {

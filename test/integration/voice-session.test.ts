@@ -10,6 +10,7 @@ import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * One voice session driven directly (no kiosk socket), on the runtime's own live session, with
@@ -48,7 +49,7 @@ beforeEach(() => {
 
 /** A voice session on the runtime's live session; `frames` collects what its kiosk would receive. */
 function voiceSession(sttBudgetMs: number): { voice: VoiceSessionHandle; frames: ServerFrame[] } {
-  const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: String(sttBudgetMs) });
+  const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ...QUICK_ENDPOINT, STT_BUDGET_MS: String(sttBudgetMs) });
   const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
   const frames: ServerFrame[] = [];
   const link = { send: (frame: ServerFrame) => void frames.push(frame), sendAudio: () => undefined, unreadBytes: 0 };

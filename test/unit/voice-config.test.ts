@@ -4,7 +4,10 @@ import { loadConfig } from '../../runtime/config.ts';
 describe('voice configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
+      ENDPOINT_MIN_MS: 400,
       ENDPOINT_SILENCE_MS: 700,
+      ENDPOINT_UNFINISHED_MS: 2500,
+      ENDPOINT_MAX_MS: 3000,
       MIN_SPEECH_MS: 250,
       MAX_UTTERANCE_MS: 30_000,
       STT_BUDGET_MS: 2000,
@@ -28,5 +31,13 @@ describe('voice configuration', () => {
   it('refuses MIN_SPEECH_MS not below MAX_UTTERANCE_MS at start, rather than each voice session losing its listener', () => {
     expect(() => loadConfig({ MIN_SPEECH_MS: '2000', MAX_UTTERANCE_MS: '2000' })).toThrow(/invalid configuration: MIN_SPEECH_MS.*must be below MAX_UTTERANCE_MS \(2000\)/);
     expect(loadConfig({ MIN_SPEECH_MS: '1999', MAX_UTTERANCE_MS: '2000' }).MIN_SPEECH_MS).toBe(1999);
+  });
+
+  it('refuses end-of-turn waits out of order (min < silence < unfinished ≤ max), naming the variable', () => {
+    expect(() => loadConfig({ ENDPOINT_MIN_MS: '700' })).toThrow(/invalid configuration: ENDPOINT_MIN_MS \(got "700"\): must be below ENDPOINT_SILENCE_MS \(700\)/);
+    expect(() => loadConfig({ ENDPOINT_SILENCE_MS: '2500' })).toThrow(/invalid configuration: ENDPOINT_UNFINISHED_MS: must be above ENDPOINT_SILENCE_MS \(2500\)/);
+    expect(() => loadConfig({ ENDPOINT_UNFINISHED_MS: '3500' })).toThrow(/invalid configuration: ENDPOINT_MAX_MS: must be at least ENDPOINT_UNFINISHED_MS \(3500\)/);
+    expect(loadConfig({ ENDPOINT_UNFINISHED_MS: '3000' }).ENDPOINT_UNFINISHED_MS).toBe(3000);
+    expect(loadConfig({ ENDPOINT_MIN_MS: '200', ENDPOINT_SILENCE_MS: '300', ENDPOINT_UNFINISHED_MS: '400', ENDPOINT_MAX_MS: '400' })).toMatchObject({ ENDPOINT_MIN_MS: 200, ENDPOINT_MAX_MS: 400 });
   });
 });

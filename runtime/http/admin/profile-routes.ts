@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CompassSchema, InterlocutorSchema, type PgProfilesRepository } from '../../../adapters/postgres/pg-profiles.repository.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { DEFAULT_PERSONA } from '../../../machines/session/prompt.ts';
+import { pauseSummary } from '../../../machines/voice/pause-profile.ts';
 import { requireRole } from '../api-auth.ts';
 
 export interface ProfileRoutesOptions {
@@ -17,7 +18,9 @@ const SeniorParams = z.object({ id: z.uuid({ message: 'senior id must be a UUID'
 const PersonaBody = z.object({ persona: z.string().trim().min(1, 'persona must not be empty').max(4000) });
 const PersonaView = z.object({ persona: z.string(), source: z.enum(['senior', 'deployment', 'built-in']) });
 const ProfileBody = z.object({ interlocutor: InterlocutorSchema.optional(), compass: CompassSchema.optional() });
-const ProfileView = z.object({ interlocutor: InterlocutorSchema, compass: CompassSchema });
+/** Voice mode's mid-sentence pauses, numbers only (read-only: derived, never written by an admin). */
+const PausesView = z.object({ count: z.number().int(), p50Ms: z.number().int().nullable(), p90Ms: z.number().int().nullable() });
+const ProfileView = z.object({ interlocutor: InterlocutorSchema, compass: CompassSchema, pauses: PausesView });
 const ErrorBody = z.object({ error: z.string(), message: z.string() });
 const notFound = { error: 'not_found', message: 'no such senior' };
 
@@ -26,6 +29,10 @@ export const profileRoutes: FastifyPluginAsync<ProfileRoutesOptions> = async (ap
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.addHook('onRequest', requireRole(directory, 'admin'));
 
+  const profileView = async (seniorId: string) => {
+    const { interlocutor, compass, pauses } = await profiles.profile(seniorId);
+    return { interlocutor, compass, pauses: pauseSummary(pauses) };
+  };
   const view = async (seniorId: string | null) => {
     const own = seniorId ? await profiles.persona(seniorId) : null;
     const deployment = await profiles.persona(null);
@@ -64,7 +71,7 @@ export const profileRoutes: FastifyPluginAsync<ProfileRoutesOptions> = async (ap
 
   r.get('/v1/admin/seniors/:id/profile', { schema: { params: SeniorParams, response: { 200: ProfileView, 404: ErrorBody } } }, async (req, reply) => {
     if (!(await directory.exists(req.params.id))) return reply.code(404).send(notFound);
-    return profiles.profile(req.params.id);
+    return profileView(req.params.id);
   });
   r.put('/v1/admin/seniors/:id/profile', { schema: { params: SeniorParams, body: ProfileBody, response: { 200: ProfileView, 404: ErrorBody } } }, async (req, reply) => {
     if (!(await directory.exists(req.params.id))) return reply.code(404).send(notFound);
@@ -72,6 +79,6 @@ export const profileRoutes: FastifyPluginAsync<ProfileRoutesOptions> = async (ap
       ...(req.body.interlocutor ? { interlocutor: req.body.interlocutor } : {}),
       ...(req.body.compass ? { compass: req.body.compass } : {}),
     });
-    return profiles.profile(req.params.id);
+    return profileView(req.params.id);
   });
 };
