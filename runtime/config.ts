@@ -58,6 +58,11 @@ const schema = z
     /** `session.start` frames per minute per senior after the burst; more get `start_rate_limited`. */
     KIOSK_STARTS_PER_MINUTE: z.coerce.number().int().min(1).max(60_000).default(60),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
+    /**
+     * While another runtime process shares the database: how often this one looks for erasures made
+     * through the others (their sessions of the senior close as `erased`, their caches are purged).
+     */
+    ERASURE_POLL_MS: z.coerce.number().int().min(20).max(1000).default(250),
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
     SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),

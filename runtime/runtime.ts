@@ -12,6 +12,7 @@ import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-pr
 import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/postgres/pg-consent.adapter.ts';
 import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
+import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
@@ -36,7 +37,7 @@ import { CloseJobs } from './jobs/close-jobs.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
-import { SeniorErasure } from './sessions/erasure.ts';
+import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses, type InMemoryStores } from './sessions/erasure.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -97,6 +98,11 @@ export interface Runtime {
 
 /** What a graceful shutdown may take beyond draining the close-time jobs (HTTP, pg-boss, database). */
 export const SHUTDOWN_MARGIN_MS = 4_000;
+/**
+ * Erasure notices are kept this many presence heartbeats: twice the silence after which a process
+ * counts as dead, so every live process reads a notice at least once (its heartbeat reads them).
+ */
+const ERASURE_NOTICE_RETAIN_HEARTBEATS = 6;
 /** Cached entries compared per lookup, most recent first. */
 const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
 /**
@@ -230,9 +236,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   metrics.sources.liveSessions = () => registry.size;
   const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
-  const presenceTimer = setInterval(() => {
-    registry.heartbeat(presenceStaleMs).catch((err: unknown) => logger.warn({ err }, 'presence heartbeat failed'));
-  }, config.PRESENCE_HEARTBEAT_MS);
+  const beat = () => registry.heartbeat(presenceStaleMs).catch((err: unknown) => logger.warn({ err }, 'presence heartbeat failed'));
+  const presenceTimer = setInterval(beat, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
 
   const dreamStore = new PgDreamRepository(db.pool);
@@ -261,6 +266,21 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     );
   };
   const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn });
+  // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
+  const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices };
+  const across: ErasureAcrossProcesses = {
+    notices: new PgErasureNoticesRepository(db.pool),
+    presence,
+    processId,
+    staleMs: presenceStaleMs,
+    pollMs: config.ERASURE_POLL_MS,
+    retainMs: ERASURE_NOTICE_RETAIN_HEARTBEATS * config.PRESENCE_HEARTBEAT_MS,
+    logger,
+  };
+  const remoteErasures = new RemoteErasures(across, registry, inMemory);
+  registry.onBeat(() => remoteErasures.heartbeat());
+  // A first beat at once: the other processes know this one (and this one them) from the start, not a heartbeat later.
+  await beat();
   const app = await buildHttpApp({
     logger,
     pool: db.pool,
@@ -268,7 +288,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     directory,
     consents,
     memory: memory.memory,
-    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, { semantic_cache: semanticCache, voice_lines: voiceServices }),
+    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
     semanticCache,
     moodScores,
     profiles,
@@ -298,6 +318,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const close = () =>
     (closing ??= (async () => {
       clearInterval(presenceTimer);
+      remoteErasures.stop();
       registry.shutdown();
       await presence.releaseProcess(processId).catch(() => {});
       await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);

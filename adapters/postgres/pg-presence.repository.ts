@@ -119,6 +119,25 @@ export class PgPresenceRepository {
     return (res.rowCount ?? 0) > 0;
   }
 
+  /** Other processes than `processId` whose heartbeat is fresher than `staleMs`. */
+  async livePeers(processId: string, staleMs: number): Promise<number> {
+    const res = await this.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM presence_processes WHERE process_id <> $1 AND heartbeat_at >= now() - make_interval(secs => $2::float8 / 1000)`,
+      [processId, staleMs],
+    );
+    return res.rows[0]?.n ?? 0;
+  }
+
+  /** Whether a live process other than `processId` still holds a session of the senior. */
+  async heldElsewhere(seniorId: string, processId: string, staleMs: number): Promise<boolean> {
+    const res = await this.pool.query(
+      `SELECT 1 FROM session_presence p JOIN presence_processes pp ON pp.process_id = p.process_id
+        WHERE p.senior_id = $1::uuid AND p.process_id <> $2 AND pp.heartbeat_at >= now() - make_interval(secs => $3::float8 / 1000)`,
+      [seniorId, processId, staleMs],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
   async release(sessionId: string): Promise<void> {
     this.written.delete(sessionId);
     await this.pool.query('DELETE FROM session_presence WHERE session_id = $1::uuid', [sessionId]);

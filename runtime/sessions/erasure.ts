@@ -1,12 +1,37 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { PgErasureNoticesRepository } from '../../adapters/postgres/pg-erasure-notices.repository.ts';
 import type { PgErasureRepository } from '../../adapters/postgres/pg-erasure.repository.ts';
+import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
+/** RAM stores holding a senior's data (the semantic cache, the pre-synthesized voice lines), by name. */
+export type InMemoryStores = Record<string, { invalidateSenior(seniorId: string): number }>;
+
+/** How the processes sharing a database tell each other of an erasure (see `RemoteErasures`). */
+export interface ErasureAcrossProcesses {
+  notices: PgErasureNoticesRepository;
+  presence: Pick<PgPresenceRepository, 'heldElsewhere' | 'livePeers'>;
+  processId: string;
+  /** A process whose heartbeat is older than this is dead (presence's rule). */
+  staleMs: number;
+  /** ERASURE_POLL_MS: how often the other processes look for a notice while they have peers. */
+  pollMs: number;
+  /** How long a notice is kept: every live process reads it at least once meanwhile (at its heartbeat, at the latest). */
+  retainMs: number;
+  logger: Logger;
+}
+
+/** How long an erasure waits for another process's session of the senior to close, in polls of that process. */
+const REMOTE_CLOSE_POLLS = 4;
+
 /**
- * RGPD erasure of one senior. Memory stores first (each reports its own count, Zep
- * included), then every table of the schema that has a `senior_id` column, then the senior
- * row (PgErasureRepository). The live session closes and its in-memory state is dropped, the
- * semantic cache's entries included.
+ * RGPD erasure of one senior. The live session closes and the in-memory stores drop the senior,
+ * here and — through a notice in the database — in every other process sharing it, which the
+ * erasure waits for (bounded). Then the memory stores (each reports its own count, Zep included),
+ * then every table of the schema that has a `senior_id` column, then the senior row
+ * (PgErasureRepository).
  * Idempotent: a second run returns zero counts.
  */
 export class SeniorErasure {
@@ -14,17 +39,128 @@ export class SeniorErasure {
     private readonly tables: PgErasureRepository,
     private readonly memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>,
     private readonly registry: SessionRegistry,
-    /** RAM stores holding the senior's data (the semantic cache), emptied too. */
-    private readonly inMemory: Record<string, { invalidateSenior(seniorId: string): number }> = {},
+    private readonly inMemory: InMemoryStores = {},
+    private readonly across: ErasureAcrossProcesses | null = null,
   ) {}
 
   async erase(seniorId: string): Promise<Record<string, number>> {
     this.registry.close(seniorId, 'erased');
     const counts: Record<string, number> = {};
     for (const [name, store] of Object.entries(this.inMemory)) counts[name] = store.invalidateSenior(seniorId);
+    // Before the stores and the sweep: the others stop answering the senior at once, and the sweep
+    // (which removes their presence rows) finds the notice already there when their heartbeat looks.
+    if (this.across) await this.tellOtherProcesses(this.across, seniorId);
     for (const [name, store] of Object.entries(this.memoryStores)) counts[name] = await store.deleteSenior(seniorId);
     // A store and a table may share a name (memory_facts): their counts add up.
     for (const [table, n] of Object.entries(await this.tables.eraseSenior(seniorId))) counts[table] = (counts[table] ?? 0) + n;
     return counts;
+  }
+
+  /**
+   * Publishes the notice (only while another process is live) and waits until no other live
+   * process holds a session of the senior, at most REMOTE_CLOSE_POLLS of their polls: once this
+   * answers, a turn sent to that session is refused, not answered. Past the wait the erasure goes
+   * on; the other process closes the session at its next poll or heartbeat, still as `erased`.
+   */
+  private async tellOtherProcesses(across: ErasureAcrossProcesses, seniorId: string): Promise<void> {
+    if (!(await across.notices.publish(seniorId, across.processId, across.staleMs, across.retainMs))) return;
+    const deadline = performance.now() + REMOTE_CLOSE_POLLS * across.pollMs;
+    const step = Math.max(10, Math.floor(across.pollMs / 5));
+    try {
+      while (await across.presence.heldElsewhere(seniorId, across.processId, across.staleMs)) {
+        if (performance.now() >= deadline) {
+          across.logger.warn({ seniorId }, 'erasure: another process still holds the senior’s session; it closes it at its next poll or heartbeat');
+          return;
+        }
+        await delay(step);
+      }
+    } catch (err) {
+      // The sweep below fails too if the database is gone; a failed wait alone must not stop the erasure.
+      across.logger.warn({ err, seniorId }, 'erasure: could not check the other processes’ sessions');
+    }
+  }
+}
+
+/**
+ * The other side of an erasure made through another process on the same database: its notice
+ * closes this process's session of the senior as `erased` (never derived from) and drops the
+ * senior from this process's in-memory stores.
+ *
+ * Notices are read every `pollMs` while another live process exists (the count comes from each
+ * presence heartbeat), and once at every heartbeat whatever the count — before the registry closes
+ * a session missing from presence as `replaced`, so a session whose row the erasure's sweep removed
+ * closes as `erased`. Polls never overlap, never throw (a failure is logged at warn, without ids
+ * beyond the error's code) and stop at `stop()`.
+ */
+export class RemoteErasures {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** Polls chain: a heartbeat's poll runs after the one in flight, which may have read before the notice. */
+  private queue: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  /** Notices already acted on, while they are kept in the table: at most the erasures of `retainMs`. */
+  private readonly applied = new Set<string>();
+
+  constructor(
+    private readonly across: ErasureAcrossProcesses,
+    private readonly registry: SessionRegistry,
+    private readonly inMemory: InMemoryStores,
+  ) {}
+
+  /** Presence's heartbeat: counts the live peers (the fast poll runs while there are), then reads and prunes the notices. */
+  async heartbeat(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      this.follow(await this.across.presence.livePeers(this.across.processId, this.across.staleMs));
+    } catch (err) {
+      if (!this.stopped) this.across.logger.warn({ err }, 'erasure notices: counting the other processes failed');
+    }
+    await this.enqueue(true);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.follow(0);
+  }
+
+  private follow(peers: number): void {
+    if (peers > 0 && !this.timer && !this.stopped) {
+      this.timer = setInterval(() => {
+        // A poll still running when the next is due (a slow database) is not doubled.
+        if (this.inFlight === 0) void this.enqueue(false);
+      }, this.across.pollMs);
+      this.timer.unref();
+    } else if (peers === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private enqueue(prune: boolean): Promise<void> {
+    this.inFlight += 1;
+    const run = this.queue.then(() => this.poll(prune)).finally(() => (this.inFlight -= 1));
+    this.queue = run;
+    return run;
+  }
+
+  private async poll(prune: boolean): Promise<void> {
+    if (this.stopped) return;
+    let notices;
+    try {
+      notices = await this.across.notices.recent(this.across.processId, this.across.retainMs, prune);
+    } catch (err) {
+      if (!this.stopped) this.across.logger.warn({ err }, 'erasure notices poll failed');
+      return;
+    }
+    const kept = new Set<string>();
+    for (const notice of notices) {
+      kept.add(notice.id);
+      if (this.applied.has(notice.id)) continue;
+      this.applied.add(notice.id);
+      const closed = this.registry.close(notice.seniorId, 'erased');
+      for (const store of Object.values(this.inMemory)) store.invalidateSenior(notice.seniorId);
+      if (closed) this.across.logger.info({ seniorId: notice.seniorId, by: notice.processId }, 'senior erased through another process: session closed, caches purged');
+    }
+    for (const id of this.applied) if (!kept.has(id)) this.applied.delete(id);
   }
 }

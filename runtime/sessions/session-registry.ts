@@ -113,6 +113,8 @@ export class SessionRegistry {
   private beating: Promise<void> | null = null;
   /** Session actors the inspection observer is attached to, and how to detach it. */
   private readonly inspected = new WeakMap<SessionActor, Subscription>();
+  /** Run at each beat before a session missing from presence is closed as `replaced` (see `onBeat`). */
+  private beatHook: (() => Promise<void>) | null = null;
 
   constructor(private readonly options: RegistryOptions) {
     // Someone starts or stops watching (an operator opens the ops stream…): every live actor follows.
@@ -255,6 +257,15 @@ export class SessionRegistry {
   }
 
   /**
+   * `hook` runs at each beat, after presence is read and before the sessions missing from it are
+   * closed as `replaced`: erasures made through another process (whose sweep removed the session's
+   * row) close theirs as `erased` there. It must not throw.
+   */
+  onBeat(hook: () => Promise<void>): void {
+    this.beatHook = hook;
+  }
+
+  /**
    * Writes this process's sessions to the presence table; closes, as `replaced`, any that
    * another process has since claimed for the same senior, and as `operator` any that an
    * operator closed through another process. A beat still running when the next is due (a
@@ -275,7 +286,10 @@ export class SessionRegistry {
       for (const session of sessions.slice(i, i + VIEW_CHUNK)) views.push(sessionView(session.actor.getSnapshot()));
     }
     const owned = await this.options.presence.heartbeat(this.options.processId, views, staleMs);
+    await this.beatHook?.();
     for (const session of sessions) {
+      // Closed meanwhile: by the hook (an erasure elsewhere), or by its kiosk.
+      if (session.actor.getSnapshot().status !== 'active') continue;
       if (!owned.has(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'replaced' });
       else if (owned.get(session.sessionId)) session.actor.send({ type: 'CLOSE', reason: 'operator' });
     }

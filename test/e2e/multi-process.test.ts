@@ -1,53 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
-import { ADMIN_TOKEN, KIOSK_TOKEN } from '../support/runtime.ts';
-
-interface Proc {
-  child: ChildProcess;
-  url: string;
-  ws: string;
-}
-
-/** A real runtime process (`npm start`'s entry) on the shared database. */
-async function runtimeProcess(databaseUrl: string): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KOHAMI_ENV: 'test',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      DEV_KIOSK_TOKEN: KIOSK_TOKEN,
-      DEV_ADMIN_TOKEN: ADMIN_TOKEN,
-      PRESENCE_HEARTBEAT_MS: '200',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const started = Date.now();
-  while (!out.includes('kiosk WebSocket')) {
-    if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`runtime process did not start:\n${out}`);
-    await new Promise((r) => child.stdout!.once('data', r));
-  }
-  const url = /listening on (\S+)/.exec(out)![1]!;
-  return { child, url, ws: `${url.replace('http', 'ws')}/v1/kiosk` };
-}
+import { KIOSK_TOKEN } from '../support/runtime.ts';
+import { runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
 
 let wire: Awaited<ReturnType<typeof startWirePostgres>>;
-let a: Proc;
-let b: Proc;
+let a: RuntimeProcess;
+let b: RuntimeProcess;
 let operator: string;
 let db: pg.Pool;
 
-const opsList = async (p: Proc) =>
+const opsList = async (p: RuntimeProcess) =>
   ((await (await fetch(`${p.url}/v1/ops/sessions`, { headers: { authorization: `Bearer ${operator}` } })).json()) as {
     processId: string;
     sessions: Array<{ sessionId: string; processId: string; local: boolean; seniorId: string }>;
@@ -55,17 +21,14 @@ const opsList = async (p: Proc) =>
 
 beforeAll(async () => {
   wire = await startWirePostgres();
-  a = await runtimeProcess(wire.url);
-  b = await runtimeProcess(wire.url);
+  a = await runtimeProcess(wire.url, { PRESENCE_HEARTBEAT_MS: '200' });
+  b = await runtimeProcess(wire.url, { PRESENCE_HEARTBEAT_MS: '200' });
   db = new pg.Pool({ connectionString: wire.url, max: 1 });
   operator = generateToken('operator');
   await new SeniorDirectory(db).addApiToken('operator', operator, 'ops');
 }, 90_000);
 afterAll(async () => {
-  for (const p of [a, b]) {
-    p?.child.kill('SIGTERM');
-    if (p && p.child.exitCode === null) await once(p.child, 'exit');
-  }
+  for (const p of [a, b]) await p?.stop();
   await db?.end();
   await wire?.stop();
 });

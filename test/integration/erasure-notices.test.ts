@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { PgErasureNoticesRepository } from '../../adapters/postgres/pg-erasure-notices.repository.ts';
+import { PgErasureRepository } from '../../adapters/postgres/pg-erasure.repository.ts';
+import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses } from '../../runtime/sessions/erasure.ts';
+import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
+import { createSeniors, migratedDatabase } from '../support/database.ts';
+
+let db: Awaited<ReturnType<typeof migratedDatabase>>;
+beforeAll(async () => {
+  db = await migratedDatabase();
+});
+afterAll(() => db.close());
+
+const STALE_MS = 15_000;
+const RETAIN_MS = 30_000;
+
+/** One runtime process's erasure side, on the shared test database: its registry, its notices, a RAM store of seniors. */
+function processOn(processId: string, pollMs: number) {
+  const presence = new PgPresenceRepository(db.pool);
+  const logger = createLogger('silent');
+  const registry = new SessionRegistry({
+    machine: sessionMachine,
+    variations: loadCacheVariations(),
+    loadProfile: async () => ({ preferredName: 'Paul', isFreshSenior: false }),
+    timing: { turnBudgetMs: 2500, sessionPauseMs: 600_000, kioskGraceMs: 30_000, agentStallMs: 1500, replyMaxMs: 15_000 },
+    windowBudget: { maxMessages: 24, maxTokens: 3000 },
+    logger,
+    presence,
+    processId,
+  });
+  const cached = new Set<string>();
+  const inMemory = { semantic_cache: { invalidateSenior: (id: string) => Number(cached.delete(id)) } };
+  const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs: STALE_MS, pollMs, retainMs: RETAIN_MS, logger };
+  const remote = new RemoteErasures(across, registry, inMemory);
+  registry.onBeat(() => remote.heartbeat());
+  const erasure = new SeniorErasure(new PgErasureRepository(db.pool), {}, registry, inMemory, across);
+  return { registry, remote, erasure, cached, presence };
+}
+
+describe('erasure notices (erasure_notices)', () => {
+  it('are written only while another process is live, hold ids only, survive the sweep, skip their writer, and are pruned', async () => {
+    const notices = new PgErasureNoticesRepository(db.pool);
+    const [alone, shared] = await createSeniors(db, 2);
+    const presence = new PgPresenceRepository(db.pool);
+    await presence.heartbeat('n-writer', [], STALE_MS);
+    expect(await notices.publish(alone!, 'n-writer', STALE_MS, RETAIN_MS)).toBe(false);
+
+    await presence.heartbeat('n-reader', [], STALE_MS);
+    expect(await notices.publish(shared!, 'n-writer', STALE_MS, RETAIN_MS)).toBe(true);
+    const columns = await db.pool.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'erasure_notices' ORDER BY ordinal_position`,
+    );
+    expect(columns.rows.map((r) => r.column_name)).toEqual(['id', 'erased_senior', 'process_id', 'erased_at']);
+    // The erasure's sweep (every table with a senior_id column) leaves the notice of its own erasure.
+    await new PgErasureRepository(db.pool).eraseSenior(shared!);
+    expect(await notices.recent('n-reader', RETAIN_MS)).toEqual([{ id: expect.any(String), seniorId: shared, processId: 'n-writer' }]);
+    expect(await notices.recent('n-writer', RETAIN_MS)).toEqual([]);
+
+    // Older than the retention (its age set in the database): not read any more, and pruned.
+    await db.pool.query(`UPDATE erasure_notices SET erased_at = now() - interval '31 seconds' WHERE erased_senior = $1`, [shared]);
+    expect(await notices.recent('n-reader', RETAIN_MS, true)).toEqual([]);
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM erasure_notices WHERE erased_senior = $1', [shared])).rows[0].n).toBe(0);
+    await presence.releaseProcess('n-writer');
+    await presence.releaseProcess('n-reader');
+  });
+
+  it('a session whose presence row the sweep removed closes as erased at the heartbeat, not replaced, and the caches are purged', async () => {
+    const [paul, other] = await createSeniors(db, 2);
+    // B polls far less often than this test takes: only its heartbeat can see the notice.
+    const a = processOn('e-a', 20);
+    const b = processOn('e-b', 600_000);
+    const frames: ServerFrame[] = [];
+    await b.registry.start(paul!, { send: (f) => frames.push(f) }, false);
+    b.cached.add(paul!).add(other!);
+
+    // A's wait for B's close runs out (4 × 20 ms); the sweep then removes B's presence row.
+    await a.erasure.erase(paul!);
+    expect(b.registry.get(paul!)).toBeDefined();
+    await b.registry.heartbeat(STALE_MS);
+    expect(frames).toContainEqual({ type: 'session.closed', reason: 'erased' });
+    expect(frames).not.toContainEqual({ type: 'session.closed', reason: 'replaced' });
+    expect(b.registry.get(paul!)).toBeUndefined();
+    expect([...b.cached]).toEqual([other]);
+    for (const p of [a, b]) p.remote.stop();
+    b.registry.closeAll('shutdown');
+    await b.presence.releaseProcess('e-b');
+  });
+});

@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
+
+/** A real runtime process (`npm start`'s entry), its URL and its kiosk socket's. */
+export interface RuntimeProcess {
+  child: ChildProcess;
+  url: string;
+  ws: string;
+  /** Everything it wrote to stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
+export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      KOHAMI_ENV: 'test',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      DEV_KIOSK_TOKEN: KIOSK_TOKEN,
+      DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const started = Date.now();
+  while (!out.includes('kiosk WebSocket')) {
+    if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`runtime process did not start:\n${out}`);
+    await new Promise((r) => child.stdout!.once('data', r));
+  }
+  const url = /listening on (\S+)/.exec(out)![1]!;
+  return {
+    child,
+    url,
+    ws: `${url.replace('http', 'ws')}/v1/kiosk`,
+    output: () => out,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
