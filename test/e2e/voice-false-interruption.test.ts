@@ -61,8 +61,8 @@ beforeAll(async () => {
   ]);
   question = await frenchSpeech('Parle-moi du marché.');
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-false-interruption-'));
-  // The noise lasts well past the bound: the pause is not a matter of milliseconds.
-  expect(noise.length / 16).toBeGreaterThan(settings.FALSE_INTERRUPTION_MS + 2000);
+  // The noise's speech (without the silence around it) lasts well past the bound: the pause is not a matter of milliseconds.
+  expect(noise.length / 16 - 1200).toBeGreaterThan(settings.FALSE_INTERRUPTION_MS + 2000);
 }, 60_000);
 
 beforeEach(() => {
@@ -139,8 +139,11 @@ describe('false interruptions: speech over a reply that brings no word', () => {
   it('words that come only after the pause cut the reply as a barge-in: the window keeps what was heard before it', async () => {
     const turnId = 'noise-2';
     const { k, playedMs } = await replyPlaying(turnId);
-    // One word: the fake holds it until the flush, so no interim word comes while the senior speaks.
-    voxtral.utterances.push({ text: 'Attendez' });
+    // One word the recognizer gives late: said 1.8 s past FALSE_INTERRUPTION_MS into the utterance's audio
+    // (after its 300 ms pre-roll and the onset), for a fake that places interim words in time; one that
+    // holds an utterance's last word until the flush gives it then. Either way, after the pause.
+    const late = { text: 'Attendez', wordEndsMs: [settings.FALSE_INTERRUPTION_MS + 1800] };
+    voxtral.utterances.push(late);
     mistral.mode = { kind: 'stream', chunks: ['Je vous écoute.'] };
     const before = await counted('false_interruption');
     const speaking = k.speak(noise);
