@@ -85,6 +85,10 @@ const schema = z
     STT_BUDGET_MS: positiveMs.default(2000),
     /** Voice mode: speech over the reply audio at least this long (and not a backchannel) interrupts it. */
     BARGE_IN_MIN_MS: z.coerce.number().int().min(100).max(5000).default(400),
+    /** Voice mode: speech over the reply with no word this long after it started pauses the reply, which resumes if none come. */
+    FALSE_INTERRUPTION_MS: z.coerce.number().int().min(300).max(10_000).default(1500),
+    /** Voice mode: after a reply has played, this much silence brings one gentle check-in line; 0 (the default) is off. */
+    IDLE_CHECKIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(0),
     MISTRAL_STT_MODEL: z.string().min(1).default('voxtral-mini-transcribe-realtime-2602'),
     MISTRAL_TTS_MODEL: z.string().min(1).default('voxtral-mini-tts-2603'),
     MISTRAL_TTS_VOICE: z.string().min(1).default('fr_marie_neutral'),

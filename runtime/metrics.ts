@@ -71,7 +71,7 @@ export function createMetrics() {
   });
   const bargeIn = new Counter({
     name: 'kohami_barge_in_total',
-    help: 'Speech over reply audio: interrupted (the reply was cut) or backchannel_ignored (« oui », « hum » … let it play)',
+    help: 'Speech over reply audio, once per utterance: interrupted (the reply was cut), backchannel_ignored (« oui », « hum » … let it play) or false_interruption (speech with no word paused the reply, which then resumed)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

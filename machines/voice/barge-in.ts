@@ -1,11 +1,10 @@
 /**
  * Barge-in: when the senior's speech interrupts the reply being played, and what of the reply they
  * actually heard. Backchannels (« oui », « d'accord », « mmh ») are a listener's encouragement, not
- * an interruption — the most reported complaint about voice agents is being cut off by them.
+ * an interruption — the most reported complaint about voice agents is being cut off by them. Nor is
+ * a cough, the television or a chair: speech for the detector that brings no word pauses the reply,
+ * which resumes where it stopped once the noise ends without words (a false interruption).
  */
-
-/** Speech this long interrupts even before any transcript arrived (the recognizer is slow or down). */
-export const UNTRANSCRIBED_BARGE_IN_MS = 1500;
 
 const BACKCHANNEL_PHRASES = [
   'oui', 'ouais', 'ouai', 'ok', 'okay', 'dac', "d'accord", "d'acc", 'ah bon', 'ah oui', 'oh oui', 'ah', 'oh', 'eh',
@@ -56,24 +55,37 @@ export function isBackchannel(text: string): boolean {
 export interface BargeInInput {
   /** Confirmed speech in the current utterance. */
   speechMs: number;
+  /** Audio of the utterance since its `speech_started` (what the recognizer has had time to hear). */
+  sinceStartMs: number;
   /** Interim transcript of the current utterance so far ('' before any). */
   interim: string;
   /** BARGE_IN_MIN_MS. */
   minMs: number;
+  /** FALSE_INTERRUPTION_MS: no word by then, the speech is noise (a cough, the television, a chair) or the recognizer is late. */
+  falseInterruptionMs: number;
   /** The kiosk cancels its own echo; without it the microphone is ignored while reply audio plays. */
   aec: boolean;
-  /** Reply audio is playing at the kiosk. */
+  /** Reply audio is playing at the kiosk (a paused reply still is). */
   playing: boolean;
 }
 
 /**
- * Re-evaluated on each interim transcript and speech update while reply audio plays. Without echo
- * cancellation the kiosk is half-duplex: only an explicit `interrupt` message stops the reply.
+ * What the senior's speech does to the reply playing under it, re-evaluated on each interim
+ * transcript and speech update:
+ * - `cut`: words that are not a backchannel, over BARGE_IN_MIN_MS of speech — a real barge-in, at once;
+ * - `pause`: over BARGE_IN_MIN_MS of speech and still no word FALSE_INTERRUPTION_MS after it started —
+ *   noise, or a recognizer late with real words: the reply stops where it is, to resume if none come
+ *   (the caller decides that when the utterance ends) or be cut if they do;
+ * - `play`: anything else — short sounds, backchannels (« oui », « mmh »: never even paused, their
+ *   words come well within the bound), speech whose words are not due yet.
+ * Without echo cancellation the kiosk is half-duplex: only an explicit `interrupt` stops the reply.
+ * The verdict only moves forward within an utterance (words never go away, time only grows), except
+ * that a pause becomes `play` when the late words prove a backchannel.
  */
-export function shouldBargeIn({ speechMs, interim, minMs, aec, playing }: BargeInInput): boolean {
-  if (!playing || !aec || speechMs < minMs) return false;
-  if (normalizedWords(interim).length === 0) return speechMs >= Math.max(minMs, UNTRANSCRIBED_BARGE_IN_MS);
-  return !isBackchannel(interim);
+export function overReply({ speechMs, sinceStartMs, interim, minMs, falseInterruptionMs, aec, playing }: BargeInInput): 'play' | 'pause' | 'cut' {
+  if (!playing || !aec || speechMs < minMs) return 'play';
+  if (normalizedWords(interim).length === 0) return sinceStartMs >= falseInterruptionMs ? 'pause' : 'play';
+  return isBackchannel(interim) ? 'play' : 'cut';
 }
 
 export interface EndpointInput {

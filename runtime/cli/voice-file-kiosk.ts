@@ -73,6 +73,9 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   let speaking = false;
   const awaiting = new Set<string>(); // turns heard whose reply (text and audio) has not ended
   const audioOpen = new Set<string>();
+  // Turns the runtime paused (speech with no word over the reply): their playback.done waits for the resume.
+  const paused = new Set<string>();
+  const heldDone = new Set<string>();
   let caption = false;
   let failure: VoiceFileError | null = null;
   let closed = false;
@@ -145,8 +148,20 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
         print(`[audio ${f.turnId} ${f.type === 'reply.audio.end' ? `${String(f.durationMs)} ms` : 'cleared'}]`);
         audioOpen.delete(f.turnId!);
         awaiting.delete(f.turnId!);
-        // A file kiosk "plays" instantly: all of it was heard.
-        if (f.type === 'reply.audio.end') socket.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
+        // A file kiosk "plays" instantly: all of it was heard — once a pause is over.
+        if (f.type === 'reply.audio.clear') {
+          paused.delete(f.turnId!);
+          heldDone.delete(f.turnId!);
+        } else if (paused.has(f.turnId!)) heldDone.add(f.turnId!);
+        else socket.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
+        return;
+      case 'reply.audio.pause':
+      case 'reply.audio.resume':
+        endCaption();
+        print(`[audio ${f.turnId} ${f.type === 'reply.audio.pause' ? 'paused' : 'resumed'}]`);
+        if (f.type === 'reply.audio.pause') return void paused.add(f.turnId!);
+        paused.delete(f.turnId!);
+        if (heldDone.delete(f.turnId!)) socket.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
         return;
       case 'error':
         endCaption();

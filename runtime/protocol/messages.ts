@@ -76,6 +76,9 @@ export type ReplySosReason = SosReason | 'transcription';
 
 export type VoiceState = 'speech_started' | 'speech_stopped';
 
+/** `checkin`: voice mode's idle check-in line, spoken by the voice session itself (not a turn: nothing was said). */
+export type ReplyFlux = Flux | 'checkin';
+
 export type ServerFrame =
   | {
       type: 'session.ready';
@@ -86,7 +89,7 @@ export type ServerFrame =
       audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean };
     }
   | { type: 'reply.delta'; turnId: string; text: string }
-  | { type: 'reply.done'; turnId: string; text: string; flux: Flux; latencyMs: number; interrupted?: true; reason?: ReplySosReason }
+  | { type: 'reply.done'; turnId: string; text: string; flux: ReplyFlux; latencyMs: number; interrupted?: true; reason?: ReplySosReason }
   | { type: 'error'; code: ErrorCode; message: string; turnId?: string; retryAfterMs?: number }
   | { type: 'session.closed'; reason: CloseReason }
   | { type: 'pong' }
@@ -96,7 +99,9 @@ export type ServerFrame =
   | { type: 'reply.audio.start'; turnId: string; encoding: 'pcm_s16le'; sampleRate: number }
   | { type: 'reply.audio.mark'; turnId: string; sampleOffset: number; textOffset: number }
   | { type: 'reply.audio.end'; turnId: string; durationMs: number }
-  | { type: 'reply.audio.clear'; turnId: string };
+  | { type: 'reply.audio.clear'; turnId: string }
+  | { type: 'reply.audio.pause'; turnId: string }
+  | { type: 'reply.audio.resume'; turnId: string };
 
 /** A refusal carries the turnId of the frame it refuses, when that frame had a usable one. */
 export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string; turnId?: string };

@@ -3,6 +3,7 @@ import type { SeniorProfile } from '../../machines/session/ports.ts';
 import { CacheFluxAdapter, type CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
 import { resample } from '../../machines/voice/resample.ts';
+import { CHECKIN_LINE } from './idle-checkin.ts';
 
 /** The lines a session may speak with no synthesis wait. `always` must exist even when the speech service is down. */
 export interface SessionLines {
@@ -12,18 +13,19 @@ export interface SessionLines {
 }
 
 /**
- * The SOS lines (always), the neutral reply (the same for every session) and the CacheFlux replies
- * as this senior will hear them. The replies come from a CacheFluxAdapter of their own, cycled through
- * every variation, so the text matches what the session's CacheFlux says to the character.
+ * The SOS lines (always), the neutral reply and, with `checkin`, the idle check-in line (the same for
+ * every session), and the CacheFlux replies as this senior will hear them. The replies come from a
+ * CacheFluxAdapter of their own, cycled through every variation, so the text matches what the
+ * session's CacheFlux says to the character.
  */
-export function sessionLines(variations: CacheVariations, profile: SeniorProfile): SessionLines {
+export function sessionLines(variations: CacheVariations, profile: SeniorProfile, options: { checkin?: boolean } = {}): SessionLines {
   const flux = new CacheFluxAdapter(variations);
   const personal = new Set<string>();
   for (let i = 0; i < variations.greeting.length; i++) {
     const line = flux.resolve('bonjour', profile);
     if (line) personal.add(line);
   }
-  return { always: [flux.sosFallback(), flux.sosAfterPartial()], shared: [NEUTRAL_REPLY], personal: [...personal] };
+  return { always: [flux.sosFallback(), flux.sosAfterPartial()], shared: options.checkin ? [NEUTRAL_REPLY, CHECKIN_LINE] : [NEUTRAL_REPLY], personal: [...personal] };
 }
 
 /** After a line speaker fails, how long no session asks it again. Default of SharedLines' `retryMs`. */

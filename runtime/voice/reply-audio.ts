@@ -53,6 +53,9 @@ export class ReplyAudio {
   private reportedPlayedMs: number | null = null;
   private durationMs: number | null = null;
   private doneAt: number | null = null;
+  /** While paused (a false interruption, maybe), when the pause began; and the pauses' total so far. */
+  private pausedAt: number | null = null;
+  private pausedMs = 0;
   /**
    * Resolves once the last frame (or the cancellation) has happened. It never rejects (callers chain
    * on it without a handler, and an unhandled rejection ends the process): anything thrown while
@@ -105,11 +108,36 @@ export class ReplyAudio {
     this.doneAt = performance.now();
   }
 
-  /** Reply audio is (probably) still coming out of the kiosk's speaker. */
+  /** Reply audio is (probably) still coming out of the kiosk's speaker, or paused there. */
   get playing(): boolean {
     if (this.cancelled || this.doneAt !== null || this.firstFrameAt === null) return false;
-    if (this.durationMs === null) return true;
-    return performance.now() < this.firstFrameAt + this.durationMs + PLAYBACK_SLACK_MS;
+    if (this.durationMs === null || this.pausedAt !== null) return true;
+    return performance.now() < this.firstFrameAt + this.durationMs + this.pausedMs + PLAYBACK_SLACK_MS;
+  }
+
+  get paused(): boolean {
+    return this.pausedAt !== null && !this.cancelled;
+  }
+
+  /**
+   * The kiosk stops playing now and keeps its place (`reply.audio.pause`). Synthesis and sending go
+   * on: the kiosk buffers what comes, so no bound of the reply (the model's stall and REPLY_MAX_MS,
+   * the speech service's silence, the unread-socket wait) sees the pause. False if nothing plays.
+   */
+  pause(): boolean {
+    if (!this.playing || this.pausedAt !== null) return false;
+    this.pausedAt = performance.now();
+    this.o.link.send({ type: 'reply.audio.pause', turnId: this.turnId });
+    return true;
+  }
+
+  /** The kiosk plays on from where it stopped (`reply.audio.resume`); the paused time does not count as played. */
+  resume(): boolean {
+    if (this.pausedAt === null || this.cancelled) return false;
+    this.pausedMs += performance.now() - this.pausedAt;
+    this.pausedAt = null;
+    this.o.link.send({ type: 'reply.audio.resume', turnId: this.turnId });
+    return true;
   }
 
   /** Audio of this turn has reached the kiosk (a clear is then needed to stop it). */
@@ -120,7 +148,7 @@ export class ReplyAudio {
   /** What the senior heard: up to the last sentence mark played past, by the kiosk's own reports when it sends them. */
   heard(playedMs?: number): string {
     if (playedMs !== undefined) this.reportPlayed(playedMs);
-    const ms = this.reportedPlayedMs ?? (this.firstFrameAt === null ? 0 : performance.now() - this.firstFrameAt);
+    const ms = this.reportedPlayedMs ?? (this.firstFrameAt === null ? 0 : (this.pausedAt ?? performance.now()) - this.firstFrameAt - this.pausedMs);
     return heardText(this.text, this.marks, Math.max(0, Math.floor((ms * this.o.sampleRate) / 1000)));
   }
 

@@ -96,7 +96,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
       };
     },
     linesFor(session, sampleRate) {
-      const lines = sessionLines(deps.variations, session.actor.getSnapshot().context.profile);
+      const lines = sessionLines(deps.variations, session.actor.getSnapshot().context.profile, { checkin: config.IDLE_CHECKIN_MS > 0 });
       const cache = new LineCache({ speaker: lineSpeaker, lastResort: espeak, lines, shared, seniorId: session.seniorId, sampleRate });
       void cache.warm();
       return { get: (text) => cache.get(text), close: () => cache.close() };
@@ -112,6 +112,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     metrics,
     logger: deps.logger,
+    pacing: { falseInterruptionMs: config.FALSE_INTERRUPTION_MS, idleCheckinMs: config.IDLE_CHECKIN_MS },
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
   };
 }

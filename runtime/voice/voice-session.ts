@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
-import { endpointOutcome, shouldBargeIn } from '../../machines/voice/barge-in.ts';
+import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
 import { endOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';
 import { TranscriptionTimeoutError, type ListenerEvents, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
+import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
 import type { VoiceLink } from './voice-link.ts';
 
@@ -56,6 +57,8 @@ export interface VoiceServices {
   onSentenceLost(): void;
   metrics: Metrics;
   logger: Logger;
+  /** Taking turns over a reply: FALSE_INTERRUPTION_MS (speech with no word pauses the reply) and IDLE_CHECKIN_MS (0: off). */
+  pacing: { falseInterruptionMs: number; idleCheckinMs: number };
   /**
    * Optional: called with the interim transcript when the senior stops speaking (the endpointing
    * silence starts counting) and again if the interim changes during that silence, so the turn's
@@ -116,6 +119,10 @@ interface Utterance {
   /** The listener's pause decided last (its `pauses` count), and the interim as that pause began. */
   pause: number;
   interimAtPause: string;
+  /** Audio of the utterance since speech_started (unset until the pre-roll and onset have come). */
+  sinceStartMs?: number;
+  /** It paused the reply, which then resumed: a false interruption (counted once). */
+  resumed?: boolean;
 }
 
 /**
@@ -151,6 +158,9 @@ class VoiceSession implements VoiceSessionHandle {
   private muted = false;
   private listenerFailed = false;
   private playbackTimer: NodeJS.Timeout | null = null;
+  /** The utterance whose speech (no word yet) paused the reply, which resumes when it ends without a turn. */
+  private pausedFor: Utterance | null = null;
+  private readonly idle: IdleCheckin;
   private readonly lines: { get: LineLookup; close(): void };
   /** The recognizer's names, read as the session starts: the first speech rarely waits on the database for them. */
   private readonly names: Promise<string[]>;
@@ -171,6 +181,7 @@ class VoiceSession implements VoiceSessionHandle {
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
     this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
     this.lines = services.linesFor(session, request.output.sampleRate);
+    this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
     this.names = this.voiceInput ? services.contextBias(session) : Promise.resolve([]);
     // A failed read is reported where the names are awaited, when the stream opens.
     this.names.catch(() => undefined);
@@ -334,11 +345,15 @@ class VoiceSession implements VoiceSessionHandle {
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();
+    // The senior speaks: no check-in over it, and the next silence may have one.
+    this.idle.heard();
   }
 
   private onUtteranceAudio(pcm: Int16Array): void {
     const u = this.utterance;
     if (!u) return;
+    // The first audio is the pre-roll and onset, from before speech_started.
+    u.sinceStartMs = u.sinceStartMs === undefined ? 0 : u.sinceStartMs + pcm.length / 16;
     if (this.openStream) return this.openStream.append(pcm);
     // Bounded by the listener's own maximum utterance length.
     const max = (this.services.settings.maxUtteranceMs * 16) | 0;
@@ -444,12 +459,14 @@ class VoiceSession implements VoiceSessionHandle {
     const transcript = text.trim();
     const playing = this.reply?.playing === true;
     if (transcript === '') {
+      this.resumeFor(u);
       this.state(playing ? 'speaking' : 'listening');
       return;
     }
     if (endpointOutcome({ speechMs: u.lastSpeechMs, transcript, minMs: this.services.settings.bargeInMinMs, playing }) !== 'turn') {
       // « oui », « mmh », or too short while the reply plays: encouragement, not a turn.
-      this.services.metrics.bargeIn.inc({ outcome: 'backchannel_ignored' });
+      this.resumeFor(u);
+      if (!u.resumed) this.services.metrics.bargeIn.inc({ outcome: 'backchannel_ignored' });
       this.state('speaking');
       return;
     }
@@ -493,6 +510,7 @@ class VoiceSession implements VoiceSessionHandle {
     const { session } = this.request;
     if (session.actor.getSnapshot().status !== 'active') return;
     this.cutReply();
+    this.idle.heard();
     this.timing = { turnId, sentAt: performance.now(), stages };
     this.state('thinking', stages);
     session.actor.send({ type: 'TURN', turnId, transcript });
@@ -519,6 +537,7 @@ class VoiceSession implements VoiceSessionHandle {
       },
     });
     this.reply = reply;
+    this.idle.cancel();
     if (!this.request.aec) this.listener?.reset();
     void reply.sent.then(() => this.watchPlayback(reply));
     return reply;
@@ -557,16 +576,36 @@ class VoiceSession implements VoiceSessionHandle {
 
   private endOfPlayback(): void {
     this.reply = null;
+    this.pausedFor = null;
     if (!this.request.aec) this.listener?.reset();
     this.state(this.utterance ? 'user_speaking' : 'listening');
+    if (!this.utterance) this.idle.replyEnded();
   }
 
+  /** Words that are not a backchannel cut the reply; speech with no word by FALSE_INTERRUPTION_MS pauses it. */
   private considerBargeIn(): void {
     const u = this.utterance;
     const reply = this.reply;
     if (!u || !reply || !this.listener) return;
-    const verdict = shouldBargeIn({ speechMs: this.listener.speechMs, interim: u.interim, minMs: this.services.settings.bargeInMinMs, aec: this.request.aec, playing: reply.playing });
-    if (!verdict) return;
+    const verdict = overReply({
+      speechMs: this.listener.speechMs,
+      sinceStartMs: u.sinceStartMs ?? 0,
+      interim: u.interim,
+      minMs: this.services.settings.bargeInMinMs,
+      falseInterruptionMs: this.services.pacing.falseInterruptionMs,
+      aec: this.request.aec,
+      playing: reply.playing,
+    });
+    if (verdict === 'pause') {
+      // A cough, the television, or words the recognizer has not given yet: the kiosk holds its place.
+      if (reply.paused || reply.pause()) this.pausedFor = u;
+      return;
+    }
+    if (verdict === 'play') {
+      // Late words that are only a backchannel: the reply plays on at once.
+      if (reply.paused) this.resumeFor(u);
+      return;
+    }
     this.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
     this.cutReply();
     this.state('user_speaking');
@@ -582,9 +621,36 @@ class VoiceSession implements VoiceSessionHandle {
     const heard = reply.heard(playedMs);
     reply.cancel();
     this.reply = null;
+    this.pausedFor = null;
     if (reply.started) this.request.link.send({ type: 'reply.audio.clear', turnId: reply.turnId });
     if (tellActor) this.request.session.actor.send({ type: 'INTERRUPT', turnId: reply.turnId, heard });
     return reply.started;
+  }
+
+  /** The reply `u` paused plays on from where it stopped: its speech brought no word, or only a backchannel. */
+  private resumeFor(u: Utterance): void {
+    if (this.pausedFor !== u) return;
+    this.pausedFor = null;
+    if (!this.reply?.resume()) return;
+    u.resumed = true;
+    this.services.metrics.bargeIn.inc({ outcome: 'false_interruption' });
+  }
+
+  /**
+   * The idle check-in: one pre-synthesized line under a voice turnId of its own, like the SOS line
+   * for speech with no transcript — no model, and not a turn (the actor never hears of it, so the
+   * conversation window does not hold it). Not while the senior speaks, a reply plays or the
+   * microphone is muted.
+   */
+  private checkIn(): boolean {
+    if (!this.attached || !this.voiceInput || this.muted || this.utterance || this.reply) return false;
+    const snapshot = this.request.session.actor.getSnapshot();
+    // A turn in flight (its reply not spoken yet) has the floor.
+    if (snapshot.status !== 'active' || snapshot.context.current) return false;
+    const turnId = this.request.nextTurnId();
+    this.startReply(turnId).finish(CHECKIN_LINE);
+    this.request.link.send({ type: 'reply.done', turnId, text: CHECKIN_LINE, flux: 'checkin', latencyMs: 0 });
+    return true;
   }
 
   // --- kiosk frames ---
@@ -613,7 +679,10 @@ class VoiceSession implements VoiceSessionHandle {
     this.muted = muted;
     if (!muted) return;
     this.listener?.reset();
+    this.idle.cancel();
     if (this.utterance) {
+      // Dropped: a reply its speech paused plays on.
+      this.resumeFor(this.utterance);
       this.utterance = null;
       this.clearEndTimer();
       this.request.link.send({ type: 'vad', state: 'speech_stopped' });
@@ -629,6 +698,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.reply = null;
     this.state('off');
     this.closed.abort();
+    this.idle.cancel();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();
     this.savePauses();

@@ -184,6 +184,43 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await expect.poll(() => log.received.some((l) => l.frame.type === 'reply.audio.clear' && l.frame.turnId === typed.turnId)).toBe(true);
     await page.close();
   }, 60_000);
+
+  it('speech with no word over the reply pauses it where it is; it resumes from there, not cut (a false interruption)', async () => {
+    // The question has words; the looping microphone's next speech gets none from the recognizer: noise.
+    voxtral.utterances.splice(0, voxtral.utterances.length, { text: ASKED }, { text: '' }, { text: '' });
+    mistral.mode = { kind: 'stream', chunks: REPLY };
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const socket = page.waitForEvent('websocket');
+    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
+    await page.click('#connect');
+    const log = record(await socket);
+    const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
+    await expect.poll(() => got('transcript.final')?.frame, { timeout: 15_000 }).toMatchObject({ text: ASKED });
+    const turnId = got('transcript.final')!.frame.turnId as string;
+    await page.waitForSelector(`body[data-playing="${turnId}"]`, { timeout: 10_000 });
+
+    await expect.poll(() => got('reply.audio.pause', turnId), { timeout: 20_000 }).toBeDefined();
+    await page.waitForSelector(`body[data-paused="${turnId}"]`, { timeout: 1000 });
+    await expect.poll(() => got('reply.audio.resume', turnId), { timeout: 20_000 }).toBeDefined();
+    await page.waitForSelector('body[data-paused=""]', { timeout: 1000 });
+    const pausedAt = got('reply.audio.pause', turnId)!.at;
+    const resumedAt = got('reply.audio.resume', turnId)!.at;
+    const played = (from: number, to = Infinity) =>
+      log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === turnId && l.at > from && l.at < to).map((l) => l.frame.playedMs as number);
+
+    // While paused the speaker's position did not move (the page kept reporting it), then it went on from there.
+    const during = played(pausedAt + 150, resumedAt);
+    expect(during.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(during).size).toBe(1);
+    await expect.poll(() => played(resumedAt).at(-1) ?? 0, { timeout: 5000 }).toBeGreaterThan(during[0]! + 300);
+    await page.waitForSelector(`body[data-playing="${turnId}"]`);
+    expect(got('reply.audio.clear', turnId)).toBeUndefined();
+    expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
 });
 
 describe('npm run kiosk -- --voice', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { endpointOutcome, heardText, isBackchannel, shouldBargeIn, UNTRANSCRIBED_BARGE_IN_MS } from '../../machines/voice/barge-in.ts';
+import { endpointOutcome, heardText, isBackchannel, overReply } from '../../machines/voice/barge-in.ts';
+import { loadConfig } from '../../runtime/config.ts';
 
 describe('backchannels', () => {
   it('recognizes the listener’s encouragements, however transcribed', () => {
@@ -40,28 +41,47 @@ describe('endpointOutcome: the same rule when the senior has stopped', () => {
   });
 });
 
-describe('shouldBargeIn', () => {
-  const base = { speechMs: 600, interim: 'attendez une seconde', minMs: 400, aec: true, playing: true };
+describe('overReply: what speech does to the reply playing under it', () => {
+  const { BARGE_IN_MIN_MS: minMs, FALSE_INTERRUPTION_MS: falseInterruptionMs } = loadConfig({});
+  const base = { speechMs: 600, sinceStartMs: 600, interim: 'attendez une seconde', minMs, falseInterruptionMs, aec: true, playing: true };
 
-  it('interrupts on enough real speech while the reply plays', () => {
-    expect(shouldBargeIn(base)).toBe(true);
+  it('defaults: FALSE_INTERRUPTION_MS is 1,500 ms, well past BARGE_IN_MIN_MS and within LiveKit’s ~2 s', () => {
+    expect(falseInterruptionMs).toBe(1500);
+    expect(falseInterruptionMs).toBeGreaterThan(minMs);
   });
 
-  it('does not interrupt below BARGE_IN_MIN_MS, on a backchannel, or when nothing plays', () => {
-    expect(shouldBargeIn({ ...base, speechMs: 399 })).toBe(false);
-    expect(shouldBargeIn({ ...base, interim: 'oui, d’accord' })).toBe(false);
-    expect(shouldBargeIn({ ...base, playing: false })).toBe(false);
+  it('words that are not a backchannel, over BARGE_IN_MIN_MS of speech, cut the reply at once', () => {
+    expect(overReply(base)).toBe('cut');
+    expect(overReply({ ...base, speechMs: minMs, sinceStartMs: 0 })).toBe('cut');
   });
 
-  it('is half-duplex without echo cancellation: speech never interrupts', () => {
-    expect(shouldBargeIn({ ...base, aec: false, speechMs: 10_000 })).toBe(false);
+  it('plays on below BARGE_IN_MIN_MS, on a backchannel however long, or when nothing plays', () => {
+    expect(overReply({ ...base, speechMs: minMs - 1 })).toBe('play');
+    expect(overReply({ ...base, interim: 'oui, d’accord', speechMs: 5000, sinceStartMs: 5000 })).toBe('play');
+    expect(overReply({ ...base, interim: 'euh', speechMs: 5000, sinceStartMs: 5000 })).toBe('play');
+    expect(overReply({ ...base, playing: false })).toBe('play');
   });
 
-  it('waits for a transcript, unless the speech is too long to be a backchannel', () => {
-    expect(shouldBargeIn({ ...base, interim: '' })).toBe(false);
-    expect(shouldBargeIn({ ...base, interim: '', speechMs: UNTRANSCRIBED_BARGE_IN_MS - 1 })).toBe(false);
-    expect(shouldBargeIn({ ...base, interim: ' ', speechMs: UNTRANSCRIBED_BARGE_IN_MS })).toBe(true);
-    expect(shouldBargeIn({ ...base, interim: '', minMs: 2000, speechMs: 1800 })).toBe(false);
+  it('is half-duplex without echo cancellation: speech never pauses nor cuts', () => {
+    expect(overReply({ ...base, aec: false, speechMs: 10_000, sinceStartMs: 10_000 })).toBe('play');
+    expect(overReply({ ...base, aec: false, interim: '', speechMs: 10_000, sinceStartMs: 10_000 })).toBe('play');
+  });
+
+  it('speech with no word plays on until FALSE_INTERRUPTION_MS after it started, then pauses (never cuts)', () => {
+    for (const interim of ['', ' ', '…', ' , ']) {
+      expect(overReply({ ...base, interim, sinceStartMs: falseInterruptionMs - 1 }), JSON.stringify(interim)).toBe('play');
+      expect(overReply({ ...base, interim, sinceStartMs: falseInterruptionMs }), JSON.stringify(interim)).toBe('pause');
+      expect(overReply({ ...base, interim, speechMs: 30_000, sinceStartMs: 30_000 }), JSON.stringify(interim)).toBe('pause');
+    }
+    // A sound under BARGE_IN_MIN_MS of speech does not even pause, however long the utterance has lasted.
+    expect(overReply({ ...base, interim: '', speechMs: minMs - 1, sinceStartMs: 10_000 })).toBe('play');
+  });
+
+  it('a pause becomes a cut when words come, and play again when they are only a backchannel', () => {
+    const paused = { ...base, interim: '', speechMs: 1800, sinceStartMs: 2000 };
+    expect(overReply(paused)).toBe('pause');
+    expect(overReply({ ...paused, interim: 'attendez' })).toBe('cut');
+    expect(overReply({ ...paused, interim: 'mmh oui' })).toBe('play');
   });
 });
 

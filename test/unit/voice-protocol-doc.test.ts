@@ -31,11 +31,32 @@ describe('docs/protocol.md, voice example exchange', () => {
     const cut = received.find((f) => f.type === 'reply.audio.clear')!.turnId as string;
     const text = received.find((f) => f.type === 'reply.done' && f.turnId === cut)!.text as string;
     const marks = received.filter((f) => f.type === 'reply.audio.mark' && f.turnId === cut).map((f) => ({ sampleOffset: f.sampleOffset as number, textOffset: f.textOffset as number }));
-    const progress = frames.find((f) => f.dir === '→' && f.frame.type === 'playback.progress' && f.frame.turnId === cut)!.frame;
+    // The runtime decides on the kiosk's last report before the clear.
+    const clearAt = frames.findIndex((f) => f.frame.type === 'reply.audio.clear');
+    const progress = frames.slice(0, clearAt).filter((f) => f.dir === '→' && f.frame.type === 'playback.progress' && f.frame.turnId === cut).at(-1)!.frame;
     const kept = /keeps « (.+?) »/.exec(comments)?.[1];
     expect(kept).toBeDefined();
     expect(heardText(text, marks, Math.floor((progress.playedMs * rate) / 1000))).toBe(kept);
     // Each mark's text ends where a sentence or clause of the reply ends.
     for (const mark of marks) expect(text.slice(0, mark.textOffset)).toMatch(/[,.?!]$/);
+  });
+
+  it('a false interruption pauses a reply during the speech and resumes it after, with no clear, the position frozen between', async () => {
+    const { frames, comments } = await voiceExample();
+    const at = (match: (f: { dir: string; frame: Record<string, any> }) => boolean, from = 0) => frames.findIndex((f, i) => i >= from && match(f)); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const pause = at((f) => f.frame.type === 'reply.audio.pause');
+    const resume = at((f) => f.frame.type === 'reply.audio.resume');
+    expect(pause).toBeGreaterThan(0);
+    expect(resume).toBeGreaterThan(pause);
+    const { turnId } = frames[pause]!.frame;
+    expect(frames[resume]!.frame.turnId).toBe(turnId);
+    expect(frames.slice(pause, resume).some((f) => f.frame.type === 'reply.audio.clear' || f.frame.type === 'transcript.final')).toBe(false);
+    // Paused while the senior's speech goes on, resumed once it stopped.
+    expect(frames.slice(0, pause).filter((f) => f.frame.type === 'vad').at(-1)!.frame.state).toBe('speech_started');
+    expect(at((f) => f.frame.type === 'vad', pause)).toBeLessThan(resume);
+    const played = frames.slice(pause, resume).filter((f) => f.dir === '→' && f.frame.type === 'playback.progress').map((f) => f.frame.playedMs as number);
+    expect(played.length).toBeGreaterThan(0);
+    expect(new Set(played).size).toBe(1);
+    expect(comments).toContain(`plays on from ${played[0]!.toLocaleString('en-US')} ms`);
   });
 });

@@ -35,6 +35,16 @@ function reply(turnId: string, link: VoiceLink, errors: unknown[] = []): ReplyAu
   return new ReplyAudio(options);
 }
 
+/** A reply of two one-second sentences (« Il fait beau aujourd’hui. », « Allons au marché ensemble. »), all sent. */
+async function twoSentences(link: VoiceLink): Promise<ReplyAudio> {
+  const r = reply('v1', link);
+  r.delta('Il fait beau aujourd’hui. ');
+  r.delta('Allons au marché ensemble.');
+  r.finish('Il fait beau aujourd’hui. Allons au marché ensemble.');
+  await r.sent;
+  return r;
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -74,11 +84,7 @@ describe('ReplyAudio keeps time on a monotonic clock', () => {
   it('what was heard and whether it still plays do not move when the wall clock steps back', async () => {
     vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const link = recordingLink();
-    const r = reply('v1', link);
-    r.delta('Il fait beau aujourd’hui. ');
-    r.delta('Allons au marché ensemble.');
-    r.finish('Il fait beau aujourd’hui. Allons au marché ensemble.');
-    await r.sent;
+    const r = await twoSentences(link);
     expect(link.frames.filter((f) => f.type === 'reply.audio.mark')).toEqual([
       { type: 'reply.audio.mark', turnId: 'v1', sampleOffset: RATE, textOffset: 25 },
       { type: 'reply.audio.mark', turnId: 'v1', sampleOffset: 2 * RATE, textOffset: 52 },
@@ -92,5 +98,58 @@ describe('ReplyAudio keeps time on a monotonic clock', () => {
     vi.advanceTimersByTime(1100);
     expect(r.playing).toBe(false);
     expect(r.heard()).toBe('Il fait beau aujourd’hui. Allons au marché ensemble.');
+  });
+});
+
+describe('ReplyAudio pauses and resumes (a false interruption)', () => {
+  it('a pause stops the clock of what was heard and of the playing estimate; resumed, the reply ends that much later', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const link = recordingLink();
+    // Nothing to pause before any audio went out.
+    const early = reply('v0', recordingLink());
+    expect(early.pause()).toBe(false);
+    early.cancel();
+    const r = await twoSentences(link);
+    const audioFrames = link.audioFrames;
+
+    vi.advanceTimersByTime(900);
+    expect(r.pause()).toBe(true);
+    expect(r.pause()).toBe(false);
+    expect(r.paused).toBe(true);
+    // Paused for 10 s, far past the 2 s reply's estimated end: it still plays (paused), nothing more was heard.
+    vi.advanceTimersByTime(10_000);
+    expect(r.playing).toBe(true);
+    expect(r.heard()).toBe('');
+    expect(r.resume()).toBe(true);
+    expect(r.resume()).toBe(false);
+    expect(r.paused).toBe(false);
+    vi.advanceTimersByTime(200);
+    expect(r.heard()).toBe('Il fait beau aujourd’hui.');
+    // 2 s of audio + 500 ms of slack, counted from the first frame, plus the 10 s paused.
+    vi.advanceTimersByTime(1300);
+    expect(r.playing).toBe(true);
+    vi.advanceTimersByTime(150);
+    expect(r.playing).toBe(false);
+    expect(link.frames.filter((f) => f.type === 'reply.audio.pause' || f.type === 'reply.audio.resume')).toEqual([
+      { type: 'reply.audio.pause', turnId: 'v1' },
+      { type: 'reply.audio.resume', turnId: 'v1' },
+    ]);
+    // Nothing was held back or sent again: the kiosk buffered the audio through the pause.
+    expect(link.audioFrames).toBe(audioFrames);
+  });
+
+  it('a cancelled reply neither pauses nor resumes; the kiosk’s own report of what played wins over the estimate', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    const link = recordingLink();
+    const r = await twoSentences(link);
+    expect(r.pause()).toBe(true);
+    vi.advanceTimersByTime(5000);
+    r.reportPlayed(1200);
+    expect(r.heard()).toBe('Il fait beau aujourd’hui.');
+    r.cancel();
+    expect(r.paused).toBe(false);
+    expect(r.resume()).toBe(false);
+    expect(r.playing).toBe(false);
+    expect(r.pause()).toBe(false);
   });
 });

@@ -65,6 +65,7 @@ function showState() {
   el.dataset.state = state;
   el.textContent = STATE_LABELS[state];
   document.body.dataset.playing = (player && player.turnId) || '';
+  document.body.dataset.paused = (player && player.pausedTurn) || '';
   $('interrupt').disabled = !connected || (!pendingReply && !(player && player.turnId));
 }
 
@@ -205,6 +206,13 @@ function onFrame(frame) {
       break;
     case 'reply.audio.end':
       player.end(frame.turnId);
+      break;
+    case 'reply.audio.pause':
+      // Speech with no word over the reply (a cough, the television): quiet now, to resume where it stopped.
+      player.pause(frame.turnId);
+      break;
+    case 'reply.audio.resume':
+      player.resume(frame.turnId);
       break;
     case 'reply.audio.clear':
       player.clear(frame.turnId);

@@ -2,7 +2,10 @@
  * Plays a reply's audio frames as they arrive: a small jitter buffer before the first sample, then each
  * frame scheduled right after the previous one as an AudioBufferSourceNode. It knows how much of the
  * turn has actually come out of the speaker (from each frame's sample offset and the audio clock), which
- * the runtime needs to keep only what the senior heard when the reply is cut.
+ * the runtime needs to keep only what the senior heard when the reply is cut. A pause (the runtime heard
+ * speech with no word over the reply: a cough, the television) suspends the playback context, so every
+ * scheduled frame and the audio clock stop where they are and go on from there on resume; frames that
+ * arrive meanwhile are buffered (scheduled after the others), and what was played does not advance.
  */
 const JITTER_MS = 120;
 /** After an underrun, playback resumes this far ahead of the audio clock. */
@@ -15,6 +18,8 @@ export class ReplyPlayer {
     this.events = events;
     this.turn = null;
     this.cleared = new Set();
+    /** The turn whose playback is paused (the context is suspended), or null. */
+    this.pausedTurn = null;
   }
 
   /** The turn whose audio is buffered or playing, or null. */
@@ -28,6 +33,7 @@ export class ReplyPlayer {
 
   begin(turnId, sampleRate) {
     if (this.turn) this.stop();
+    this.unpause();
     this.cleared.delete(turnId);
     this.turn = { turnId, sampleRate, queue: [], queuedSamples: 0, started: false, ended: false, nextTime: 0, segments: [], sources: new Set() };
     this.events.onChange();
@@ -58,7 +64,28 @@ export class ReplyPlayer {
     if (this.turn && this.turn.turnId === turnId) this.stop();
   }
 
-  /** Milliseconds of the current turn that have come out of the speaker. */
+  /** reply.audio.pause: the speaker goes quiet now, keeping its place in the turn's audio. */
+  pause(turnId) {
+    if (!this.turn || this.turn.turnId !== turnId || this.pausedTurn === turnId) return;
+    this.pausedTurn = turnId;
+    void this.ctx.suspend();
+    this.events.onChange();
+  }
+
+  /** reply.audio.resume: the turn plays on from where it stopped. */
+  resume(turnId) {
+    if (this.pausedTurn !== turnId) return;
+    this.unpause();
+    this.events.onChange();
+  }
+
+  unpause() {
+    if (this.pausedTurn === null) return;
+    this.pausedTurn = null;
+    void this.ctx.resume();
+  }
+
+  /** Milliseconds of the current turn that have come out of the speaker (frozen while paused). */
   playedMs() {
     const t = this.turn;
     if (!t) return 0;
@@ -78,6 +105,7 @@ export class ReplyPlayer {
     const last = t.segments[t.segments.length - 1];
     if (last && this.ctx.currentTime < last.end) return;
     this.turn = null;
+    this.unpause();
     this.events.onDone(t.turnId);
     this.events.onChange();
   }
@@ -113,6 +141,7 @@ export class ReplyPlayer {
   stop() {
     const t = this.turn;
     this.turn = null;
+    this.unpause();
     for (const source of t.sources) {
       source.onended = null;
       source.stop();
