@@ -11,6 +11,7 @@ import type { Frame } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence, writeWav } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * Issue 21, item 4: speech over a reply that brings no word (a cough, the television, a chair)
@@ -20,7 +21,7 @@ import { VoiceKiosk } from '../support/voice-kiosk.ts';
  */
 
 const OUTPUT_RATE = 24_000;
-const ENV = { MISTRAL_API_KEY: 'test-key', ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' };
+const ENV = { MISTRAL_API_KEY: 'test-key', ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' };
 /** The settings the runtime runs with (defaults but for the above): FALSE_INTERRUPTION_MS is the default. */
 const settings = loadConfig(ENV);
 /** About 12 s of fake speech (60 ms a character): still playing through every noise below. */

@@ -7,6 +7,7 @@ import type { Frame } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { QUICK_ENDPOINT } from '../support/endpointing.ts';
 
 /**
  * Issue 21, item 5: after a reply has played, a senior silent for IDLE_CHECKIN_MS hears one gentle
@@ -15,7 +16,7 @@ import { VoiceKiosk } from '../support/voice-kiosk.ts';
  */
 
 const OUTPUT_RATE = 24_000;
-const ENV = { MISTRAL_API_KEY: 'test-key', ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500', IDLE_CHECKIN_MS: '1500' };
+const ENV = { MISTRAL_API_KEY: 'test-key', ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', IDLE_CHECKIN_MS: '1500' };
 const IDLE_MS = loadConfig(ENV).IDLE_CHECKIN_MS;
 const ASKED = 'Je suis allée au marché ce matin avec ma fille';
 
