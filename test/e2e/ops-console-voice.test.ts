@@ -85,13 +85,13 @@ describe('operator console (/ops): voice sessions', () => {
     const speaking = k.speak(speech);
     await expect.poll(() => voice.getAttribute('data-voice'), { timeout: 8000 }).toBe('user_speaking');
     await speaking;
-    await k.next('transcript.final', 8000, 0);
+    await k.next('transcript.final', 0);
     // The model holds its reply: thinking, with the endpointing and transcription timings already there.
     await expect.poll(() => voice.getAttribute('data-voice'), { timeout: 8000 }).toBe('thinking');
     await expect.poll(() => shownStages(row)).toEqual({ endpointing: expect.any(Number), transcription: expect.any(Number) });
 
     model.release();
-    await k.next((f) => f.type === 'reply.audio.start', 8000, 0);
+    await k.next((f) => f.type === 'reply.audio.start', 0);
     await expect.poll(() => voice.getAttribute('data-voice'), { timeout: 8000 }).toBe('speaking');
     await expect.poll(async () => Object.keys(await shownStages(row))).toContain('first_audio');
 

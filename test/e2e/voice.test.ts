@@ -112,14 +112,14 @@ describe('a spoken turn', () => {
     voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
     const k = await voiceKiosk();
     await k.speak(utterance);
-    expect(await k.next((f) => f.type === 'vad' && f.state === 'speech_started', 8000, 0)).toBeTruthy();
-    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 8000, 0);
-    const final = await k.next('transcript.final', 8000, 0);
+    expect(await k.next((f) => f.type === 'vad' && f.state === 'speech_started', 0)).toBeTruthy();
+    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 0);
+    const final = await k.next('transcript.final', 0);
     expect(final).toMatchObject({ turnId: 'v1', text: 'Je suis allée au marché ce matin avec ma fille' });
-    const done = await k.next((f) => f.type === 'reply.done' && f.turnId === 'v1', 8000, 0);
+    const done = await k.next((f) => f.type === 'reply.done' && f.turnId === 'v1', 0);
     const text = pieces.join(' ');
     expect(done.text).toBe(text);
-    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'v1', 15_000, 0);
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'v1', 0);
 
     // Interim text came first (display only), then the final one.
     expect(k.ofType('transcript.delta').length).toBeGreaterThan(0);
@@ -163,7 +163,7 @@ describe('a spoken turn', () => {
       const k = await voiceKiosk();
       const first = voxtral.sockets.length;
       await k.speak(utterance);
-      await k.next('transcript.final', 10_000, 0);
+      await k.next('transcript.final', 0);
       k.close();
       return voxtral.sockets.slice(first).flatMap((r) => r.updates.flatMap((u) => (u.context_bias as string[] | undefined) ?? []));
     };
@@ -183,8 +183,8 @@ describe('a spoken turn', () => {
     const before = await firstTokens();
     const k = await voiceKiosk();
     await k.speak(utterance);
-    const { turnId } = await k.next('transcript.final', 8000, 0);
-    const start = await k.next((f) => f.type === 'reply.audio.start' && f.turnId === turnId, 8000, 0);
+    const { turnId } = await k.next('transcript.final', 0);
+    const start = await k.next((f) => f.type === 'reply.audio.start' && f.turnId === turnId, 0);
     // Still streaming when its audio started.
     expect(k.frames.slice(0, k.frames.indexOf(start)).filter((f) => f.type === 'reply.done')).toEqual([]);
     await expect.poll(() => rt.registry.views()[0]!.voice.stages?.firstAudioMs).toEqual(expect.any(Number));
@@ -193,7 +193,7 @@ describe('a spoken turn', () => {
     expect(stages!.firstTokenMs!).toBeLessThanOrEqual(stages!.firstAudioMs!);
     expect(await firstTokens()).toBe(before + 1);
     k.send({ type: 'interrupt', turnId });
-    await k.next((f) => f.type === 'reply.done' && f.turnId === turnId, 8000, 0);
+    await k.next((f) => f.type === 'reply.done' && f.turnId === turnId, 0);
     k.close();
   }, 30_000);
 
@@ -201,7 +201,7 @@ describe('a spoken turn', () => {
     mistral.mode = { kind: 'stream', chunks: ['Très bien.'] };
     const k = await voiceKiosk();
     k.send({ type: 'turn', turnId: 'typed-1', transcript: 'Je tape ma question' });
-    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'typed-1', 10_000, 0);
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'typed-1', 0);
     expect(end.durationMs).toBeGreaterThan(0);
     expect(k.audio.filter((a) => a.turnId === 'typed-1').length).toBeGreaterThan(0);
     k.close();
@@ -222,9 +222,9 @@ describe('speech-to-text failures', () => {
     const before = (await metric('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? '0';
     const from = k.frames.length;
     await k.speak(utterance);
-    const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 10_000, from);
+    const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', from);
     expect(done).toMatchObject({ reason: 'transcription', text: 'Bien sûr, je vous écoute.' });
-    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 10_000, from);
+    const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, from);
     expect(end.durationMs).toBeGreaterThan(0);
     expect(k.ofType('transcript.final')).toEqual([]);
     // Played from RAM: never requested when spoken.
@@ -243,9 +243,9 @@ describe('speech-to-text failures', () => {
     try {
       const k = await voiceKiosk();
       await k.speak(utterance);
-      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 10_000, 0);
+      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
       expect(done).toMatchObject({ reason: 'transcription' });
-      expect(await k.next('error', 5000, 0)).toMatchObject({ code: 'speech_unavailable' });
+      expect(await k.next('error', 0)).toMatchObject({ code: 'speech_unavailable' });
       expect(voxtral.refused).toBeGreaterThan(0);
       k.close();
     } finally {
@@ -264,13 +264,13 @@ describe('speech-to-text failures', () => {
       expect(String(refusal)).toContain('voice streams in this process');
       mistral.mode = { kind: 'stream', chunks: ['Très bien.'] };
       const k = await voiceKiosk();
-      expect(await k.next('error', 5000, 0)).toMatchObject({ code: 'speech_unavailable' });
+      expect(await k.next('error', 0)).toMatchObject({ code: 'speech_unavailable' });
       // Microphone frames are answered with the same code (at most once a second), never silently dropped.
       const from = k.frames.length;
       k.socket.send(Buffer.alloc(640));
-      expect(await k.next('error', 3000, from)).toMatchObject({ code: 'speech_unavailable' });
+      expect(await k.next('error', from)).toMatchObject({ code: 'speech_unavailable' });
       k.send({ type: 'turn', turnId: 'deaf-1', transcript: 'Je tape ma question' });
-      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'deaf-1', 10_000, 0);
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'deaf-1', 0);
       expect(end.durationMs).toBeGreaterThan(0);
       k.close();
     } finally {
@@ -286,12 +286,12 @@ describe('the speech service down', () => {
       const k = await voiceKiosk();
       voxtral.utterances.push({ text: 'peu importe', fault: 'error' });
       await k.speak(utterance);
-      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 10_000, 0);
-      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 10_000, 0);
+      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 0);
       expect(end.durationMs).toBeGreaterThan(500);
       mistral.mode = { kind: 'stream', chunks: ['Très bien, je note.'] };
       k.send({ type: 'turn', turnId: 'down-1', transcript: 'Je tape ma question' });
-      const spoken = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'down-1', 15_000, 0);
+      const spoken = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'down-1', 0);
       expect(spoken.durationMs).toBeGreaterThan(500);
       expect(k.audio.filter((a) => a.turnId === 'down-1').some((a) => a.pcm.some((x) => Math.abs(x) > 1000))).toBe(true);
       expect(await metric('kohami_speech_errors_total')).toMatch(/service="tts"} [1-9]/);
@@ -308,7 +308,7 @@ async function longReplyPlaying(aec: boolean): Promise<{ k: VoiceKiosk; turnId: 
   const k = await voiceKiosk(aec);
   k.send({ type: 'turn', turnId: `long-${aec}`, transcript: 'Parle-moi du marché' });
   // The first sentence has been sent and marked: a kiosk playing in real time is past it after its duration.
-  const mark = await k.next((f) => f.type === 'reply.audio.mark' && f.turnId === `long-${aec}`, 10_000, 0);
+  const mark = await k.next((f) => f.type === 'reply.audio.mark' && f.turnId === `long-${aec}`, 0);
   k.send({ type: 'playback.progress', turnId: `long-${aec}`, playedMs: Math.ceil(((mark.sampleOffset as number) * 1000) / OUTPUT_RATE) + 10 });
   return { k, turnId: `long-${aec}` };
 }
@@ -319,10 +319,10 @@ describe('barge-in', () => {
     voxtral.utterances.push({ text: "Attendez j'ai une autre question à vous poser" });
     mistral.mode = { kind: 'stream', chunks: ['Je vous écoute.'] };
     const speaking = k.speak(interruption);
-    const clear = await k.next('reply.audio.clear', 10_000);
+    const clear = await k.next('reply.audio.clear');
     expect(clear).toMatchObject({ turnId });
     await speaking;
-    await k.next((f) => f.type === 'transcript.final', 10_000, 0);
+    await k.next((f) => f.type === 'transcript.final', 0);
     const window = session().actor.getSnapshot().context.window;
     const cut = window.find((m) => m.role === 'assistant' && m.content.startsWith('Le marché'));
     expect(cut).toEqual({ role: 'assistant', content: LONG_REPLY[0]!.trim(), interrupted: true });
@@ -339,9 +339,9 @@ describe('barge-in', () => {
     const { k, turnId } = await longReplyPlaying(true);
     voxtral.utterances.push({ text: "Ah oui, d'accord" });
     await k.speak(backchannel);
-    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 8000, 0);
+    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 0);
     await expect.poll(async () => metric('kohami_barge_in_total'), { timeout: 5000 }).toMatch(/outcome="backchannel_ignored"} [1-9]/);
-    await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 15_000, 0);
+    await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 0);
     expect(k.ofType('reply.audio.clear')).toEqual([]);
     expect(k.ofType('transcript.final')).toEqual([]);
     k.close();
@@ -354,7 +354,7 @@ describe('barge-in', () => {
     expect(k.frames.slice(from).filter((f) => f.type === 'vad' || f.type === 'reply.audio.clear')).toEqual([]);
     const mark = k.ofType('reply.audio.mark', turnId)[0]!;
     k.send({ type: 'interrupt', turnId, playedMs: Math.ceil(((mark.sampleOffset as number) * 1000) / OUTPUT_RATE) + 10 });
-    expect(await k.next('reply.audio.clear', 5000)).toMatchObject({ turnId });
+    expect(await k.next('reply.audio.clear')).toMatchObject({ turnId });
     const turn = session().actor.getSnapshot().context.turns.find((t) => t.turnId === turnId)!;
     expect(turn).toMatchObject({ reply: LONG_REPLY[0]!.trim(), interrupted: true });
     k.close();
@@ -372,7 +372,7 @@ describe('the microphone switch', () => {
     voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
     k.send({ type: 'mic', muted: false });
     await k.speak(utterance);
-    expect(await k.next('transcript.final', 10_000, 0)).toMatchObject({ turnId: 'v1' });
+    expect(await k.next('transcript.final', 0)).toMatchObject({ turnId: 'v1' });
     k.close();
   }, 20_000);
 });
@@ -393,7 +393,7 @@ describe('budgets', () => {
         }
       })();
       await k.speak(utterance);
-      const final = await k.next('transcript.final', 10_000, 0);
+      const final = await k.next('transcript.final', 0);
       flooding = false;
       await flooder;
       expect(final.text).toBe('Je suis allée au marché ce matin avec ma fille');
@@ -412,7 +412,7 @@ describe('budgets', () => {
     const k = await voiceKiosk();
     const second = Buffer.alloc(6400);
     for (let i = 0; i < 20; i++) k.socket.send(second); // 4 s of audio at once
-    expect(await k.next((f) => f.type === 'error' && f.code === 'audio_rate_limited', 5000)).toBeTruthy();
+    expect(await k.next((f) => f.type === 'error' && f.code === 'audio_rate_limited')).toBeTruthy();
     k.close();
   });
 });
@@ -478,9 +478,9 @@ describe('a senior’s greetings kept across their voice sessions', () => {
       // The first session renders them (in its warm-up); the next ones take the kept audio at once.
       if (start === 1) await vi.waitFor(() => expect(greetings().filter((r) => r.completed)).toHaveLength(greetingLines), { timeout: 10_000 });
       k.send({ type: 'turn', turnId: `g${start}`, transcript: 'Bonjour' });
-      const done = await k.next((f) => f.type === 'reply.done' && f.turnId === `g${start}`, 8000, 0);
+      const done = await k.next((f) => f.type === 'reply.done' && f.turnId === `g${start}`, 0);
       expect(done).toMatchObject({ flux: 'cache', text: expect.stringContaining('Odette') });
-      await k.next((f) => f.type === 'reply.audio.end' && f.turnId === `g${start}`, 8000, 0);
+      await k.next((f) => f.type === 'reply.audio.end' && f.turnId === `g${start}`, 0);
       k.close();
       await vi.waitFor(() => expect(rt.registry.list().some((s) => s.seniorId === senior && s.link !== null)).toBe(false));
     }
@@ -501,7 +501,7 @@ describe('offline (no MISTRAL_API_KEY)', () => {
       k.socket.send(Buffer.alloc(640));
       expect(await k.next('error')).toMatchObject({ code: 'speech_unavailable' });
       k.send({ type: 'turn', turnId: 'o1', transcript: 'Raconte-moi ta journée' });
-      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'o1', 20_000, 0);
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'o1', 0);
       const audio = k.audio.filter((a) => a.turnId === 'o1');
       expect(end.durationMs).toBe(Math.round((audio.reduce((n, a) => n + a.pcm.length, 0) * 1000) / 16_000));
       // Real speech, not silence: espeak-ng's French voice.
