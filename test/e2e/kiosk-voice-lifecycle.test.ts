@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -65,7 +65,7 @@ describe('a voice session ends with its session, not with its socket', () => {
     expect(await old.next('session.closed', before)).toEqual({ type: 'session.closed', reason: 'replaced' });
     expect(old.socket.readyState).toBe(old.socket.OPEN);
     // The old socket's voice session let go of its speech services; the session lives on, elsewhere, in text mode.
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
     await settled(old);
     expect(old.ofType('error')).toEqual([]);
     old.socket.send(Buffer.alloc(640));
@@ -83,7 +83,7 @@ describe('a voice session ends with its session, not with its socket', () => {
     expect(voxtral.openSockets).toBe(1);
     old.close();
     elsewhere.close();
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
   }, 40_000);
 
   it.each(['operator', 'replaced'] as const)('closed (%s) while the kiosk keeps its socket open: the transcription socket goes; a new session.start is listened to', async (reason) => {
@@ -99,7 +99,7 @@ describe('a voice session ends with its session, not with its socket', () => {
       other.close();
     }
     expect(await k.next('session.closed', before)).toEqual({ type: 'session.closed', reason });
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
     expect(k.socket.readyState).toBe(k.socket.OPEN);
 
     const from = k.frames.length;
@@ -108,6 +108,6 @@ describe('a voice session ends with its session, not with its socket', () => {
     await k.speak(utterance);
     expect(await k.next('transcript.final', from)).toMatchObject({ text: ASKED });
     k.close();
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
   }, 40_000);
 });

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { sessionLines } from '../../runtime/voice/line-cache.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
@@ -74,7 +74,7 @@ describe('a turnId the reply-audio frame header cannot carry', () => {
     // (the path that, with the turnId below, used to throw outside any handler and end the process).
     const greetings = sessionLines(loadCacheVariations(), { preferredName: 'Marie', isFreshSenior: false }).personal;
     const rendered = (text: string) => voxtral.speechRequests.some((r) => r.body.input === text && r.completed);
-    await vi.waitFor(() => expect(greetings.filter((g) => !rendered(g))).toEqual([]), { timeout: 10_000 });
+    await expect.poll(() => greetings.filter((g) => !rendered(g))).toEqual([]);
 
     // 128 « € »: within the 128 characters of a turnId, but 384 bytes in UTF-8 where a frame header holds 255.
     marie.send({ type: 'turn', turnId: '€'.repeat(128), transcript: 'Bonjour' });
