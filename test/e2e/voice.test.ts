@@ -17,6 +17,14 @@ import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk, VOICE_START } from '../support/voice-kiosk.ts';
 
 const OUTPUT_RATE = 24_000;
+/**
+ * The file's model stall bound, above its default (1.5 s) and below REPLY_MAX_MS: the first_token test
+ * holds a stalled reply until the kiosk interrupts it, and its first audio must leave before the stall
+ * ends it, however slow the machine.
+ */
+const AGENT_STALL_MS = 10_000;
+/** A runtime of its own, opening PGlite in the test: real time, stretched by a loaded machine. */
+const OWN_RUNTIME_TEST_MS = 120_000;
 
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
@@ -40,7 +48,7 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ENDPOINT_SILENCE_MS: '300', STT_BUDGET_MS: '1500', AGENT_STALL_MS: String(AGENT_STALL_MS) });
   [utterance, interruption, backchannel] = await Promise.all([
     frenchSpeech('Je suis allée au marché ce matin avec ma fille.').then((p) => withSilence(p)),
     frenchSpeech("Attendez, j'ai une autre question à vous poser.").then((p) => withSilence(p)),
@@ -216,7 +224,7 @@ describe('speech-to-text failures', () => {
     const k = await voiceKiosk();
     // Pre-synthesized for the process (every session at this output rate says it the same way), SOS first in the warm-up.
     const sosRequests = () => voxtral.speechRequests.filter((r) => r.body.input === 'Bien sûr, je vous écoute.').length;
-    await vi.waitFor(() => expect(sosRequests()).toBeGreaterThan(0));
+    await expect.poll(() => sosRequests()).toBeGreaterThan(0);
     const rendered = sosRequests();
     voxtral.utterances.push({ text: 'peu importe', fault });
     const before = (await metric('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? '0';
@@ -440,7 +448,7 @@ describe('turn prefetch while endpointing waits', () => {
     const words = 'je suis allée au marché ce matin avec ma fille et nous avons acheté des fleurs pour le balcon de la cuisine';
     voxtral.utterances.push({ text: words });
     for (const chunk of chunks(await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), 20)) voice.pushAudio(chunk);
-    await vi.waitFor(() => expect(interim.split(' ').length).toBeGreaterThanOrEqual(8), { timeout: 10_000 });
+    await expect.poll(() => interim.split(' ').length).toBeGreaterThanOrEqual(8);
     expect(prefetchTurn).not.toHaveBeenCalled();
     // Silence in real time, well within the 3 s endpoint: the utterance stays open, its audio still reaches the recognizer.
     for (const chunk of chunks(silence(2000), 20)) {
@@ -476,13 +484,13 @@ describe('a senior’s greetings kept across their voice sessions', () => {
       const k = await VoiceKiosk.connect(rt.wsUrl, token);
       await k.start(true, OUTPUT_RATE);
       // The first session renders them (in its warm-up); the next ones take the kept audio at once.
-      if (start === 1) await vi.waitFor(() => expect(greetings().filter((r) => r.completed)).toHaveLength(greetingLines), { timeout: 10_000 });
+      if (start === 1) await expect.poll(() => greetings().filter((r) => r.completed)).toHaveLength(greetingLines);
       k.send({ type: 'turn', turnId: `g${start}`, transcript: 'Bonjour' });
       const done = await k.next((f) => f.type === 'reply.done' && f.turnId === `g${start}`, 0);
       expect(done).toMatchObject({ flux: 'cache', text: expect.stringContaining('Odette') });
       await k.next((f) => f.type === 'reply.audio.end' && f.turnId === `g${start}`, 0);
       k.close();
-      await vi.waitFor(() => expect(rt.registry.list().some((s) => s.seniorId === senior && s.link !== null)).toBe(false));
+      await expect.poll(() => rt.registry.list().some((s) => s.seniorId === senior && s.link !== null)).toBe(false);
     }
     expect(greetings()).toHaveLength(greetingLines);
 
@@ -510,5 +518,5 @@ describe('offline (no MISTRAL_API_KEY)', () => {
     } finally {
       await offline.close();
     }
-  }, 40_000);
+  }, OWN_RUNTIME_TEST_MS);
 });
