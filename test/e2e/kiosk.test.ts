@@ -13,6 +13,8 @@ const agent = switchableModel(streamingModel(['Je vous ', 'écoute.']));
 const RATE = { perSecond: 50, burst: 60 };
 /** KIOSK_HEARTBEAT_MS of the heartbeat test's runtime, on fake timers; below every other interval of the runtime (presence: 5 s), so only the heartbeat beats. */
 const HEARTBEAT_MS = 40;
+/** The heartbeat test opens a runtime of its own (PGlite in the test): real time, stretched by a loaded machine. */
+const OWN_RUNTIME_TEST_MS = 120_000;
 let rt: TestRuntime;
 const open: KioskClient[] = [];
 async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {}) {
@@ -209,7 +211,7 @@ describe('kiosk gateway, end to end over a real socket', () => {
     } finally {
       await quick.close();
     }
-  });
+  }, OWN_RUNTIME_TEST_MS);
 
   it('session.end closes the session, the kiosk hears why, and SessionClosed carries the turns', async () => {
     const closes: SessionClosed[] = [];
