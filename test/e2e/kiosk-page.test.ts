@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
+import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
@@ -11,24 +11,38 @@ import { heardText } from '../../machines/voice/barge-in.ts';
 import { decodeAudioFrame } from '../../runtime/protocol/frame-header.ts';
 import { readWav, writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
 
 /** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
 const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
+/**
+ * What these tests wait for happens in real time: Chromium, the kiosk CLI loading tsx, a second
+ * runtime opening PGlite, audio played at its own pace. Each wait is on an event or on the page's
+ * state; this bounds the whole, generously, since a loaded machine stretches all of it.
+ */
+const REAL_TIME_TEST_MS = 180_000;
 
 /** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
 const ASKED = 'raconte-moi une histoire sur le jardin';
 const BARGED = 'attends je voudrais te dire autre chose';
-/** The agent's reply: at 60 ms of fake speech per character, about 9 s, still playing when the WAV loops back to speech. */
+/** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
 const REPLY = [
   'Bien sûr, Marie. ',
   'Il était une fois un grand jardin au bord de la rivière. ',
   'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
   'Chaque matin, la jardinière arrosait les fleurs en chantant.',
 ];
+const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
+/**
+ * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
+ * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
+ * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
+ * plays when it does.
+ */
+const TRAILING_SILENCE_MS = 5000;
 
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
@@ -46,7 +60,7 @@ beforeAll(async () => {
   mistral.mode = { kind: 'stream', chunks: REPLY };
   rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
-  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: 2500 }]);
+  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
   micWav = path.join(dir, 'micro.wav');
   await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
   browser = await chromium.launch({
@@ -56,7 +70,7 @@ beforeAll(async () => {
       '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${micWav}`, '--autoplay-policy=no-user-gesture-required',
     ],
   });
-}, 60_000);
+}, REAL_TIME_TEST_MS);
 afterAll(async () => {
   await browser?.close();
   await rt?.close();
@@ -83,12 +97,48 @@ function record(socket: PageSocket) {
   return { sent, received, audioFrames: () => audioFrames, micFrameBytes };
 }
 
+/** A JSON frame of the page's kiosk socket, as the page itself sent or handled it, on the page's clock. */
+type PageLogged = { at: number; dir: 'in' | 'out'; frame: Record<string, unknown> & { type: string }; playingAfter?: string };
+
+/**
+ * Records, inside the page, every JSON frame its kiosk socket sends and every one it handles, with
+ * what `body[data-playing]` is right after the page's own handler ran. The order and the page's clock
+ * are the page's: nothing here depends on how fast the test process sees them.
+ */
+async function recordInPage(page: Page): Promise<() => Promise<PageLogged[]>> {
+  await page.addInitScript(() => {
+    const log: PageLogged[] = [];
+    (window as unknown as { kioskLog: PageLogged[] }).kioskLog = log;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (typeof data === 'string') log.push({ at: performance.now(), dir: 'out', frame: JSON.parse(data) });
+      return send.call(this, data);
+    };
+    const onmessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage')!;
+    Object.defineProperty(WebSocket.prototype, 'onmessage', {
+      configurable: true,
+      get(this: WebSocket) {
+        return onmessage.get!.call(this);
+      },
+      set(this: WebSocket, handler: ((m: MessageEvent) => unknown) | null) {
+        onmessage.set!.call(this, handler && function (this: WebSocket, m: MessageEvent) {
+          const result = handler.call(this, m);
+          if (typeof m.data === 'string') log.push({ at: performance.now(), dir: 'in', frame: JSON.parse(m.data), playingAfter: document.body.dataset.playing ?? '' });
+          return result;
+        });
+      },
+    });
+  });
+  return () => page.evaluate(() => (window as unknown as { kioskLog: PageLogged[] }).kioskLog);
+}
+
 describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
   it('hears the senior, shows the transcript, plays the spoken reply with progress, and a barge-in cuts it', async () => {
     // Chromium's fake microphone may hand over the phrase faster than real time: the interim words are said early
     // (and come at Voxtral's shortest streaming delay, set above), so they show before the final transcript replaces them.
     voxtral.utterances.push({ text: ASKED, wordEndsMs: ASKED.split(' ').map((_, i) => 400 + 100 * i) }, { text: BARGED });
     const page = await browser.newPage();
+    const inPage = await recordInPage(page);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     // A script, worklet or socket refused by the page's Content-Security-Policy is a console error.
@@ -103,43 +153,47 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
 
     // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
-    await expect.poll(() => got('session.ready')?.frame, { timeout: 10_000 }).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
+    await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
     expect(log.sent[0]!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
     // Speech detected on the microphone's 20 ms frames, and the page says so.
-    await page.waitForSelector('#state[data-state="user_speaking"]', { timeout: 10_000 });
+    await page.waitForSelector('#state[data-state="user_speaking"]');
     expect(got('vad')?.frame).toMatchObject({ state: 'speech_started' });
     // Every microphone frame is 20 ms of 16 kHz s16le.
     expect([...log.micFrameBytes]).toEqual([640]);
 
     // The interim transcript replaces itself as it grows, then the transcript stays as the senior's caption.
-    await page.locator('#captions p.you.interim', { hasText: /^raconte-moi une/ }).waitFor({ timeout: 10_000 });
+    await page.locator('#captions p.you.interim', { hasText: /^raconte-moi une/ }).waitFor();
     // The final caption (the interim one may already hold every word: they stream before the flush).
-    await page.locator('#captions p.you:not(.interim)', { hasText: ASKED }).waitFor({ timeout: 10_000 });
+    await page.locator('#captions p.you:not(.interim)', { hasText: ASKED }).waitFor();
     expect(got('transcript.final')?.frame).toMatchObject({ turnId: 'v1', text: ASKED });
 
     // The spoken reply plays; progress reports reach the runtime (which answers none of them with an error).
-    await page.waitForSelector('body[data-playing="v1"]', { timeout: 10_000 });
+    await page.waitForSelector('body[data-playing="v1"]');
     await page.waitForSelector('#state[data-state="speaking"]');
-    await expect.poll(() => log.sent.filter((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0).length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => log.sent.filter((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0).length).toBeGreaterThanOrEqual(2);
     expect(log.audioFrames()).toBeGreaterThan(0);
     await page.locator('#captions p.kohami', { hasText: 'Il était une fois' }).waitFor();
 
-    // The WAV loops back to speech over the reply: a barge-in, the runtime clears, the page goes silent at once.
-    await expect.poll(() => got('reply.audio.clear', 'v1'), { timeout: 15_000 }).toBeDefined();
+    // The WAV loops back to speech over the reply: a barge-in, the runtime clears, the page goes silent at once
+    // (in the very task that handles the clear).
+    await expect.poll(() => got('reply.audio.clear', 'v1')).toBeDefined();
     const clearedAt = got('reply.audio.clear', 'v1')!.at;
-    await page.waitForSelector('body[data-playing=""]', { timeout: 500 });
+    const handled = (await inPage()).filter((l) => l.dir === 'in' && l.frame.type === 'reply.audio.clear');
+    expect(handled.map((l) => ({ turnId: l.frame.turnId, playingAfter: l.playingAfter }))).toEqual([{ turnId: 'v1', playingAfter: '' }]);
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
-    await page.waitForTimeout(600);
-    expect(log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === 'v1' && l.at > clearedAt + 50)).toEqual([]);
-    expect(log.sent.some((l) => l.frame.type === 'playback.done' && l.frame.turnId === 'v1')).toBe(false);
     const progress = log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === 'v1' && l.at < clearedAt).map((l) => l.frame.playedMs as number);
     expect(progress.at(-1)!).toBeGreaterThan(500);
-    expect(progress.at(-1)!).toBeLessThan(9000);
+    // Cut before its end, and never more than has had time to play since its audio began.
+    expect(progress.at(-1)!).toBeLessThan(REPLY_MS);
+    const pageLog = await inPage();
+    const audioStartedAt = pageLog.find((l) => l.dir === 'in' && l.frame.type === 'reply.audio.start' && l.frame.turnId === 'v1')!.at;
+    const lastReport = pageLog.filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === 'v1').at(-1)!;
+    expect(lastReport.frame.playedMs as number).toBeLessThanOrEqual(lastReport.at - audioStartedAt);
 
     // What the senior heard, from the page's progress reports and the marks, is all the agent is told it said.
-    await page.locator('#captions p.you', { hasText: BARGED }).waitFor({ timeout: 10_000 });
-    await expect.poll(() => mistral.chatRequests.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await page.locator('#captions p.you', { hasText: BARGED }).waitFor();
+    await expect.poll(() => mistral.chatRequests.length).toBeGreaterThanOrEqual(2);
     const messages = mistral.chatRequests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
     const told = messages.filter((m) => m.role === 'assistant').map((m) => JSON.stringify(m.content)).join(' ');
     const rate = (got('reply.audio.start', 'v1')!.frame.sampleRate as number) / 1000;
@@ -151,39 +205,57 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     expect(heard, `assistant messages ${told} should hold one of ${JSON.stringify(candidates)}`).toBeDefined();
     expect(told).not.toContain(REPLY.at(-1)!.trim());
 
+    // Once the page handled the clear, it reported nothing more of v1, while it went on reporting the
+    // next reply's progress (so the silence about v1 is not a silent page).
+    await expect.poll(async () => (await inPage()).some((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId !== 'v1')).toBe(true);
+    const afterClear = await inPage();
+    const clearIndex = afterClear.findIndex((l) => l.dir === 'in' && l.frame.type === 'reply.audio.clear' && l.frame.turnId === 'v1');
+    expect(afterClear.slice(clearIndex + 1).filter((l) => l.dir === 'out' && l.frame.turnId === 'v1' && (l.frame.type === 'playback.progress' || l.frame.type === 'playback.done'))).toEqual([]);
+    expect(log.sent.some((l) => l.frame.type === 'playback.done' && l.frame.turnId === 'v1')).toBe(false);
+
     expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
-  }, 90_000);
+  }, REAL_TIME_TEST_MS);
 
   it('the interrupt button stops the reply now and tells the runtime how much was played', async () => {
     const page = await browser.newPage();
+    const inPage = await recordInPage(page);
     const socket = page.waitForEvent('websocket');
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
     await page.click('#connect');
     const log = record(await socket);
-    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready'), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready')).toBe(true);
     // Muted: the looping microphone cannot barge in on its own.
     await page.click('#mic');
     await page.waitForSelector('#state[data-state="muted"]');
-    expect(log.sent.at(-1)!.frame).toEqual({ type: 'mic', muted: true });
+    expect((await inPage()).filter((l) => l.dir === 'out').at(-1)!.frame).toEqual({ type: 'mic', muted: true });
 
     await page.fill('#typed', 'raconte-moi encore une histoire');
     await page.click('#send');
-    const typed = log.sent.find((l) => l.frame.type === 'turn')!.frame;
+    const typed = (await inPage()).find((l) => l.dir === 'out' && l.frame.type === 'turn')!.frame;
     await page.locator('#captions p.you', { hasText: 'raconte-moi encore une histoire' }).waitFor();
-    await page.waitForSelector(`body[data-playing="${String(typed.turnId)}"]`, { timeout: 10_000 });
-    await page.waitForTimeout(800);
-    await page.click('#interrupt');
-    await page.waitForSelector('body[data-playing=""]', { timeout: 200 });
-    const interrupt = log.sent.find((l) => l.frame.type === 'interrupt')!.frame;
-    expect(interrupt).toMatchObject({ turnId: typed.turnId });
-    expect(interrupt.playedMs as number).toBeGreaterThan(300);
-    expect(interrupt.playedMs as number).toBeLessThan(5000);
+    await page.waitForSelector(`body[data-playing="${String(typed.turnId)}"]`);
+    // Some of it has played, by the page's own reports.
+    const reported = async () => (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === typed.turnId);
+    await expect.poll(async () => (await reported()).at(-1)?.frame.playedMs).toBeGreaterThan(300);
+    // The button's handler silences the page before it returns.
+    expect(await page.isEnabled('#interrupt')).toBe(true);
+    expect(await page.$eval('#interrupt', (button) => ((button as HTMLButtonElement).click(), document.body.dataset.playing))).toBe('');
+    const pageLog = await inPage();
+    const interrupt = pageLog.find((l) => l.dir === 'out' && l.frame.type === 'interrupt')!;
+    expect(interrupt.frame).toMatchObject({ turnId: typed.turnId });
+    // What had played: no less than the last report, no more than the time since the turn's audio
+    // began, and not the whole reply (it was still playing).
+    const audioStartedAt = pageLog.find((l) => l.dir === 'in' && l.frame.type === 'reply.audio.start' && l.frame.turnId === typed.turnId)!.at;
+    expect(interrupt.frame.playedMs as number).toBeGreaterThanOrEqual((await reported()).at(-1)!.frame.playedMs as number);
+    expect(interrupt.frame.playedMs as number).toBeLessThanOrEqual(interrupt.at - audioStartedAt);
+    expect(interrupt.frame.playedMs as number).toBeLessThan(REPLY_MS);
+    expect(pageLog.some((l) => l.dir === 'out' && l.frame.type === 'playback.done' && l.frame.turnId === typed.turnId)).toBe(false);
     // The runtime stops the turn's audio too.
     await expect.poll(() => log.received.some((l) => l.frame.type === 'reply.audio.clear' && l.frame.turnId === typed.turnId)).toBe(true);
     await page.close();
-  }, 60_000);
+  }, REAL_TIME_TEST_MS);
 
   it('speech with no word over the reply pauses it where it is; it resumes from there, not cut (a false interruption)', async () => {
     // The question has words; the looping microphone's next speech gets none from the recognizer: noise.
@@ -220,12 +292,12 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
-  }, 90_000);
+  }, REAL_TIME_TEST_MS);
 });
 
 describe('npm run kiosk -- --voice', () => {
   const cli = (args: string[], url = rt.wsUrl) =>
-    run(process.execPath, ['--import', 'tsx', 'runtime/cli/kiosk.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: 60_000 }).then(
+    run(process.execPath, ['--import', 'tsx', 'runtime/cli/kiosk.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: REAL_TIME_TEST_MS }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );
@@ -253,7 +325,7 @@ describe('npm run kiosk -- --voice', () => {
     // The fake speaks 60 ms per character of each sentence.
     expect(reply.samples.length / 24_000).toBeGreaterThan(1.5);
     expect(reply.samples.some((s) => Math.abs(s) > 1000)).toBe(true);
-  }, 60_000);
+  }, REAL_TIME_TEST_MS);
 
   it('refuses a WAV in another format and says how to convert it', async () => {
     const stereo = path.join(dir, 'stereo.wav');
@@ -265,7 +337,7 @@ describe('npm run kiosk -- --voice', () => {
     expect(stderr).toContain('2 channel(s), 44100 Hz');
     expect(stderr).toContain('sox IN.wav -r 16000 -c 1 -b 16');
     expect(stderr).toContain('ffmpeg -i IN.wav -ar 16000 -ac 1 -c:a pcm_s16le');
-  });
+  }, REAL_TIME_TEST_MS);
 
   it('offline (no key): the CLI says voice input needs MISTRAL_API_KEY; the page says so too and speaks typed turns', async () => {
     const offline = await startTestRuntime();
@@ -279,17 +351,17 @@ describe('npm run kiosk -- --voice', () => {
       await page.goto(`${offline.url}/kiosk?token=${KIOSK_TOKEN}`);
       await page.click('#connect');
       const log = record(await socket);
-      await expect.poll(() => page.textContent('#notice'), { timeout: 10_000 }).toContain('MISTRAL_API_KEY');
+      await expect.poll(() => page.textContent('#notice')).toContain('MISTRAL_API_KEY');
       expect(await page.isDisabled('#mic')).toBe(true);
       await page.fill('#typed', 'bonjour');
       await page.press('#typed', 'Enter');
       // espeak-ng speaks the reply: it plays to the end and the page says so.
-      await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.done'), { timeout: 20_000 }).toBe(true);
+      await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.done')).toBe(true);
       expect(log.audioFrames()).toBeGreaterThan(0);
       expect(await page.locator('#captions p.kohami').count()).toBe(1);
       await page.close();
     } finally {
       await offline.close();
     }
-  }, 60_000);
+  }, REAL_TIME_TEST_MS);
 });

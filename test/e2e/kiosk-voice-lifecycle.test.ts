@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -43,8 +43,8 @@ async function heardOnce(): Promise<VoiceKiosk> {
   expect(await k.start()).toMatchObject({ mode: 'voice', audio: { voiceInput: true } });
   voxtral.utterances.push({ text: ASKED });
   await k.speak(utterance);
-  const final = await k.next('transcript.final', 10_000, 0);
-  await k.next((f) => f.type === 'reply.audio.end' && f.turnId === final.turnId, 10_000, 0);
+  const final = await k.next('transcript.final', 0);
+  await k.next((f) => f.type === 'reply.audio.end' && f.turnId === final.turnId, 0);
   expect(voxtral.openSockets).toBe(1);
   return k;
 }
@@ -53,7 +53,7 @@ async function heardOnce(): Promise<VoiceKiosk> {
 async function settled(k: VoiceKiosk): Promise<void> {
   const from = k.frames.length;
   k.send({ type: 'ping' });
-  await k.next('pong', 5000, from);
+  await k.next('pong', from);
 }
 
 describe('a voice session ends with its session, not with its socket', () => {
@@ -63,10 +63,10 @@ describe('a voice session ends with its session, not with its socket', () => {
     const before = old.frames.length;
     elsewhere.send({ type: 'session.start', resume: true });
     expect(await elsewhere.next('session.ready')).toMatchObject({ resumed: true });
-    expect(await old.next('session.closed', 8000, before)).toEqual({ type: 'session.closed', reason: 'replaced' });
+    expect(await old.next('session.closed', before)).toEqual({ type: 'session.closed', reason: 'replaced' });
     expect(old.socket.readyState).toBe(old.socket.OPEN);
     // The old socket's voice session let go of its speech services; the session lives on, elsewhere, in text mode.
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
     await settled(old);
     expect(old.ofType('error')).toEqual([]);
     old.socket.send(Buffer.alloc(640));
@@ -76,15 +76,15 @@ describe('a voice session ends with its session, not with its socket', () => {
     const from = old.frames.length;
     const moved = elsewhere.frames.length;
     old.send({ ...VOICE_START, resume: true });
-    expect(await old.next('session.ready', 8000, from)).toMatchObject({ resumed: true, mode: 'voice', audio: { voiceInput: true } });
-    expect(await elsewhere.next('session.closed', 8000, moved)).toEqual({ type: 'session.closed', reason: 'replaced' });
+    expect(await old.next('session.ready', from)).toMatchObject({ resumed: true, mode: 'voice', audio: { voiceInput: true } });
+    expect(await elsewhere.next('session.closed', moved)).toEqual({ type: 'session.closed', reason: 'replaced' });
     voxtral.utterances.push({ text: ASKED });
     await old.speak(utterance);
-    expect(await old.next('transcript.final', 10_000, from)).toMatchObject({ text: ASKED });
+    expect(await old.next('transcript.final', from)).toMatchObject({ text: ASKED });
     expect(voxtral.openSockets).toBe(1);
     old.close();
     elsewhere.close();
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
   }, 40_000);
 
   it.each(['operator', 'replaced'] as const)('closed (%s) while the kiosk keeps its socket open: the transcription socket goes; a new session.start is listened to', async (reason) => {
@@ -99,16 +99,16 @@ describe('a voice session ends with its session, not with its socket', () => {
       await other.next('session.ready');
       other.close();
     }
-    expect(await k.next('session.closed', 8000, before)).toEqual({ type: 'session.closed', reason });
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    expect(await k.next('session.closed', before)).toEqual({ type: 'session.closed', reason });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
     expect(k.socket.readyState).toBe(k.socket.OPEN);
 
     const from = k.frames.length;
     expect(await k.start()).toMatchObject({ resumed: false, mode: 'voice', audio: { voiceInput: true } });
     voxtral.utterances.push({ text: ASKED });
     await k.speak(utterance);
-    expect(await k.next('transcript.final', 10_000, from)).toMatchObject({ text: ASKED });
+    expect(await k.next('transcript.final', from)).toMatchObject({ text: ASKED });
     k.close();
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0), { timeout: 5000 });
+    await expect.poll(() => voxtral.openSockets).toBe(0);
   }, 40_000);
 });

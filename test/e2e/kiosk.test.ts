@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import type { SessionClosed } from '../../machines/session/session.machine.ts';
@@ -10,6 +11,10 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 const agent = switchableModel(streamingModel(['Je vous ', 'écoute.']));
 /** The file's runtime's text-frame limit. */
 const RATE = { perSecond: 50, burst: 60 };
+/** KIOSK_HEARTBEAT_MS of the heartbeat test's runtime, on fake timers; below every other interval of the runtime (presence: 5 s), so only the heartbeat beats. */
+const HEARTBEAT_MS = 40;
+/** The heartbeat test opens a runtime of its own (PGlite in the test): real time, stretched by a loaded machine. */
+const OWN_RUNTIME_TEST_MS = 120_000;
 let rt: TestRuntime;
 const open: KioskClient[] = [];
 async function kiosk(token = KIOSK_TOKEN, options: WebSocket.ClientOptions = {}) {
@@ -186,17 +191,27 @@ describe('kiosk gateway, end to end over a real socket', () => {
   });
 
   it('a kiosk that stops answering pings is considered gone', async () => {
-    const quick = await startTestRuntime({ agentModel: agent }, { KIOSK_HEARTBEAT_MS: '40' });
+    // The heartbeat is the runtime's own interval: faked, it beats when the test says, not while the
+    // kiosk is still starting on a loaded machine.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const quick = await startTestRuntime({ agentModel: agent }, { KIOSK_HEARTBEAT_MS: String(HEARTBEAT_MS) });
     try {
       const mute = await KioskClient.connect(quick.wsUrl, KIOSK_TOKEN, { autoPong: false });
       await mute.start();
+      // One beat: a ping, left unanswered; the kiosk is still connected.
+      const pinged = once(mute.socket, 'ping');
+      vi.advanceTimersByTime(HEARTBEAT_MS);
+      await pinged;
+      expect(mute.socket.readyState).toBe(WebSocket.OPEN);
+      // The next beat finds no pong since the last: the socket is dropped.
+      vi.advanceTimersByTime(HEARTBEAT_MS);
       expect(await mute.closed).toBe(1006);
       await expect.poll(() => quick.registry.get(quick.seed!.seniorId)?.link ?? null).toBeNull();
       expect(quick.registry.get(quick.seed!.seniorId)).toBeDefined();
     } finally {
       await quick.close();
     }
-  });
+  }, OWN_RUNTIME_TEST_MS);
 
   it('session.end closes the session, the kiosk hears why, and SessionClosed carries the turns', async () => {
     const closes: SessionClosed[] = [];

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
@@ -48,7 +48,7 @@ describe('the turn’s question is embedded once', () => {
 
   it('prefetchTurn embeds an interim transcript ahead; the same final transcript asks for nothing more', async () => {
     rt.prefetchTurn(senior, 'Que faisiez-vous le dimanche autrefois ?');
-    await vi.waitFor(() => expect(asked('Que faisiez-vous le dimanche autrefois ?')).toBe(1));
+    await expect.poll(() => asked('Que faisiez-vous le dimanche autrefois ?')).toBe(1);
     expect(await turn('Que faisiez-vous le dimanche autrefois ?')).toMatchObject({ flux: 'agent' });
     expect(asked('Que faisiez-vous le dimanche autrefois ?')).toBe(1);
   });
@@ -61,7 +61,7 @@ describe('the turn’s question is embedded once', () => {
 
   it('a withdrawn consent takes effect at once: nothing is embedded, not even ahead, and the turn gets the neutral line', async () => {
     rt.prefetchTurn(senior, 'Et votre frère, comment va-t-il ?');
-    await vi.waitFor(() => expect(asked('Et votre frère, comment va-t-il ?')).toBe(1));
+    await expect.poll(() => asked('Et votre frère, comment va-t-il ?')).toBe(1);
     expect((await consent('DELETE')).status).toBe(200);
     // Prefetched before the withdrawal: the turn still hears the neutral line, memory untouched.
     expect(await turn('Et votre frère, comment va-t-il ?')).toMatchObject({ flux: 'neutral' });

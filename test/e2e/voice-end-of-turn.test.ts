@@ -63,9 +63,9 @@ async function say(parts: ScriptPart[]): Promise<{ kiosk: VoiceKiosk; trailingSi
 describe('how a turn ends', () => {
   it('a sentence paused 1.5 s after « et » is not cut: one turn with the whole sentence', async () => {
     const { kiosk } = await say([{ silenceMs: 400 }, 'Je suis allée chez ma fille et', { silenceMs: 1500 }, 'nous avons mangé une tarte.', { silenceMs: settings.ENDPOINT_MAX_MS + 500 }]);
-    const final = await kiosk.next('transcript.final', 10_000, 0);
+    const final = await kiosk.next('transcript.final', 0);
     expect(final.text).toBe('Je suis allée chez ma fille et nous avons mangé une tarte.');
-    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 10_000, 0);
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
     expect(kiosk.ofType('transcript.final')).toHaveLength(1);
     expect(kiosk.frames.filter((f) => f.type === 'vad' && f.state === 'speech_stopped')).toHaveLength(1);
     kiosk.close();
@@ -73,25 +73,25 @@ describe('how a turn ends', () => {
 
   it(`a finished « … ? » is answered after the short wait, well before ENDPOINT_SILENCE_MS (${settings.ENDPOINT_SILENCE_MS} ms)`, async () => {
     const { kiosk, trailingSilenceMs } = await say([{ silenceMs: 400 }, 'Est-ce que vous venez demain ?', { silenceMs: 2500 }]);
-    const final = await kiosk.next('transcript.final', 10_000, 0);
+    const final = await kiosk.next('transcript.final', 0);
     expect(final.text).toBe('Est-ce que vous venez demain ?');
     const silence = trailingSilenceMs();
     // The short wait, once the recognizer has delivered « ? » (about half a second behind the audio).
     expect(silence).toBeGreaterThanOrEqual(settings.ENDPOINT_MIN_MS - SLACK_MS);
     expect(silence).toBeLessThan(settings.ENDPOINT_SILENCE_MS);
-    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 10_000, 0);
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
     kiosk.close();
   }, 30_000);
 
   it(`an abandoned « je voulais te dire que » is answered within ENDPOINT_MAX_MS (${settings.ENDPOINT_MAX_MS} ms)`, async () => {
     const { kiosk, trailingSilenceMs } = await say([{ silenceMs: 400 }, 'Je voulais te dire que', { silenceMs: settings.ENDPOINT_MAX_MS + 1500 }]);
-    const final = await kiosk.next('transcript.final', 10_000, 0);
+    const final = await kiosk.next('transcript.final', 0);
     expect(final.text).toBe('Je voulais te dire que');
     const silence = trailingSilenceMs();
     // The long wait of an unfinished ending, and never more than the maximum.
     expect(silence).toBeGreaterThanOrEqual(settings.ENDPOINT_UNFINISHED_MS - SLACK_MS);
     expect(silence).toBeLessThanOrEqual(settings.ENDPOINT_MAX_MS + SLACK_MS);
-    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 10_000, 0);
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
     kiosk.close();
   }, 30_000);
 });

@@ -47,18 +47,18 @@ describe('the idle check-in (IDLE_CHECKIN_MS on)', () => {
     const isCheckin = (f: Frame) => f.type === 'reply.done' && f.flux === 'checkin';
     /** Waits for the turn's audio to end and says it played; returns when that was said. */
     const played = async (turnId: string) => {
-      await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 15_000, 0);
+      await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 0);
       k.send({ type: 'playback.done', turnId });
       return performance.now();
     };
 
     // A reply plays to its end; the senior starts speaking at once, and goes on longer than IDLE_CHECKIN_MS: no line over it.
     k.send({ type: 'turn', turnId: 't1', transcript: 'Bonjour' });
-    await k.next((f) => f.type === 'reply.done' && f.turnId === 't1', 10_000, 0);
+    await k.next((f) => f.type === 'reply.done' && f.turnId === 't1', 0);
     await played('t1');
     voxtral.utterances.push({ text: ASKED });
     await k.speak(utterance);
-    const v1 = await k.next('transcript.final', 10_000, 0);
+    const v1 = await k.next('transcript.final', 0);
     expect(k.frames.filter(isCheckin)).toEqual([]);
 
     // Its reply played, the senior says nothing: after IDLE_CHECKIN_MS, the line, under a voice turnId of its own.
@@ -67,7 +67,7 @@ describe('the idle check-in (IDLE_CHECKIN_MS on)', () => {
     expect(performance.now() - quietFrom).toBeGreaterThanOrEqual(IDLE_MS);
     expect(checkin).toEqual({ type: 'reply.done', turnId: 'v2', text: CHECKIN_LINE, flux: 'checkin', latencyMs: 0 });
     // Spoken like the SOS line: its audio, from the pre-synthesized lines (asked of the speech service once, at warm-up).
-    await k.next((f) => f.type === 'reply.audio.start' && f.turnId === 'v2', 5000, 0);
+    await k.next((f) => f.type === 'reply.audio.start' && f.turnId === 'v2', 0);
     expect(k.audio.filter((a) => a.turnId === 'v2').length).toBeGreaterThan(0);
     const checkinPlayed = await played('v2');
     expect(voxtral.speechRequests.filter((r) => r.body.input === CHECKIN_LINE)).toHaveLength(1);
@@ -80,7 +80,7 @@ describe('the idle check-in (IDLE_CHECKIN_MS on)', () => {
     // The senior speaks again: after the next reply's silence, one more line.
     voxtral.utterances.push({ text: ASKED });
     await k.speak(utterance);
-    const v3 = await k.next((f) => f.type === 'transcript.final' && f.turnId !== 'v1', 10_000, 0);
+    const v3 = await k.next((f) => f.type === 'transcript.final' && f.turnId !== 'v1', 0);
     expect(v3.turnId).toBe('v3');
     await played('v3');
     const again = await k.next((f) => isCheckin(f) && f.turnId !== 'v2', IDLE_MS + 10_000);

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { sessionLines } from '../../runtime/voice/line-cache.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
@@ -54,8 +54,8 @@ async function voiceKiosk(token = KIOSK_TOKEN): Promise<VoiceKiosk> {
 async function answeredAloud(k: VoiceKiosk, turnId: string): Promise<void> {
   const from = k.frames.length;
   k.send({ type: 'turn', turnId, transcript: 'Bonjour' });
-  expect(await k.next((f) => f.type === 'reply.done' && f.turnId === turnId, 10_000, from)).toMatchObject({ flux: 'cache' });
-  const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 10_000, from);
+  expect(await k.next((f) => f.type === 'reply.done' && f.turnId === turnId, from)).toMatchObject({ flux: 'cache' });
+  const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, from);
   expect(end.durationMs).toBeGreaterThan(0);
 }
 
@@ -63,7 +63,7 @@ async function answeredAloud(k: VoiceKiosk, turnId: string): Promise<void> {
 async function settled(k: VoiceKiosk): Promise<void> {
   const from = k.frames.length;
   k.send({ type: 'ping' });
-  await k.next('pong', 5000, from);
+  await k.next('pong', from);
 }
 
 describe('a turnId the reply-audio frame header cannot carry', () => {
@@ -75,7 +75,7 @@ describe('a turnId the reply-audio frame header cannot carry', () => {
     // (the path that, with the turnId below, used to throw outside any handler and end the process).
     const greetings = sessionLines(loadCacheVariations(), { preferredName: 'Marie', isFreshSenior: false }).personal;
     const rendered = (text: string) => voxtral.speechRequests.some((r) => r.body.input === text && r.completed);
-    await vi.waitFor(() => expect(greetings.filter((g) => !rendered(g))).toEqual([]), { timeout: 10_000 });
+    await expect.poll(() => greetings.filter((g) => !rendered(g))).toEqual([]);
 
     // 128 « € »: within the 128 characters of a turnId, but 384 bytes in UTF-8 where a frame header holds 255.
     marie.send({ type: 'turn', turnId: '€'.repeat(128), transcript: 'Bonjour' });
@@ -148,7 +148,7 @@ describe('microphone frame sizes (10–200 ms of 16 kHz s16: 320 to 6,400 bytes,
         k.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
       }
       const sendingMs = performance.now() - started;
-      expect(await k.next('transcript.final', 10_000, 0)).toMatchObject({ text: ASKED });
+      expect(await k.next('transcript.final', 0)).toMatchObject({ text: ASKED });
       await settled(k);
       // Dozens of bad frames over seconds: one invalid_frame notice a second at most, no audio budget refusal.
       const errors = k.ofType('error');

@@ -148,7 +148,7 @@ describe('a turnId is answered once per session', () => {
         for (let i = 0; i < batch; i++) k.send({ type: 'turn', turnId: `o${sent + i}`, transcript: `phrase numéro ${sent + i}` });
         sent += batch;
         count -= batch;
-        await k.next((f) => f.type === 'reply.done' && f.turnId === `o${sent - 1}`, 20_000);
+        await k.next((f) => f.type === 'reply.done' && f.turnId === `o${sent - 1}`);
         k.close();
         k = await kiosk(token);
         await k.start(true);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stallAfter } from '../support/fault-models.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, switchableModel } from '../support/models.ts';
@@ -22,7 +22,7 @@ describe('fault matrix: the kiosk goes away mid-reply', () => {
     await kiosk.next('reply.delta');
     kiosk.socket.terminate();
     // The model call does not outlive the socket, and the session waits for its kiosk.
-    await vi.waitFor(() => expect(model.state.aborted).toBe(1));
+    await expect.poll(() => model.state.aborted).toBe(1);
     const live = rt.registry.get(ready.seniorId as string)!;
     expect(live.actor.getSnapshot().context.turns.at(-1)).toMatchObject({ turnId: 'g1', reply: 'Il était ', interrupted: true });
     expect(rt.registry.views()[0]).toMatchObject({ connection: 'detached' });

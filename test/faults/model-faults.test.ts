@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -41,7 +41,7 @@ async function turn(transcript: string): Promise<{ heard: string; done: Frame }>
 }
 
 /** Nothing stays open at the provider behind a finished turn. */
-const nothingOpen = () => vi.waitFor(() => expect(mistral.open).toEqual({ chat: 0, embeddings: 0 }), { timeout: 2000 });
+const nothingOpen = () => expect.poll(() => mistral.open).toEqual({ chat: 0, embeddings: 0 });
 
 describe('fault matrix: the model and the embedder misbehave, the senior always hears an answer', () => {
   it('stalls after its first chunk: the turn ends as heard (reason stall) and the stream is aborted', async () => {

@@ -19,7 +19,13 @@ describe('npm start', () => {
     npm.stderr!.on('data', (d) => (out += d));
     // 'close' fires once every holder of npm's pipes is gone: an orphaned runtime would keep it open.
     const closed = once(npm, 'close');
-    await expect.poll(() => out, { timeout: 60_000, interval: 100 }).toContain('demo kiosk token');
+    // Its banner, however long npm, tsx and PGlite take to load on a loaded machine; an npm that exits first fails here.
+    await new Promise<void>((resolve, reject) => {
+      const check = () => out.includes('demo kiosk token') && resolve();
+      npm.stdout!.on('data', check);
+      npm.once('exit', (code) => reject(new Error(`npm start exited ${code} before its banner:\n${out}`)));
+      check();
+    });
     const ws = /kiosk WebSocket:\s+(\S+)/.exec(out)![1]!;
     const kiosk = await KioskClient.connect(ws, KIOSK_TOKEN);
     await kiosk.start();

@@ -9,6 +9,13 @@ import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
+/**
+ * A test that starts runtimes or commands as child processes waits, in real time, for each to load
+ * tsx and open PGlite: seconds when the machine is idle, much more when it is loaded. Every wait in
+ * these tests is on an event (a banner, an exit); this bounds the whole, as in npm-start-signals.
+ */
+const CHILD_PROCESS_TEST_MS = 120_000;
+
 let dir: string;
 const env = () => ({ PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PORT: '0', LOG_LEVEL: 'warn', PGLITE_DATA_DIR: dir, DEV_KIOSK_TOKEN: KIOSK_TOKEN, DEV_ADMIN_TOKEN: ADMIN_TOKEN });
 
@@ -57,7 +64,7 @@ let caregiver: string;
 beforeAll(async () => {
   dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-process-')), 'pglite');
   runtime = await startRuntime();
-}, 90_000);
+}, CHILD_PROCESS_TEST_MS);
 afterAll(async () => {
   if (runtime && runtime.child.exitCode === null) {
     runtime.child.kill('SIGTERM');
@@ -80,7 +87,7 @@ describe('one owner per data directory, with real processes', () => {
     ]);
     expect((await fetch(`${runtime.url}/ready`)).status).toBe(200);
     expect((await lockHolder()).pid).toBe(runtime.child.pid);
-  });
+  }, CHILD_PROCESS_TEST_MS);
 
   it('the CLI while the runtime runs: what it creates goes into the runtime’s database and survives SIGTERM and a restart', async () => {
     senior = value(await cli('senior:create', '--name', 'Jeanne Martin', '--onboarded'), 'senior: ');
@@ -99,7 +106,7 @@ describe('one owner per data directory, with real processes', () => {
     expect(consents.status).toBe(200);
     expect(await consents.json()).toMatchObject({ seniorId: senior });
     expect((await api(runtime, caregiver)('GET', `/v1/admin/seniors/${senior}/mood-timeline`)).status).toBe(200);
-  });
+  }, CHILD_PROCESS_TEST_MS);
 
   it('kill -9, then a restart on the same data: it starts at once and what was confirmed before the kill is there', async () => {
     expect((await api(runtime, admin)('PUT', `/v1/admin/seniors/${senior}/consents/profil`)).status).toBe(200);
@@ -112,7 +119,7 @@ describe('one owner per data directory, with real processes', () => {
     expect((await lockHolder()).pid).toBe(runtime.child.pid);
     const consents = (await (await api(runtime, admin)('GET', `/v1/admin/seniors/${senior}/consents`)).json()) as { consents: Array<{ category: string; active: boolean }> };
     expect(consents.consents).toContainEqual(expect.objectContaining({ category: 'profil', active: true }));
-  });
+  }, CHILD_PROCESS_TEST_MS);
 });
 
 describe('the embedded database worker dies under a running runtime', () => {

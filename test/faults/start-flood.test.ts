@@ -61,13 +61,13 @@ describe('a flood of session.start from one kiosk token', () => {
     }, FRAME_EVERY_MS);
     try {
       // The flood is being served (a first answer to it) before the other senior asks.
-      await Promise.race(flood.open.map((k) => k.next(() => true, 60_000)));
+      await Promise.race(flood.open.map((k) => k.next(() => true)));
       // One after another, for as long as the flood lasts: each is ready within the bound the runtime
       // keeps for an answer, flood or not.
       for (const other of others) {
         const t0 = performance.now();
         other.kiosk.send({ type: 'session.start' });
-        const ready = await other.kiosk.next('session.ready', 60_000);
+        const ready = await other.kiosk.next('session.ready');
         const waitedMs = performance.now() - t0;
         expect(ready).toMatchObject({ seniorId: other.seniorId, resumed: false });
         expect(waitedMs).toBeLessThan(defaults.TURN_BUDGET_MS);
@@ -100,7 +100,7 @@ describe('a flood of session.start from one kiosk token', () => {
     let answer: Frame;
     do {
       holder!.send({ type: 'turn', turnId: 'after-flood', transcript: 'vous êtes toujours là ?' });
-      answer = await holder!.next((f) => f.turnId === 'after-flood' && (f.type === 'reply.done' || f.type === 'error'), 20_000);
+      answer = await holder!.next((f) => f.turnId === 'after-flood' && (f.type === 'reply.done' || f.type === 'error'));
     } while (answer.type === 'error' && answer.code === 'rate_limited');
     expect(answer).toMatchObject({ type: 'reply.done', turnId: 'after-flood' });
 

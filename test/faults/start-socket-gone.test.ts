@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClosed } from '../../machines/session/session.machine.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel } from '../support/models.ts';
@@ -28,14 +28,14 @@ describe('a socket closed while its start waits on the database', () => {
       kiosk.send({ type: 'session.start' });
       kiosk.socket.terminate();
       // The server has seen the socket go while the start still waits.
-      await vi.waitFor(() => expect(rt.app.websocketServer.clients.size).toBe(0), { timeout: 20_000 });
+      await expect.poll(() => rt.app.websocketServer.clients.size).toBe(0);
       expect(rt.registry.get(seniorId)).toBeUndefined();
     } finally {
       await held.query('COMMIT');
       held.release();
     }
     const closed = new Promise<SessionClosed>((resolve) => rt.registry.onSessionClosed(resolve));
-    await vi.waitFor(() => expect(rt.registry.get(seniorId)).toBeDefined(), { timeout: 20_000 });
+    await expect.poll(() => rt.registry.get(seniorId)).toBeDefined();
     const session = rt.registry.get(seniorId)!;
     // Nobody holds the session: it waits for a resume, as a session whose socket just dropped.
     expect(session.link).toBeNull();

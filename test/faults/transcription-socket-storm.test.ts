@@ -86,8 +86,8 @@ describe('the kiosk of a senior speaking to that service', () => {
     const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
     expect(await k.start()).toMatchObject({ audio: { voiceInput: true } });
     await k.speak(hello);
-    expect(await k.next('error', 15_000, 0)).toMatchObject({ code: 'speech_unavailable' });
-    expect(await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 5_000, 0)).toMatchObject({ reason: 'transcription' });
+    expect(await k.next('error', 0)).toMatchObject({ code: 'speech_unavailable' });
+    expect(await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0)).toMatchObject({ reason: 'transcription' });
     expect(relay.webSocketOpenedAt.length).toBeLessThanOrEqual(1 + TRANSCRIBER_RECONNECT.maxReconnects);
     k.close();
   }, 30_000);

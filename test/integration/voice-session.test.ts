@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import type { ServerFrame } from '../../runtime/protocol/messages.ts';
 import { loadConfig } from '../../runtime/config.ts';
@@ -71,21 +71,21 @@ describe('the transcription stream’s opening', () => {
     const before = await sttErrors();
     speak(voice, hello);
     // No transcript within the budget (the SOS line, spoken on an attached kiosk: see the e2e tests).
-    await vi.waitFor(async () => expect(await sttErrors()).toBe(before + 1), { timeout: 5000 });
+    await expect.poll(() => sttErrors()).toBe(before + 1);
     expect(voxtral.sockets[0]?.closed).toBe(false);
     // The late socket opens (session configured), then is closed at once.
-    await vi.waitFor(() => expect(voxtral.sockets[0]?.updates).toHaveLength(1), { timeout: 5000 });
-    await vi.waitFor(() => expect(voxtral.sockets[0]!.closed).toBe(true), { timeout: 5000 });
+    await expect.poll(() => voxtral.sockets[0]?.updates).toHaveLength(1);
+    await expect.poll(() => voxtral.sockets[0]!.closed).toBe(true);
 
     voxtral.transcriptionLatencyMs = 0;
     voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
     speak(voice, hello);
-    await vi.waitFor(() => expect(frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' }), { timeout: 5000 });
+    await expect.poll(() => frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' });
     // Every byte of the second sentence went to the new socket; none to the stale one.
     expect(voxtral.sockets[0]!.audioBytes).toBe(0);
     expect(voxtral.sockets[1]!.audioBytes).toBeGreaterThan(0);
     voice.close();
-    await vi.waitFor(() => expect(voxtral.openSockets).toBe(0));
+    await expect.poll(() => voxtral.openSockets).toBe(0);
   }, 20_000);
 
   it(`a database that does not answer delays the opening by ${CONTEXT_BIAS_BUDGET_MS} ms at most: the stream opens without the names`, async () => {
@@ -96,7 +96,7 @@ describe('the transcription stream’s opening', () => {
       const { voice, frames } = voiceSession(2000);
       voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
       speak(voice, hello);
-      await vi.waitFor(() => expect(frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' }), { timeout: 5000 });
+      await expect.poll(() => frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' });
       expect(voxtral.sockets[0]!.updates[0]).not.toHaveProperty('context_bias');
       voice.close();
     } finally {

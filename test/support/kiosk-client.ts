@@ -1,11 +1,28 @@
+import { onTestFailed } from 'vitest';
 import WebSocket from 'ws';
 
 export type Frame = Record<string, unknown> & { type: string };
 
+/**
+ * How a kiosk's wait for a frame ends when no frame comes: a frame's arrival is not timed by a number
+ * of its own (the machine may be loaded; a bound the runtime promises is asserted on a simulated clock),
+ * so the wait lasts as long as the test does. It fails at once when the socket closes first, and a test
+ * that times out while waiting says what it waited for and what came instead.
+ */
+export function explainIfTestFails(describe: () => string, pending: () => boolean): void {
+  try {
+    onTestFailed(() => {
+      if (pending()) console.error(`still waiting for a frame when the test failed: ${describe()}`);
+    });
+  } catch {
+    // Outside a test (a hook): the hook's own timeout reports it.
+  }
+}
+
 /** A real kiosk over a real socket, with a way to wait for the next matching frame. */
 export class KioskClient {
   readonly frames: Frame[] = [];
-  private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
+  private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (err: Error) => void }> = [];
   private cursor = 0;
   closeCode: number | null = null;
   readonly closed: Promise<number>;
@@ -20,6 +37,7 @@ export class KioskClient {
       socket.on('close', (code) => {
         this.closeCode = code;
         resolve(code);
+        this.flush();
       }),
     );
   }
@@ -42,20 +60,19 @@ export class KioskClient {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  /** Resolves with the next frame (after those already consumed) that matches. */
-  next(match: string | ((f: Frame) => boolean), timeoutMs = 5000): Promise<Frame> {
+  /**
+   * Resolves with the next frame (after those already consumed) that matches; rejects if the socket
+   * closes first. No deadline of its own: see `explainIfTestFails`.
+   */
+  next(match: string | ((f: Frame) => boolean)): Promise<Frame> {
     const test = typeof match === 'string' ? (f: Frame) => f.type === match : match;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no frame matched within ${timeoutMs} ms; got ${JSON.stringify(this.frames.slice(this.cursor))}`)), timeoutMs);
-      this.waiters.push({
-        match: test,
-        resolve: (f) => {
-          clearTimeout(timer);
-          resolve(f);
-        },
-      });
+    const from = this.cursor;
+    let pending = true;
+    explainIfTestFails(() => `${String(match)}; got ${JSON.stringify(this.frames.slice(from))}`, () => pending);
+    return new Promise<Frame>((resolve, reject) => {
+      this.waiters.push({ match: test, resolve, reject });
       this.flush();
-    });
+    }).finally(() => (pending = false));
   }
 
   async start(resume = false): Promise<Frame> {
@@ -79,6 +96,10 @@ export class KioskClient {
       const index = this.waiters.findIndex((w) => w.match(frame));
       this.cursor += 1;
       if (index >= 0) this.waiters.splice(index, 1)[0]!.resolve(frame);
+    }
+    // Every frame has come before 'close': what is still awaited never will.
+    if (this.closeCode !== null) {
+      for (const w of this.waiters.splice(0)) w.reject(new Error(`the socket closed (${this.closeCode}) before a frame matched; got ${JSON.stringify(this.frames)}`));
     }
   }
 }

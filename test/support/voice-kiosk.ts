@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { decodeAudioFrame, type AudioFrame } from '../../runtime/protocol/frame-header.ts';
-import type { Frame } from './kiosk-client.ts';
+import { explainIfTestFails, type Frame } from './kiosk-client.ts';
 import { chunks } from './speech.ts';
 
 export const VOICE_START = {
@@ -13,9 +13,15 @@ export const VOICE_START = {
 export class VoiceKiosk {
   readonly frames: Frame[] = [];
   readonly audio: AudioFrame[] = [];
-  private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; from: number }> = [];
+  private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (err: Error) => void }> = [];
+  private closeCode: number | null = null;
 
   private constructor(readonly socket: WebSocket) {
+    socket.on('close', (code) => {
+      // Every frame has come before 'close': what is still awaited never will.
+      this.closeCode = code;
+      for (const w of this.waiters.splice(0)) w.reject(this.closedBefore());
+    });
     socket.on('message', (raw, isBinary) => {
       if (isBinary) {
         const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
@@ -60,22 +66,22 @@ export class VoiceKiosk {
     }
   }
 
-  /** The next frame from now on (or from index `from`) that matches. */
-  next(match: string | ((f: Frame) => boolean), timeoutMs = 8000, from = this.frames.length): Promise<Frame> {
+  /**
+   * The next frame from now on (or from index `from`) that matches; rejects if the socket closes
+   * first. No deadline of its own: see `explainIfTestFails`.
+   */
+  next(match: string | ((f: Frame) => boolean), from = this.frames.length): Promise<Frame> {
     const test = typeof match === 'string' ? (f: Frame) => f.type === match : match;
     const seen = this.frames.slice(from).find(test);
     if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no frame matched within ${timeoutMs} ms; got ${JSON.stringify(this.frames.slice(from).filter((f) => f.type !== 'audio'))}`)), timeoutMs);
-      this.waiters.push({
-        match: test,
-        from,
-        resolve: (f) => {
-          clearTimeout(timer);
-          resolve(f);
-        },
-      });
-    });
+    if (this.closeCode !== null) return Promise.reject(this.closedBefore());
+    let pending = true;
+    explainIfTestFails(() => `${String(match)}; got ${JSON.stringify(this.frames.slice(from).filter((f) => f.type !== 'audio'))}`, () => pending);
+    return new Promise<Frame>((resolve, reject) => this.waiters.push({ match: test, resolve, reject })).finally(() => (pending = false));
+  }
+
+  private closedBefore(): Error {
+    return new Error(`the socket closed (${this.closeCode}) before a frame matched; got ${JSON.stringify(this.frames.filter((f) => f.type !== 'audio'))}`);
   }
 
   ofType(type: string, turnId?: string): Frame[] {
