@@ -1,7 +1,7 @@
-import { CONSENT_CATEGORIES } from '../machines/memory/memory.port.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
+import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
 
 /**
  * The runtime side of bench:turns, in its own process: the real runtime (embedded PGlite, voice mode)
@@ -20,16 +20,7 @@ const config = loadConfig({
   ...(process.env.ENDPOINT_SILENCE_MS ? { ENDPOINT_SILENCE_MS: process.env.ENDPOINT_SILENCE_MS } : {}),
 });
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
-await rt.db.pool.query(
-  `WITH s AS (INSERT INTO seniors (display_name, preferred_name, onboarding_done)
-              SELECT 'turns-' || i, 'Turns' || i, true FROM generate_series(1, $1::int) i RETURNING id, display_name)
-   INSERT INTO devices (senior_id, token_hash)
-   SELECT id, encode(sha256(convert_to('kiosk_turns_' || substr(display_name, 7), 'UTF8')), 'hex') FROM s`,
-  [lanes],
-);
-await rt.db.pool.query(
-  `INSERT INTO consents (senior_id, category) SELECT s.id, c FROM seniors s, unnest($1::text[]) c ON CONFLICT (senior_id, category) DO NOTHING`,
-  [[...CONSENT_CATEGORIES]],
-);
+await seedBenchSeniors(rt, lanes, { tokenPrefix: 'kiosk_turns_', namePrefix: 'Turns' });
+await grantAllConsents(rt);
 process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, endpointSilenceMs: config.ENDPOINT_SILENCE_MS });
 process.on('SIGTERM', () => process.exit(0));
