@@ -46,6 +46,16 @@ const schema = z
     SHUTDOWN_DRAIN_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(64),
     /** Default: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */
     RECALL_BUDGET_MS: positiveMs.optional(),
+    /**
+     * Recall's relevance floor: `calibrated` (the embedding model's, from recall:calibrate), `off`, or a
+     * cosine similarity that overrides it (only meaningful for the one embedding model it was read on).
+     */
+    RECALL_MIN_SIMILARITY: z
+      .string()
+      .trim()
+      .default('calibrated')
+      .transform((v) => v || 'calibrated')
+      .pipe(z.union([z.enum(['calibrated', 'off']), z.coerce.number<string>().min(-1).max(1)], { error: 'expected calibrated, off, or a cosine similarity between -1 and 1' })),
     SESSION_PAUSE_MS: positiveMs.default(3_600_000),
     KIOSK_GRACE_MS: positiveMs.default(30_000),
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),

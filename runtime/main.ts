@@ -4,7 +4,7 @@ import { devTokensFileFor, readDevTokens, type DevSeed } from './db/dev-seed.ts'
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
 
 /** What the start banner says of a started runtime. */
-export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'semanticCacheSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
+export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'semanticCacheSetting' | 'recallFloorSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
 
 /**
  * The start banner: where to connect (the kiosk socket, and the browser kiosk page README's quick start
@@ -22,6 +22,7 @@ export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<D
     `  database:         ${runtime.db.engine} (${runtime.db.location})`,
     `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
     `  semantic cache:   ${runtime.semanticCacheSetting}`,
+    `  recall floor:     ${runtime.recallFloorSetting}`,
     runtime.voiceInput
       ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, espeak-ng as fallback)`
       : '  voice:            replies spoken offline by espeak-ng; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns',

@@ -22,6 +22,7 @@ import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-co
 import { Dream } from './jobs/dream.ts';
 import { DreamScheduler } from './jobs/dream-scheduler.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { readRecallFloors, recallFloorFor } from '../adapters/memory/recall-floor.ts';
 import { SemanticCache } from '../adapters/semantic-cache/semantic-cache.ts';
 import { SeniorDirectory } from '../adapters/postgres/senior-directory.ts';
 import { SharedQuestionEmbedder } from '../adapters/embedders/shared-question-embedder.ts';
@@ -81,6 +82,8 @@ export interface Runtime {
   semanticCache: SemanticCache;
   /** The semantic cache's state for the banner: its profile and threshold, or why it is off. */
   semanticCacheSetting: string;
+  /** Recall's relevance floor for the banner: the similarity below which a fact is not recalled, or why there is none. */
+  recallFloorSetting: string;
   presence: PgPresenceRepository;
   dream: Dream;
   dreams: DreamScheduler;
@@ -143,6 +146,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const agentModel = overrides.agentModel ?? models.agent;
   const baseEmbedder = overrides.embedder ?? models.embedder;
   const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations());
+  const recallFloor = recallFloorFor(config.RECALL_MIN_SIMILARITY, baseEmbedder.modelId, readRecallFloors());
   // A turn's question is embedded by recall, then by the semantic cache when it is on.
   const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });
   const metrics = createMetrics();
@@ -153,6 +157,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
     dualWriteCounter: metrics.dualWrite,
     logger,
+    minSimilarity: recallFloor.floor,
   });
 
   const semanticCache = new SemanticCache({
@@ -332,5 +337,5 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
   const voiceInput = voiceServices.transcriber !== null;
-  return { app, db, directory, consents, memory, embedder, metrics, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
 }

@@ -21,8 +21,10 @@ export function provideMemory(deps: {
   zep: ZepSettings;
   dualWriteCounter: Counter<'backend' | 'operation' | 'outcome'>;
   logger: Logger;
+  /** Recall's relevance floor on the pgvector store (cosine similarity); null: none. */
+  minSimilarity: number | null;
 }): ProvidedMemory {
-  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger);
+  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger, { minSimilarity: deps.minSimilarity });
   const zep = new ZepMemoryAdapter(deps.zep, deps.consents);
   const stores = { zep, memory_facts: pgvector };
   if (!zep.provisioned) return { memory: pgvector, kind: 'pgvector', stores };

@@ -22,6 +22,13 @@ export interface PgVectorMemoryOptions {
   exactScanLimit?: number;
   /** HNSW candidate list for the large-senior path. */
   efSearch?: number;
+  /**
+   * Recall's relevance floor: a ranked fact less similar to the query than this (cosine similarity)
+   * is not returned, so an unrelated question gets no facts. Null: no floor (the top `limit`).
+   * Calibrated per embedding model (adapters/memory/recall-floor.ts); the chronological fallback,
+   * which has no similarity to judge by, is never floored.
+   */
+  minSimilarity?: number | null;
 }
 
 interface FactRow {
@@ -30,6 +37,7 @@ interface FactRow {
   fact: string;
   category: FactCategory;
   partition_size?: number;
+  distance?: number;
 }
 
 // Search results carry no embedding: recall never uses it, and 1024 floats per row as text cost more than the ranking.
@@ -44,11 +52,16 @@ const SCOPE = `FROM memory_facts mf
  * materialized, so the ORDER BY cannot go through the HNSW index: the ranking is exact.
  * `partition_size` = $5 means the partition overflowed the cap, and the caller re-runs
  * the search on the index.
+ *
+ * Both searches return each fact's cosine distance, and the relevance floor is applied to
+ * the top `limit` they return, not in a WHERE: a floor on the sort key keeps exactly the
+ * same facts either way, while a WHERE would hide `partition_size` when nothing passes and
+ * send an HNSW iterative scan on through the whole graph looking for rows that never come.
  */
 export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE} LIMIT $5)
-SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS partition_size
-  FROM partition ORDER BY v <=> $3::vector LIMIT $4`;
-export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
+SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS partition_size, v <=> $3::vector AS distance
+  FROM partition ORDER BY distance LIMIT $4`;
+export const INDEXED_SEARCH_SQL = `SELECT ${COLUMNS}, mf.embedding <=> $3::vector AS distance ${SCOPE} ORDER BY mf.embedding <=> $3::vector LIMIT $4`;
 const CHRONOLOGICAL_SQL = `SELECT ${COLUMNS} ${SCOPE} ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`;
 
 /**
@@ -68,6 +81,8 @@ export function vectorParam(vector: readonly number[]): Buffer {
 export class PgVectorMemoryAdapter implements MemoryPort {
   private readonly exactScanLimit: number;
   private readonly efSearch: number;
+  /** The floor as a cosine distance (pgvector's `<=>` is 1 − similarity); null: none. */
+  private readonly maxDistance: number | null;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -77,6 +92,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
   ) {
     this.exactScanLimit = options.exactScanLimit ?? 5000;
     this.efSearch = options.efSearch ?? 200;
+    this.maxDistance = options.minSimilarity === null || options.minSimilarity === undefined ? null : 1 - options.minSimilarity;
   }
 
   async persist(fact: NewMemoryFact): Promise<MemoryFact> {
@@ -117,12 +133,13 @@ export class PgVectorMemoryAdapter implements MemoryPort {
   private async ranked(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
     const cap = this.exactScanLimit + 1;
     const exact = await this.pool.query<FactRow>(EXACT_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit, cap]);
-    if ((exact.rows[0]?.partition_size ?? 0) < cap) return exact.rows.map(toFact);
-    return this.indexed(seniorId, vector, limit);
+    const rows = (exact.rows[0]?.partition_size ?? 0) < cap ? exact.rows : await this.indexed(seniorId, vector, limit);
+    const floor = this.maxDistance;
+    return (floor === null ? rows : rows.filter((r) => r.distance! <= floor)).map(toFact);
   }
 
   /** A senior too large for an exact scan: HNSW with iterative scans, settings local to one transaction. */
-  private async indexed(seniorId: string, vector: Buffer, limit: number): Promise<MemoryFact[]> {
+  private async indexed(seniorId: string, vector: Buffer, limit: number): Promise<FactRow[]> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -130,7 +147,7 @@ export class PgVectorMemoryAdapter implements MemoryPort {
       await client.query(`SET LOCAL hnsw.ef_search = ${Math.max(this.efSearch, limit)}`);
       const res = await client.query<FactRow>(INDEXED_SEARCH_SQL, [seniorId, this.embedder.modelId, vector, limit]);
       await client.query('COMMIT');
-      return res.rows.map(toFact);
+      return res.rows;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
       throw err;

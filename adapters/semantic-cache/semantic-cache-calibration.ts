@@ -17,9 +17,9 @@ export const DEFAULT_CALIBRATION_FILE = new URL('./semantic-cache.calibration.js
 export const HELD_OUT_SHARE = 0.3;
 export const SPLIT_METHOD = 'fixed held-out split: a pair is held out when the first 32 bits of sha256(its two normalised questions, sorted) mod 10 < 3';
 
-const Score = z.object({ pairs: z.number().int(), positives: z.number().int(), hits: z.number().int(), falseHits: z.number().int(), precision: z.number(), hitRate: z.number() });
+export const Score = z.object({ pairs: z.number().int(), positives: z.number().int(), hits: z.number().int(), falseHits: z.number().int(), precision: z.number(), hitRate: z.number() });
 export type Score = z.infer<typeof Score>;
-const KindScore = z.object({ same: z.boolean(), pairs: z.number().int(), hits: z.number().int() });
+export const KindScore = z.object({ same: z.boolean(), pairs: z.number().int(), hits: z.number().int() });
 export type KindScore = z.infer<typeof KindScore>;
 const ProfileCalibration = z.object({
   threshold: z.number(),
@@ -45,10 +45,11 @@ export const LabelledPair = z.object({ a: z.string().min(1), b: z.string().min(1
 export type LabelledPair = z.infer<typeof LabelledPair>;
 
 /**
- * The calibrations by embedding model id. An entry without held-out figures (an older, in-sample
- * calibration) is dropped: that model then runs with the cache off until it is calibrated again.
+ * A per-model calibration file: entries by embedding model id, each checked against `entry`; one that
+ * does not parse (an older format) is dropped, so that model runs uncalibrated until calibrated again.
+ * The semantic cache's thresholds and recall's relevance floor are both kept this way.
  */
-export function readCalibrations(file: URL | string = DEFAULT_CALIBRATION_FILE): Record<string, ModelCalibration> {
+export function readCalibrationFile<T>(file: URL | string, entry: z.ZodType<T>): Record<string, T> {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -56,18 +57,31 @@ export function readCalibrations(file: URL | string = DEFAULT_CALIBRATION_FILE):
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw err;
   }
-  const out: Record<string, ModelCalibration> = {};
-  for (const [modelId, entry] of Object.entries(z.record(z.string(), z.unknown()).parse(json))) {
-    const parsed = ModelCalibration.safeParse(entry);
+  const out: Record<string, T> = {};
+  for (const [modelId, value] of Object.entries(z.record(z.string(), z.unknown()).parse(json))) {
+    const parsed = entry.safeParse(value);
     if (parsed.success) out[modelId] = parsed.data;
   }
   return out;
 }
 
-export function writeCalibration(modelId: string, calibration: ModelCalibration, file: URL | string = DEFAULT_CALIBRATION_FILE): void {
-  const all = readCalibrations(file);
+/** Writes one model's entry, keeping the others (and dropping those that no longer parse). */
+export function writeCalibrationFile<T>(file: URL | string, entry: z.ZodType<T>, modelId: string, calibration: T): void {
+  const all = readCalibrationFile(file, entry);
   all[modelId] = calibration;
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+/**
+ * The calibrations by embedding model id. An entry without held-out figures (an older, in-sample
+ * calibration) is dropped: that model then runs with the cache off until it is calibrated again.
+ */
+export function readCalibrations(file: URL | string = DEFAULT_CALIBRATION_FILE): Record<string, ModelCalibration> {
+  return readCalibrationFile(file, ModelCalibration);
+}
+
+export function writeCalibration(modelId: string, calibration: ModelCalibration, file: URL | string = DEFAULT_CALIBRATION_FILE): void {
+  writeCalibrationFile(file, ModelCalibration, modelId, calibration);
 }
 
 const figures = (s: Score) => `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} held-out pairs`;
@@ -85,16 +99,21 @@ export function thresholdFor(profile: CacheProfile, modelId: string, calibration
   return { threshold: p.threshold, reason: `${profile}: threshold ${p.threshold.toFixed(4)}, ${figures(p.heldOut)}` };
 }
 
-/** Whether a pair is held out: deterministic, independent of order and of case, accents and punctuation. */
-export function isHeldOut(pair: Pick<LabelledPair, 'a' | 'b'>): boolean {
-  const key = [normalizeQuestion(pair.a), normalizeQuestion(pair.b)].sort().join('\u0000');
+/** Whether a key falls in the held-out share: the first 32 bits of its sha256, mod 10, below 3. */
+export function isHeldOutKey(key: string): boolean {
   return createHash('sha256').update(key).digest().readUInt32BE(0) % 10 < HELD_OUT_SHARE * 10;
 }
 
-export function splitPairs<T extends Pick<LabelledPair, 'a' | 'b'>>(pairs: T[]): { train: T[]; heldOut: T[] } {
+/** Whether a pair is held out: deterministic, independent of order and of case, accents and punctuation. */
+export function isHeldOut(pair: Pick<LabelledPair, 'a' | 'b'>): boolean {
+  return isHeldOutKey([normalizeQuestion(pair.a), normalizeQuestion(pair.b)].sort().join('\u0000'));
+}
+
+/** `heldOut` decides each pair's side: by default the pair itself; recall holds out whole questions. */
+export function splitPairs<T extends Pick<LabelledPair, 'a' | 'b'>>(pairs: T[], held: (pair: T) => boolean = isHeldOut): { train: T[]; heldOut: T[] } {
   const train: T[] = [];
   const heldOut: T[] = [];
-  for (const p of pairs) (isHeldOut(p) ? heldOut : train).push(p);
+  for (const p of pairs) (held(p) ? heldOut : train).push(p);
   return { train, heldOut };
 }
 

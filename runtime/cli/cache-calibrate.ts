@@ -55,16 +55,18 @@ export async function pairSimilarities(embedder: MemoryEmbedderPort, pairs: Labe
   return pairs.map((p) => cosine(vectors.get(p.a)!, vectors.get(p.b)!));
 }
 
-export const KIND_HEADER = '| kind | label | pairs | hits | hit rate (same) or share refused (near-miss) |\n|---|---|---:|---:|---:|';
+/** `negative` names the pairs labelled different: near-misses for the cache, unrelated facts for recall. */
+export const kindHeader = (negative: string) => `| kind | label | pairs | hits | hit rate (same) or share refused (${negative}) |\n|---|---|---:|---:|---:|`;
+export const KIND_HEADER = kindHeader('near-miss');
 
 /** Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss kinds. */
-export function kindRows(byKind: Record<string, KindScore>): string[] {
+export function kindRows(byKind: Record<string, KindScore>, negative = 'near-miss'): string[] {
   return Object.entries(byKind)
     .sort(([a, x], [b, y]) => Number(y.same) - Number(x.same) || a.localeCompare(b))
     .map(([kind, k]) =>
       k.same
         ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} |`
-        : `| ${kind} | near-miss | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} |`,
+        : `| ${kind} | ${negative} | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} |`,
     );
 }
 

@@ -125,7 +125,7 @@ describe('DualWriteMemoryAdapter (R-03)', () => {
 });
 
 describe('MemoryProvider', () => {
-  const deps = () => ({ pool: db.pool, embedder, consents, dualWriteCounter: createMetrics().dualWrite, logger });
+  const deps = () => ({ pool: db.pool, embedder, consents, dualWriteCounter: createMetrics().dualWrite, logger, minSimilarity: null });
 
   it('chooses the dual-write when Zep URL and key are set', () => {
     const provided = provideMemory({ ...deps(), zep: { baseUrl: zepServer.url, apiKey: zepServer.apiKey } });
