@@ -17,6 +17,8 @@ describe('configuration', () => {
     [{ KOHAMI_ENV: 'staging' }, 'KOHAMI_ENV'],
     [{ DATABASE_URL: 'mysql://db/x' }, 'DATABASE_URL'],
     [{ DEV_KIOSK_TOKEN: 'short' }, 'DEV_KIOSK_TOKEN'],
+    [{ RECALL_MIN_SIMILARITY: 'strict' }, 'RECALL_MIN_SIMILARITY'],
+    [{ RECALL_MIN_SIMILARITY: '1.5' }, 'RECALL_MIN_SIMILARITY'],
   ])('refuses %o with one line naming %s', (env, name) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     try {
@@ -26,6 +28,13 @@ describe('configuration', () => {
       expect(message.split('\n')).toHaveLength(1);
       expect(message).toContain(name);
     }
+  });
+
+  it('RECALL_MIN_SIMILARITY: the calibrated floor unless set (or set empty), off, or a similarity that overrides it', () => {
+    expect(loadConfig({}).RECALL_MIN_SIMILARITY).toBe('calibrated');
+    expect(loadConfig({ RECALL_MIN_SIMILARITY: '' }).RECALL_MIN_SIMILARITY).toBe('calibrated');
+    expect(loadConfig({ RECALL_MIN_SIMILARITY: 'off' }).RECALL_MIN_SIMILARITY).toBe('off');
+    expect(loadConfig({ RECALL_MIN_SIMILARITY: ' 0.35 ' }).RECALL_MIN_SIMILARITY).toBe(0.35);
   });
 
   it('unset KOHAMI_ENV is development on a loopback HOST only: a deployment listening on the network that forgets it is production', () => {
