@@ -32,6 +32,11 @@ describe('the start banner', () => {
     expect(urlOf(lines, 'kiosk WebSocket:')).toBe(rt.wsUrl);
   });
 
+  it('says the recall floor it applies: offline, the local embedder’s calibrated one', () => {
+    const line = bannerLines(config, rt, rt.seed, true).find((l) => l.startsWith('  recall floor:'));
+    expect(line).toMatch(/^ {2}recall floor: {5}similarity ≥ 0\.\d{4}, held-out precision 0\.\d{3}, recall 0\.\d{3} on \d+ held-out turns/);
+  });
+
   it('without demo tokens (production) it still prints the page, which then asks for the token', () => {
     const lines = bannerLines(loadConfig({ KOHAMI_ENV: 'production', DATABASE_URL: 'postgres://db.example:5432/kohami' }), rt, null, false);
     expect(urlOf(lines, 'kiosk page:')).toBe(`${rt.url}/kiosk`);
