@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, systemPromptOf } from '../support/models.ts';
+import { RECALL_FACTS, UNRELATED_TURNS } from '../support/recall-facts.ts';
 import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 // The real server with its offline embedder (no MISTRAL_API_KEY) and the floor shipped for it.
-const FACTS = [
-  ['Sa fille Claire habite à Lyon avec son mari', 'contacts'],
-  ["Elle a un chat roux qui s'appelle Caramel", 'profil'],
-  ['Elle prend un comprimé pour la tension chaque matin au petit déjeuner', 'sante'],
-  ['Elle chante dans la chorale de la paroisse le jeudi après-midi', 'profil'],
-  ['Elle porte des lunettes pour lire et les range dans le tiroir de la commode', 'profil'],
-  ['Elle adore les mots croisés du journal local', 'profil'],
-] as const;
-const GLASSES = FACTS[4][0];
+const FACTS = RECALL_FACTS;
+const GLASSES = FACTS[4]![0];
 
 async function runtimeWithFacts(env: Record<string, string>) {
   const model = streamingModel(['Bien ', 'sûr.']);
@@ -42,7 +36,7 @@ describe('recall over the kiosk socket, with the calibrated floor (the default)'
   });
 
   it('an unrelated turn gets no fact: the agent answers, labelled agent, with no fact in its context', async () => {
-    expect(await kiosk.turn('u1', 'Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'agent', text: 'Bien sûr.' });
+    expect(await kiosk.turn('u1', UNRELATED_TURNS[0]!)).toMatchObject({ flux: 'agent', text: 'Bien sûr.' });
     const system = systemPromptOf(model);
     for (const [content] of FACTS) expect(system).not.toContain(content);
   });
@@ -51,7 +45,7 @@ describe('recall over the kiosk socket, with the calibrated floor (the default)'
     expect(await kiosk.turn('r1', 'Où sont mes lunettes ?')).toMatchObject({ flux: 'recall', text: 'Bien sûr.' });
     const system = systemPromptOf(model);
     expect(system).toContain(GLASSES);
-    expect(system).not.toContain(FACTS[0][0]);
+    expect(system).not.toContain(FACTS[0]![0]);
   });
 });
 
@@ -70,7 +64,7 @@ describe('recall over the kiosk socket with RECALL_MIN_SIMILARITY=off', () => {
 
   it('the same unrelated turn gets five facts and is labelled recall', async () => {
     expect(rt.recallFloorSetting).toContain('RECALL_MIN_SIMILARITY=off');
-    expect(await kiosk.turn('u1', 'Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'recall' });
+    expect(await kiosk.turn('u1', UNRELATED_TURNS[0]!)).toMatchObject({ flux: 'recall' });
     expect(FACTS.filter(([content]) => systemPromptOf(model).includes(content))).toHaveLength(5);
   });
 });

@@ -5,22 +5,16 @@ import { MemorySearch } from '../../adapters/memory/memory-search.ts';
 import { PgVectorMemoryAdapter, type PgVectorMemoryOptions } from '../../adapters/memory/pgvector-memory.adapter.ts';
 import { readRecallFloors } from '../../adapters/memory/recall-floor.ts';
 import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
-import type { FactCategory, MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
+import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';
+import { RECALL_FACTS, UNRELATED_TURNS } from '../support/recall-facts.ts';
 import { LogCapture } from '../support/runtime.ts';
 
 /** The floor the runtime applies with its offline embedder: the shipped calibration's. */
 const FLOOR = readRecallFloors()[new LocalHashEmbedder().modelId]!.floor;
 
-const FACTS: Array<[string, FactCategory]> = [
-  ['Sa fille Claire habite à Lyon avec son mari', 'contacts'],
-  ["Elle a un chat roux qui s'appelle Caramel", 'profil'],
-  ['Elle prend un comprimé pour la tension chaque matin au petit déjeuner', 'sante'],
-  ['Elle chante dans la chorale de la paroisse le jeudi après-midi', 'profil'],
-  ['Elle porte des lunettes pour lire et les range dans le tiroir de la commode', 'profil'],
-  ['Elle adore les mots croisés du journal local', 'profil'],
-];
+const FACTS = RECALL_FACTS;
 
 describe('recall’s relevance floor on real PGlite with pgvector (local embedder, shipped floor)', () => {
   let db: Awaited<ReturnType<typeof migratedDatabase>>;
@@ -45,7 +39,7 @@ describe('recall’s relevance floor on real PGlite with pgvector (local embedde
   });
 
   it('an unrelated question gets no facts; without the floor it got five', async () => {
-    for (const question of ['Quel temps fera-t-il demain ?', "J'ai bien dormi cette nuit", 'Raconte-moi une histoire']) {
+    for (const question of UNRELATED_TURNS) {
       expect(await adapter().search(question, senior, 5), question).toEqual([]);
       expect(await adapter({ minSimilarity: null }).search(question, senior, 5)).toHaveLength(5);
     }
