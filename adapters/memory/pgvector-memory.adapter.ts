@@ -55,8 +55,9 @@ const SCOPE = `FROM memory_facts mf
  *
  * Both searches return each fact's cosine distance, and the relevance floor is applied to
  * the top `limit` they return, not in a WHERE: a floor on the sort key keeps exactly the
- * same facts either way, while a WHERE would hide `partition_size` when nothing passes and
- * send an HNSW iterative scan on through the whole graph looking for rows that never come.
+ * same facts either way, while a WHERE would hide `partition_size` when nothing passes (an
+ * oversized partition would then go unnoticed) and puts a distance filter under the HNSW
+ * iterative scan, which pgvector advises against. bench:recall measures both forms.
  */
 export const EXACT_SEARCH_SQL = `WITH partition AS MATERIALIZED (SELECT ${COLUMNS}, mf.embedding AS v ${SCOPE} LIMIT $5)
 SELECT id, senior_id, fact, category, (SELECT count(*)::int FROM partition) AS partition_size, v <=> $3::vector AS distance
