@@ -364,7 +364,12 @@ class VoiceSession implements VoiceSessionHandle {
       this.preemptTimer.unref();
       return;
     }
-    u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line) });
+    try {
+      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line) });
+    } catch (err) {
+      // A head start only: the turn does its own work. The text is never logged.
+      this.log.warn({ err }, 'preemptive turn failed to start');
+    }
     if (u.speculation) u.speculations += 1;
   }
 

@@ -62,6 +62,8 @@ export class Speculation {
     this.shadow = shadow;
     shadow.on('reply.delta', (e) => this.delta(e.text));
     shadow.on('reply.done', (e) => this.done(e.text, e.flux === 'sos'));
+    // A shadow that fails is only a speculation lost (XState would otherwise rethrow its error, unobserved, out of a timer).
+    shadow.subscribe({ error: () => this.abort() });
     shadow.start();
     // CacheFlux's answers need no head start (they are instant); the caller has left them out.
     shadow.send({ type: 'CACHE.MISS', turnId: 'speculative', transcript: this.transcript });
