@@ -80,6 +80,8 @@ export class Speculation {
     if (this.state !== 'running') return;
     this.state = 'committed';
     this.stopShadow();
+    // Nothing asked yet (the end came at once): the turn does all of its work itself.
+    if (this.work.size === 0) return this.end('committed');
     this.timer = setTimeout(() => this.end('committed'), ADOPTION_WINDOW_MS);
     this.timer.unref();
   }
