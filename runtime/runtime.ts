@@ -34,6 +34,7 @@ import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
+import { SessionFacts } from './jobs/session-facts.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -151,6 +152,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     embedder,
     consents,
     zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
+    duplicateDistance: config.FACT_DUPLICATE_DISTANCE,
     dualWriteCounter: metrics.dualWrite,
     logger,
   });
@@ -211,14 +213,14 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
+  const memoryFacts = new PgMemoryFactsRepository(db.pool);
   const subagentModel = overrides.subagentModel ?? models.subagent;
   const closeJobs = new CloseJobs({
     consents,
     classifier: new MistralSmallMoodClassifier(subagentModel),
     summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
-    extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(subagentModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
     segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
-    memory: memory.memory,
     moodScores,
     segments,
     metrics,
@@ -245,7 +247,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     store: dreamStore,
     moodScores,
     segments,
-    facts: new PgMemoryFactsRepository(db.pool),
+    facts: memoryFacts,
     consents,
     memory: memory.memory,
     embedder,
