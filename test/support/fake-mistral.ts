@@ -169,3 +169,23 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   const text = Buffer.concat(chunks).toString();
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
+
+/** A held fact as the fact extractor's prompt shows it (« F1 (contacts) : Sa fille Claire vit à Lyon. »). */
+export interface ShownFact {
+  ref: string;
+  category: string;
+  content: string;
+}
+
+/** The held facts a reconciling extraction call was shown, in order: what a fake answer may target. */
+export function heldFactsShown(call: StructuredCall): ShownFact[] {
+  return [...call.user.matchAll(/^(F\d+) \(([a-z]+)\) : (.+)$/gmu)].map((m) => ({ ref: m[1]!, category: m[2]!, content: m[3]! }));
+}
+
+/** One entry of the reconciliation format (`{facts: [...]}`), with the nulls the strict schema asks for. */
+export function factOperation(entry: { op: 'add' | 'update' | 'invalidate' | 'none'; target?: string; content?: string; category?: string; confidence?: number }) {
+  return { target: null, content: null, category: null, confidence: 0.9, ...entry };
+}
+
+/** Whether a structured call is the fact extraction (its schema asks for `facts` with an `op`). */
+export const isFactExtraction = (call: StructuredCall) => call.schema.includes('"facts"') && call.schema.includes('"op"');
