@@ -15,6 +15,7 @@ import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
+import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -293,6 +294,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
     semanticCache,
     moodScores,
+    facts: memoryFacts,
+    exports: new PgSeniorExportRepository(db.pool),
     profiles,
     registry,
     presence,
