@@ -29,6 +29,11 @@ import {
 export const CALIBRATED_DUPLICATE_DISTANCES: Readonly<Record<string, number>> = { 'kohami-local-hash-v1': 0.3 };
 export const UNCALIBRATED_DUPLICATE_DISTANCE = 0.05;
 
+/** The near-miss guard's half of "the same fact": the two agree on content words, numbers, names and negation. */
+export function sameFactWording(a: string, b: string): boolean {
+  return guardsAgree(questionGuard(a), questionGuard(b));
+}
+
 export function duplicateDistanceFor(modelId: string, override?: number): number {
   return override ?? CALIBRATED_DUPLICATE_DISTANCES[modelId] ?? UNCALIBRATED_DUPLICATE_DISTANCE;
 }
@@ -184,8 +189,7 @@ export class PgVectorMemoryAdapter implements MemoryPort, FactValidity {
     if (same || isDegenerateVector(embedding) || embedding.length !== EMBEDDING_DIMENSIONS) return same;
     const near = await client.query<FactRow>(NEAR_COPIES_SQL, [seniorId, this.embedder.modelId, vectorParam(embedding), this.duplicateDistance]);
     if (near.rows.length === 0) return null;
-    const guard = questionGuard(content);
-    const copy = near.rows.find((row) => guardsAgree(guard, questionGuard(row.fact)));
+    const copy = near.rows.find((row) => sameFactWording(content, row.fact));
     return copy ? { ...toFact(copy), created: false } : null;
   }
 
