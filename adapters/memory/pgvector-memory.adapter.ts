@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import pgvector from 'pgvector';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { inTransaction } from '../postgres/transaction.ts';
 import {
   EMBEDDING_DIMENSIONS,
   InvalidFactCategoryError,
@@ -141,9 +142,7 @@ export class PgVectorMemoryAdapter implements MemoryPort, FactValidity {
     const content = fact.content.trim();
     // The network call before the lock: a slow embedder never holds other writers of the senior.
     const [embedding] = await this.embedder.embed([content]);
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [FACT_WRITE_LOCK, fact.seniorId]);
       let stored: PersistedFact | null = await this.heldCopy(client, fact.seniorId, content, embedding!);
       if (!stored) {
@@ -156,14 +155,8 @@ export class PgVectorMemoryAdapter implements MemoryPort, FactValidity {
       }
       if (!stored) throw new Error('memory fact neither stored nor found held');
       if (fact.supersedes && fact.supersedes !== stored.id && UUID.test(fact.supersedes)) await client.query(INVALIDATE_SQL, [fact.supersedes, fact.seniorId]);
-      await client.query('COMMIT');
       return stored;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async invalidate(seniorId: string, factId: string): Promise<boolean> {

@@ -9,25 +9,19 @@ import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { openDatabase, type Database } from '../../runtime/db/database.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createSenior } from '../support/database.ts';
+import { unit } from '../support/embeddings.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 
 const logger = createLogger('silent');
 
-function axis(weights: Record<number, number>): number[] {
-  const v = new Array<number>(1024).fill(0);
-  for (const [i, w] of Object.entries(weights)) v[Number(i)] = w;
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-}
-
 /** Two paraphrases within 0.05 of each other (the uncalibrated default distance); anything else on its own axis. */
 const PARAPHRASES: Record<string, number[]> = {
-  'Elle aime les fraises du marché.': axis({ 3: 1 }),
-  'Elle adore les fraises du marché.': axis({ 3: 1, 4: 0.1 }),
+  'Elle aime les fraises du marché.': unit({ 3: 1 }),
+  'Elle adore les fraises du marché.': unit({ 3: 1, 4: 0.1 }),
 };
 const embedder: MemoryEmbedderPort = {
   modelId: 'test-near',
-  embed: async (texts) => texts.map((t) => PARAPHRASES[t] ?? axis({ 900: 1 })),
+  embed: async (texts) => texts.map((t) => PARAPHRASES[t] ?? unit({ 900: 1 })),
 };
 
 describe('two runtime processes closing sessions of one senior at once', () => {
@@ -66,7 +60,7 @@ describe('two runtime processes closing sessions of one senior at once', () => {
   it('the unique index refuses a second valid copy even from a writer that skips the lock', async () => {
     const senior = await createSenior(Object.assign(one, { directory: new SeniorDirectory(one.pool) }));
     const insert = (pool: Database['pool'], text: string) =>
-      pool.query(`INSERT INTO memory_facts (senior_id, fact, category, embedding, embedding_model) VALUES ($1, $2, 'profil', $3::vector, 'x')`, [senior, text, `[${axis({ 1: 1 }).join(',')}]`]);
+      pool.query(`INSERT INTO memory_facts (senior_id, fact, category, embedding, embedding_model) VALUES ($1, $2, 'profil', $3::vector, 'x')`, [senior, text, `[${unit({ 1: 1 }).join(',')}]`]);
     await insert(one.pool, 'Il aime le jardinage.');
     await expect(insert(two.pool, 'il aime le  jardinage')).rejects.toThrow(/memory_facts_valid_content_idx/);
     // An invalidated fact does not count: the same text may hold again.
@@ -90,7 +84,7 @@ describe('migration 011 on a database that already holds copies', () => {
   it('keeps the oldest of each senior’s identical facts, and only those', async () => {
     const directory = new SeniorDirectory(db.pool);
     const [senior, other] = [await directory.createSenior({ displayName: 'A' }), await directory.createSenior({ displayName: 'B' })];
-    const v = `[${axis({ 2: 1 }).join(',')}]`;
+    const v = `[${unit({ 2: 1 }).join(',')}]`;
     const rows: Array<[string, string, string]> = [
       [senior, 'Sa fille Claire vit à Lyon.', '2026-01-01'],
       [senior, 'sa fille claire vit a lyon', '2026-02-01'],

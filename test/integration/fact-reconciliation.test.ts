@@ -10,6 +10,7 @@ import type { Exchange } from '../../machines/memory/derivation.ts';
 import { SessionFacts } from '../../runtime/jobs/session-facts.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createSenior, migratedDatabase } from '../support/database.ts';
+import { unit } from '../support/embeddings.ts';
 import { factOperation, FakeMistral, heldFactsShown, isFactExtraction, type ShownFact, type StructuredCall } from '../support/fake-mistral.ts';
 
 /**
@@ -159,19 +160,13 @@ describe('facts reconciled at session close', () => {
 
   it('the same meaning by the embedding, agreed by the near-miss guard, is not stored twice; a different fact nearby is', async () => {
     const senior = await createSenior(db);
-    const axis = (weights: Record<number, number>) => {
-      const v = new Array<number>(1024).fill(0);
-      for (const [i, w] of Object.entries(weights)) v[Number(i)] = w;
-      const norm = Math.hypot(...v);
-      return v.map((x) => x / norm);
-    };
     // Within 0.05 of each other (mistral-embed's uncalibrated default): a paraphrase and a change of place.
     const near: Record<string, number[]> = {
-      'Elle aime les fraises du marché.': axis({ 3: 1 }),
-      'Elle adore les fraises du marché.': axis({ 3: 1, 4: 0.1 }),
-      'Elle aime les fraises du marché de Nantes.': axis({ 3: 1, 4: -0.1 }),
+      'Elle aime les fraises du marché.': unit({ 3: 1 }),
+      'Elle adore les fraises du marché.': unit({ 3: 1, 4: 0.1 }),
+      'Elle aime les fraises du marché de Nantes.': unit({ 3: 1, 4: -0.1 }),
     };
-    mistral.embed = (text) => near[text] ?? axis({ 900: 1 });
+    mistral.embed = (text) => near[text] ?? unit({ 900: 1 });
     const said = Object.keys(near);
     answer = () => [factOperation({ op: 'add', content: said[extractions.length - 1]!, category: 'profil' })];
     for (let i = 0; i < said.length; i++) await sessionFacts.reconcile(senior, session);
