@@ -33,6 +33,11 @@ const schema = z
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     MISTRAL_SUBAGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /**
+     * Cosine distance at or under which a new fact (that the near-miss guard also finds the same) is a
+     * copy of a fact already held. Unset: the embedding model's calibrated value (docs/memory.md).
+     */
+    FACT_DUPLICATE_DISTANCE: optionalText.pipe(z.coerce.number<string | undefined>({ message: 'must be a number from 0 to 1' }).min(0).max(1).optional()),
     ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),

@@ -15,6 +15,7 @@ import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
+import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -34,6 +35,7 @@ import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
+import { SessionFacts } from './jobs/session-facts.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -154,6 +156,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     embedder,
     consents,
     zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
+    duplicateDistance: config.FACT_DUPLICATE_DISTANCE,
     dualWriteCounter: metrics.dualWrite,
     logger,
   });
@@ -230,14 +233,14 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
+  const memoryFacts = new PgMemoryFactsRepository(db.pool);
   const subagentModel = overrides.subagentModel ?? models.subagent;
   const closeJobs = new CloseJobs({
     consents,
     classifier: new MistralSmallMoodClassifier(subagentModel),
     summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
-    extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(subagentModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
     segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
-    memory: memory.memory,
     moodScores,
     segments,
     metrics,
@@ -264,7 +267,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     store: dreamStore,
     moodScores,
     segments,
-    facts: new PgMemoryFactsRepository(db.pool),
+    facts: memoryFacts,
     consents,
     memory: memory.memory,
     embedder,
@@ -310,6 +313,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
     semanticCache,
     moodScores,
+    facts: memoryFacts,
+    exports: new PgSeniorExportRepository(db.pool),
     profiles,
     registry,
     presence,

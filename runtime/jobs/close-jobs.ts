@@ -7,21 +7,21 @@ import {
   moodTier,
   type ConversationSummarizerPort,
   type Exchange,
-  type MemoryExtractorPort,
   type MoodClassifierPort,
   type SegmentSummarizerPort,
 } from '../../machines/memory/derivation.ts';
-import type { ConsentPort, MemoryPort } from '../../machines/memory/memory.port.ts';
+import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 import type { SessionClosed, Turn } from '../../machines/session/session.machine.ts';
 import type { Metrics } from '../metrics.ts';
+import type { SessionFacts } from './session-facts.ts';
 
 export interface CloseJobsDeps {
   consents: ConsentPort;
   classifier: MoodClassifierPort;
   summarizer: ConversationSummarizerPort;
-  extractor: MemoryExtractorPort;
+  /** Fact extraction, reconciled with the facts already held. */
+  facts: Pick<SessionFacts, 'reconcile'>;
   segmentSummarizer: SegmentSummarizerPort;
-  memory: MemoryPort;
   moodScores: PgMoodScoresRepository;
   segments: PgSegmentsRepository;
   metrics: Metrics;
@@ -101,10 +101,7 @@ export class CloseJobs {
 
   private async extractFacts(seniorId: string, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
     if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
-    for (const fact of await this.deps.extractor.extract(exchanges)) {
-      await yieldToIo();
-      await this.deps.memory.persist({ seniorId, content: fact.content, category: fact.category });
-    }
+    await this.deps.facts.reconcile(seniorId, exchanges);
     return 'ok';
   }
 

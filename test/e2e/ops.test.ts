@@ -142,6 +142,7 @@ describe('API documentation', () => {
       '/v1/admin/seniors/{id}/data',
       '/v1/admin/seniors/{id}/mood-entries',
       '/v1/admin/seniors/{id}/mood-timeline',
+      '/v1/admin/seniors/{id}/export',
       '/v1/ops/sessions',
       '/v1/ops/sessions/{id}',
       '/v1/ops/sessions/{id}/close',
