@@ -36,6 +36,8 @@ async function sessionOf(turns: string[], consents = ['conversation', 'profil'],
 
 const moodRows = async (senior: string) =>
   (await rt.db.pool.query('SELECT score, tier, source, summary, recorded_at FROM mood_scores WHERE senior_id = $1 ORDER BY recorded_at', [senior])).rows;
+const dropped = async (kind: string, reason: string) =>
+  (await rt.metrics.closeJobsDropped.get()).values.find((v) => v.labels.kind === kind && v.labels.reason === reason)?.value ?? 0;
 const jobCount = async (kind: string, outcome: string) =>
   (await rt.metrics.closeJobs.get()).values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
 
@@ -57,10 +59,52 @@ describe('close-time jobs', () => {
     expect(await jobCount('mood', 'skipped')).toBe(skippedBefore + 1);
   });
 
-  it('derives nothing from a session closed by erasure', async () => {
+  it('derives nothing from a session closed by erasure: no close-time job, and the turn’s pending derivation writes nothing', async () => {
     const modelCalls = subagent.doGenerateCalls.length;
-    await sessionOf(['mon fils vient demain'], ['conversation', 'profil'], 'erase');
-    expect(subagent.doGenerateCalls.length).toBe(modelCalls);
+    const droppedBefore = await dropped('mood', 'erased');
+    subagent.state.delayMs = 200;
+    try {
+      const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
+      await rt.consents.grant(senior, 'conversation');
+      const token = generateToken('kiosk');
+      await rt.directory.addDevice(senior, token);
+      const kiosk = await KioskClient.connect(rt.wsUrl, token);
+      await kiosk.start();
+      await kiosk.turn('t0', 'mon fils vient demain');
+      // The turn's mood job is calling the model (score and summary) when the erasure comes.
+      await expect.poll(() => subagent.state.inFlight).toBe(2);
+      await rt.app.inject({ method: 'DELETE', url: `/v1/admin/seniors/${senior}/data`, headers: { authorization: `Bearer ${rt.seed!.adminToken}` } });
+      await kiosk.next('session.closed');
+      kiosk.close();
+      expect(await rt.closeJobs.drain(10_000)).toBe(true);
+      expect((await rt.db.pool.query('SELECT count(*)::int AS n FROM mood_scores WHERE senior_id = $1', [senior])).rows[0].n).toBe(0);
+      expect(await dropped('mood', 'erased')).toBe(droppedBefore + 1);
+      // Only the turn's two calls: no extraction, no segment.
+      expect(subagent.doGenerateCalls.length).toBe(modelCalls + 2);
+    } finally {
+      subagent.state.delayMs = 0;
+    }
+  });
+
+  it('derives each turn while the session is live, and not again at close', async () => {
+    const moodJobs = await jobCount('mood', 'ok');
+    const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
+    await rt.consents.grant(senior, 'conversation');
+    const token = generateToken('kiosk');
+    await rt.directory.addDevice(senior, token);
+    const kiosk = await KioskClient.connect(rt.wsUrl, token);
+    await kiosk.start();
+    await kiosk.turn('t0', 'je suis allée voir ma sœur');
+    await kiosk.turn('t1', 'nous avons pris le thé');
+    // Written before the session ends: a crash now would lose nothing of these two turns.
+    await expect.poll(async () => (await moodRows(senior)).length).toBe(2);
+    kiosk.send({ type: 'session.end' });
+    await kiosk.next('session.closed');
+    kiosk.close();
+    expect(await rt.closeJobs.drain(10_000)).toBe(true);
+    expect(await moodRows(senior)).toHaveLength(2);
+    expect(await jobCount('mood', 'ok')).toBe(moodJobs + 2);
+    expect(await jobCount('segment', 'ok')).toBeGreaterThan(0);
   });
 
   it('a failing summarizer still writes the score row, with a null summary', async () => {

@@ -37,6 +37,17 @@ export class FakeMistral {
   /** Fixed latencies (benchmarks): the chat stream's first byte and each embeddings answer wait this long. */
   chatFirstByteMs = 0;
   embeddingLatencyMs = 0;
+  /**
+   * Non-streaming chat calls (the sub-agents' `doGenerate`): the JSON their message holds, from the
+   * request body (its `response_format` says which schema is asked). Null: they get the stream mode.
+   */
+  generate: ((body: Record<string, unknown>) => unknown) | null = null;
+  /** How long a non-streaming chat call waits before its answer (or its injected failure). */
+  generateLatencyMs = 0;
+  /** Failures for the next non-streaming chat calls, one each, in order: a status and its headers (Retry-After…). */
+  readonly failNext: Array<{ status: number; headers?: Record<string, string> }> = [];
+  /** When each non-streaming chat call arrived (Date.now()), and how it was answered. */
+  readonly generateLog: Array<{ at: number; status: number }> = [];
   /** The vector of one input; by default a deterministic one-hot vector (the same text, the same vector). */
   embed: ((text: string) => number[]) | null = null;
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
@@ -69,6 +80,7 @@ export class FakeMistral {
         res.once('close', () => {
           if (!res.writableEnded) this.chatAborted += 1;
         });
+        if (this.generate && body.stream !== true) return void setTimeout(() => this.generated(body, res), this.generateLatencyMs);
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (this.chatFirstByteMs > 0) return void setTimeout(() => this.chat(mode, body, res), this.chatFirstByteMs);
@@ -103,6 +115,28 @@ export class FakeMistral {
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`,
     );
     res.end('data: [DONE]\n\n');
+  }
+
+  /** Answers one non-streaming chat call: the next injected failure, or `generate`'s JSON as Mistral's chat completion. */
+  private generated(body: Record<string, unknown>, res: ServerResponse): void {
+    const failure = this.failNext.shift();
+    this.generateLog.push({ at: Date.now(), status: failure?.status ?? 200 });
+    if (failure) {
+      res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+      return void res.end(JSON.stringify({ object: 'error', message: 'rate limited or unavailable', type: 'service_unavailable' }));
+    }
+    const content = JSON.stringify(this.generate!(body));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: 'cmpl-g',
+        object: 'chat.completion',
+        created: 1,
+        model: String(body.model),
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+      }),
+    );
   }
 
   /** The agent's streamed replies (the sub-agents' structured calls are not streamed). */
