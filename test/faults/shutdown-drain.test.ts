@@ -61,7 +61,8 @@ describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped c
     // 2 sessions: 4 mood jobs, 2 extractions, 2 segments — none can finish in 100 ms.
     expect(lost).toBe(8);
     const line = rt.logs.lines.find((l) => l.includes('derivations are lost'))!;
-    expect(JSON.parse(line)).toMatchObject({ lost: 8, budgetMs: 100 });
+    // By kind: the turns' mood jobs (queued while the sessions were live) and each session's extraction and segment.
+    expect(JSON.parse(line)).toMatchObject({ lost: 8, mood: 4, extraction: 2, segment: 2, budgetMs: 100 });
     expect(line).not.toContain('pleut');
   });
 });

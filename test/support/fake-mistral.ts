@@ -46,8 +46,8 @@ export class FakeMistral {
   generateLatencyMs = 0;
   /** Failures for the next non-streaming chat calls, one each, in order: a status and its headers (Retry-After…). */
   readonly failNext: Array<{ status: number; headers?: Record<string, string> }> = [];
-  /** When each non-streaming chat call arrived (Date.now()), and how it was answered. */
-  readonly generateLog: Array<{ at: number; status: number }> = [];
+  /** Each non-streaming chat call: when it arrived and was answered (Date.now()), and its status. */
+  readonly generateLog: Array<{ at: number; answeredAt: number; status: number }> = [];
   /** The vector of one input; by default a deterministic one-hot vector (the same text, the same vector). */
   embed: ((text: string) => number[]) | null = null;
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
@@ -80,7 +80,10 @@ export class FakeMistral {
         res.once('close', () => {
           if (!res.writableEnded) this.chatAborted += 1;
         });
-        if (this.generate && body.stream !== true) return void setTimeout(() => this.generated(body, res), this.generateLatencyMs);
+        if (this.generate && body.stream !== true) {
+          const arrivedAt = Date.now();
+          return void setTimeout(() => this.generated(body, res, arrivedAt), this.generateLatencyMs);
+        }
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (this.chatFirstByteMs > 0) return void setTimeout(() => this.chat(mode, body, res), this.chatFirstByteMs);
@@ -118,9 +121,9 @@ export class FakeMistral {
   }
 
   /** Answers one non-streaming chat call: the next injected failure, or `generate`'s JSON as Mistral's chat completion. */
-  private generated(body: Record<string, unknown>, res: ServerResponse): void {
+  private generated(body: Record<string, unknown>, res: ServerResponse, at: number): void {
     const failure = this.failNext.shift();
-    this.generateLog.push({ at: Date.now(), status: failure?.status ?? 200 });
+    this.generateLog.push({ at, answeredAt: Date.now(), status: failure?.status ?? 200 });
     if (failure) {
       res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
       return void res.end(JSON.stringify({ object: 'error', message: 'rate limited or unavailable', type: 'service_unavailable' }));
@@ -179,4 +182,17 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString();
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/**
+ * `FakeMistral.generate` for the sub-agents: a fixed answer per schema asked (mood score,
+ * summary, facts), read from the request's `response_format`.
+ */
+export function subagentAnswers(answers: { score?: number; summary?: string; facts?: unknown[] } = {}) {
+  return (body: Record<string, unknown>): unknown => {
+    const schema = JSON.stringify(body.response_format ?? '');
+    if (schema.includes('"score"')) return { score: answers.score ?? 64 };
+    if (schema.includes('"summary"')) return { summary: answers.summary ?? 'Le senior a parlé de sa journée au jardin.' };
+    return { facts: answers.facts ?? [] };
+  };
 }
