@@ -2,9 +2,10 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { liveSession } from '../support/live-session.ts';
+import type { ConsentCategory } from '../../machines/memory/memory.port.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -18,16 +19,10 @@ beforeAll(async () => {
 afterAll(() => rt.close());
 
 /** A fresh senior with a kiosk (and the given consents), a session of `turns` agent turns, ended. */
-async function sessionOf(turns: string[], consents = ['conversation', 'profil'], end: 'session.end' | 'erase' = 'session.end') {
-  const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
-  for (const c of consents) await rt.consents.grant(senior, c as 'conversation');
-  const token = generateToken('kiosk');
-  await rt.directory.addDevice(senior, token);
-  const kiosk = await KioskClient.connect(rt.wsUrl, token);
-  await kiosk.start();
+async function sessionOf(turns: string[], consents: ConsentCategory[] = ['conversation', 'profil']) {
+  const { senior, kiosk } = await liveSession(rt, consents);
   for (const [i, t] of turns.entries()) await kiosk.turn(`t${i}`, t);
-  if (end === 'erase') await rt.app.inject({ method: 'DELETE', url: `/v1/admin/seniors/${senior}/data`, headers: { authorization: `Bearer ${rt.seed!.adminToken}` } });
-  else kiosk.send({ type: 'session.end' });
+  kiosk.send({ type: 'session.end' });
   await kiosk.next('session.closed');
   kiosk.close();
   await rt.closeJobs.drain(10_000);
@@ -64,12 +59,7 @@ describe('close-time jobs', () => {
     const droppedBefore = await dropped('mood', 'erased');
     subagent.state.delayMs = 200;
     try {
-      const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
-      await rt.consents.grant(senior, 'conversation');
-      const token = generateToken('kiosk');
-      await rt.directory.addDevice(senior, token);
-      const kiosk = await KioskClient.connect(rt.wsUrl, token);
-      await kiosk.start();
+      const { senior, kiosk } = await liveSession(rt);
       await kiosk.turn('t0', 'mon fils vient demain');
       // The turn's mood job is calling the model (score and summary) when the erasure comes.
       await expect.poll(() => subagent.state.inFlight).toBe(2);
@@ -88,12 +78,7 @@ describe('close-time jobs', () => {
 
   it('derives each turn while the session is live, and not again at close', async () => {
     const moodJobs = await jobCount('mood', 'ok');
-    const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
-    await rt.consents.grant(senior, 'conversation');
-    const token = generateToken('kiosk');
-    await rt.directory.addDevice(senior, token);
-    const kiosk = await KioskClient.connect(rt.wsUrl, token);
-    await kiosk.start();
+    const { senior, kiosk } = await liveSession(rt);
     await kiosk.turn('t0', 'je suis allée voir ma sœur');
     await kiosk.turn('t1', 'nous avons pris le thé');
     // Written before the session ends: a crash now would lose nothing of these two turns.

@@ -1,8 +1,8 @@
 import { createMistral } from '@ai-sdk/mistral';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { FakeMistral, subagentAnswers } from '../support/fake-mistral.ts';
-import { KioskClient } from '../support/kiosk-client.ts';
+import type { KioskClient } from '../support/kiosk-client.ts';
+import { liveSession } from '../support/live-session.ts';
 import { streamingModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -28,12 +28,7 @@ afterAll(async () => {
 
 /** A new consenting senior's live session with one answered turn. */
 async function oneTurn(text: string): Promise<{ senior: string; kiosk: KioskClient }> {
-  const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
-  await rt.consents.grant(senior, 'conversation');
-  const token = generateToken('kiosk');
-  await rt.directory.addDevice(senior, token);
-  const kiosk = await KioskClient.connect(rt.wsUrl, token);
-  await kiosk.start();
+  const { senior, kiosk } = await liveSession(rt);
   await kiosk.turn('t0', text);
   return { senior, kiosk };
 }
