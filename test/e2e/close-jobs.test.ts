@@ -115,7 +115,8 @@ describe('close-time jobs', () => {
   });
 
   it('runs in a pool bounded by CLOSE_JOBS_CONCURRENCY', async () => {
-    subagent.state.delayMs = 20;
+    // Long enough that the turns' mood jobs, queued as each turn ends, overlap.
+    subagent.state.delayMs = 200;
     subagent.state.maxInFlight = 0;
     try {
       const senior = await sessionOf(['un', 'deux', 'trois', 'quatre', 'cinq', 'six'].map((w) => `je compte ${w} fois`));

@@ -55,7 +55,8 @@ describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped c
 
   it('what cannot finish within SHUTDOWN_DRAIN_MS is counted in a metric and logged as a count, never as text', async () => {
     const subagent = subagentModel({ score: 40 });
-    subagent.state.delayMs = 2000;
+    // Under the sub-agents' 4 s bound, and long enough that no turn's mood job, started while its session lived, ends before the shutdown.
+    subagent.state.delayMs = 3500;
     const rt = await startTestRuntime({ agentModel: streamingModel(['Oui.']), subagentModel: subagent }, { SHUTDOWN_DRAIN_MS: '100', SHUTDOWN_DRAIN_CONCURRENCY: '2' });
     await liveSessions(rt, 2, 2);
     await rt.close();
