@@ -2,7 +2,7 @@ import { setImmediate as yieldToIo } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { HELD_FACTS_SHOWN } from '../../adapters/subagents/mistral-small-memory-extractor.ts';
-import type { Exchange, MemoryExtractorPort } from '../../machines/memory/derivation.ts';
+import type { Exchange, FactOperation, MemoryExtractorPort } from '../../machines/memory/derivation.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 
 export interface FactsReconciled {
@@ -32,25 +32,40 @@ export class SessionFacts {
 
   /** The caller has checked the `conversation` consent. */
   async reconcile(seniorId: string, exchanges: Exchange[]): Promise<FactsReconciled> {
-    const { extractor, facts, memory } = this.deps;
-    const held = await facts.known(seniorId, HELD_FACTS_SHOWN);
-    const counts: FactsReconciled = { added: 0, updated: 0, invalidated: 0, unchanged: 0 };
-    for (const operation of await extractor.reconcile(exchanges, held)) {
+    const counts = emptyCounts();
+    for (const operation of await this.plan(seniorId, exchanges)) {
       await yieldToIo();
-      if (operation.op === 'none') counts.unchanged += 1;
-      else if (operation.op === 'invalidate') {
-        if (await memory.invalidate(seniorId, operation.target)) counts.invalidated += 1;
-      } else {
-        const { content, category } = operation.fact;
-        const supersedes = operation.op === 'update' ? { supersedes: operation.target } : {};
-        const stored = await memory.persist({ seniorId, content, category, ...supersedes });
-        // An update whose new text was already held still supersedes its target (unless it is the target).
-        if (operation.op === 'update' && stored.id !== operation.target) counts.updated += 1;
-        else if (stored.created) counts.added += 1;
-        else counts.unchanged += 1;
-      }
+      await this.apply(seniorId, operation, counts);
     }
     this.deps.logger.debug({ seniorId, ...counts }, 'session facts reconciled');
     return counts;
   }
+
+  /** The model's stage: the held facts read, and what the session says of each fact. */
+  async plan(seniorId: string, exchanges: Exchange[]): Promise<FactOperation[]> {
+    const held = await this.deps.facts.known(seniorId, HELD_FACTS_SHOWN);
+    return this.deps.extractor.reconcile(exchanges, held);
+  }
+
+  /** The database's stage, one operation at a time (a retried write resumes after those applied). */
+  async apply(seniorId: string, operation: FactOperation, counts: FactsReconciled = emptyCounts()): Promise<FactsReconciled> {
+    const { memory } = this.deps;
+    if (operation.op === 'none') counts.unchanged += 1;
+    else if (operation.op === 'invalidate') {
+      if (await memory.invalidate(seniorId, operation.target)) counts.invalidated += 1;
+    } else {
+      const { content, category } = operation.fact;
+      const supersedes = operation.op === 'update' ? { supersedes: operation.target } : {};
+      const stored = await memory.persist({ seniorId, content, category, ...supersedes });
+      // An update whose new text was already held still supersedes its target (unless it is the target).
+      if (operation.op === 'update' && stored.id !== operation.target) counts.updated += 1;
+      else if (stored.created) counts.added += 1;
+      else counts.unchanged += 1;
+    }
+    return counts;
+  }
+}
+
+function emptyCounts(): FactsReconciled {
+  return { added: 0, updated: 0, invalidated: 0, unchanged: 0 };
 }

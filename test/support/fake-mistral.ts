@@ -50,6 +50,17 @@ export class FakeMistral {
    * the chat stream like any other (which the sub-agents' adapter refuses).
    */
   structured: ((call: StructuredCall) => unknown) | null = null;
+  /**
+   * Non-streaming chat calls (the sub-agents' `doGenerate`): the JSON their message holds, from the
+   * request body (its `response_format` says which schema is asked). Null: they get the stream mode.
+   */
+  generate: ((body: Record<string, unknown>) => unknown) | null = null;
+  /** How long a non-streaming chat call waits before its answer (or its injected failure). */
+  generateLatencyMs = 0;
+  /** Failures for the next non-streaming chat calls, one each, in order: a status and its headers (Retry-After…). */
+  readonly failNext: Array<{ status: number; headers?: Record<string, string> }> = [];
+  /** Each non-streaming chat call: when it arrived and was answered (Date.now()), and its status. */
+  readonly generateLog: Array<{ at: number; answeredAt: number; status: number }> = [];
   /** The vector of one input; by default a deterministic one-hot vector (the same text, the same vector). */
   embed: ((text: string) => number[]) | null = null;
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
@@ -82,6 +93,10 @@ export class FakeMistral {
         res.once('close', () => {
           if (!res.writableEnded) this.chatAborted += 1;
         });
+        if (this.generate && body.stream !== true) {
+          const arrivedAt = Date.now();
+          return void setTimeout(() => this.generated(body, res, arrivedAt), this.generateLatencyMs);
+        }
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (body.stream !== true && this.structured && mode.kind !== 'status') return this.structuredAnswer(this.structured, body, res);
@@ -119,6 +134,18 @@ export class FakeMistral {
     res.end('data: [DONE]\n\n');
   }
 
+  /** Answers one non-streaming chat call: the next injected failure, or `generate`'s JSON as Mistral's chat completion. */
+  private generated(body: Record<string, unknown>, res: ServerResponse, at: number): void {
+    const failure = this.failNext.shift();
+    this.generateLog.push({ at, answeredAt: Date.now(), status: failure?.status ?? 200 });
+    if (failure) {
+      res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+      return void res.end(JSON.stringify({ object: 'error', message: 'rate limited or unavailable', type: 'service_unavailable' }));
+    }
+    const content = JSON.stringify(this.generate!(body));
+    completion(res, body, content);
+  }
+
   /** The agent's streamed replies (the sub-agents' structured calls are not streamed). */
   get agentRequests() {
     return this.chatRequests.filter((r) => r.body.stream === true);
@@ -133,17 +160,7 @@ export class FakeMistral {
         .join('\n');
     const format = body.response_format as { json_schema?: { schema?: unknown } } | undefined;
     const content = JSON.stringify(answer({ system: text('system'), user: text('user'), schema: JSON.stringify(format?.json_schema?.schema ?? {}) }));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({
-        id: 'cmpl-1',
-        object: 'chat.completion',
-        created: 1,
-        model: String(body.model),
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
-      }),
-    );
+    completion(res, body, content);
   }
 
   get chatRequests() {
@@ -176,6 +193,21 @@ export class FakeMistral {
   }
 }
 
+/** A non-streaming answer: `content` as the assistant message of Mistral's `chat.completion`. */
+function completion(res: ServerResponse, body: Record<string, unknown>, content: string): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      id: 'cmpl-1',
+      object: 'chat.completion',
+      created: 1,
+      model: String(body.model),
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    }),
+  );
+}
+
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -202,3 +234,16 @@ export function factOperation(entry: { op: 'add' | 'update' | 'invalidate' | 'no
 
 /** Whether a structured call is the fact extraction (its schema asks for `facts` with an `op`). */
 export const isFactExtraction = (call: StructuredCall) => call.schema.includes('"facts"') && call.schema.includes('"op"');
+
+/**
+ * `FakeMistral.generate` for the sub-agents: a fixed answer per schema asked (mood score,
+ * summary, facts), read from the request's `response_format`.
+ */
+export function subagentAnswers(answers: { score?: number; summary?: string; facts?: unknown[] } = {}) {
+  return (body: Record<string, unknown>): unknown => {
+    const schema = JSON.stringify(body.response_format ?? '');
+    if (schema.includes('"score"')) return { score: answers.score ?? 64 };
+    if (schema.includes('"summary"')) return { summary: answers.summary ?? 'Le senior a parlé de sa journée au jardin.' };
+    return { facts: answers.facts ?? [] };
+  };
+}
