@@ -32,7 +32,19 @@ const schema = z
     MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     MISTRAL_SUBAGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
-    CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** Derivation jobs (per-turn mood, close-time facts and segment) running at once: size it for the provider's rate limit. */
+    CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+    /** Tries per stage of a derivation (model, then database) before a transient failure is final. */
+    CLOSE_JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
+    /** Turns (transcript and reply) pending derivations may hold in RAM; past it, new jobs are dropped and counted. */
+    CLOSE_JOBS_MAX_TRANSCRIPTS: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+    /** The same bound in MiB of their text. */
+    CLOSE_JOBS_MAX_HELD_MB: z.coerce.number().int().min(1).max(4096).default(48),
+    /**
+     * Cosine distance at or under which a new fact (that the near-miss guard also finds the same) is a
+     * copy of a fact already held. Unset: the embedding model's calibrated value (docs/memory.md).
+     */
+    FACT_DUPLICATE_DISTANCE: optionalText.pipe(z.coerce.number<string | undefined>({ message: 'must be a number from 0 to 1' }).min(0).max(1).optional()),
     ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),
@@ -87,6 +99,20 @@ const schema = z
     ENDPOINT_UNFINISHED_MS: z.coerce.number().int().min(300).max(10_000).default(2500),
     /** Voice mode: no silence inside an utterance lasts longer; an abandoned sentence is answered then. */
     ENDPOINT_MAX_MS: z.coerce.number().int().min(300).max(10_000).default(3000),
+    /**
+     * Voice mode, the preemptive turn: while a pause's end-of-turn wait runs, the turn's work (recall,
+     * the semantic cache, the model, the first sentence's speech) starts on the interim transcript and is
+     * used if the turn ends on that very text, dropped otherwise. `off` saves the calls wasted on pauses
+     * the senior goes on after.
+     */
+    PREEMPTIVE_TURN: z.enum(['on', 'off']).default('on'),
+    /** Voice mode: the preemptive turn starts when the end of the pause is due within this much silence. */
+    PREEMPTIVE_LEAD_MS: z.coerce.number().int().min(0).max(10_000).default(600),
+    /**
+     * Voice mode: how far behind the audio Voxtral realtime gives its words (`target_streaming_delay_ms`,
+     * 80–1200). Shorter: the end of a sentence is read sooner (a faster answer), a little less accurately.
+     */
+    STT_STREAMING_DELAY_MS: z.coerce.number().int().min(80).max(1200).default(480),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */

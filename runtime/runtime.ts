@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { InspectionEvent } from 'xstate';
 import { AgentFluxAdapter } from '../adapters/fluxes/agent-flux.adapter.ts';
-import { loadCacheVariations } from '../adapters/fluxes/cache-flux.adapter.ts';
+import { loadCacheVariations, resolveIntent } from '../adapters/fluxes/cache-flux.adapter.ts';
 import { MemoryFluxAdapter } from '../adapters/fluxes/memory-flux.adapter.ts';
 import { MemorySearch } from '../adapters/memory/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-provider.ts';
@@ -15,6 +15,7 @@ import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
+import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -35,6 +36,8 @@ import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
+import { SessionFacts } from './jobs/session-facts.ts';
+import { ProviderGate } from '../adapters/models/provider-gate.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -46,6 +49,7 @@ import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
+import { Preemptions, type TurnPorts } from './voice/preemption/preemptions.ts';
 import { createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
@@ -114,6 +118,8 @@ const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
  * texts (~8 KiB of vector each) in RAM.
  */
 const SHARED_EMBEDDINGS = { maxEntries: 1024, ttlMs: 10_000, warmTimeoutMs: 5_000, maxWarming: 64 };
+/** A senior who pauses again and again within one utterance costs at most this many speculative turns (LiveKit: 3). */
+const SPECULATIONS_PER_UTTERANCE = 3;
 /** Longer interim transcripts are not warmed (a turn's transcript is a spoken sentence or two). */
 const PREFETCH_MAX_CHARS = 2_000;
 
@@ -155,6 +161,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     embedder,
     consents,
     zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
+    duplicateDistance: config.FACT_DUPLICATE_DISTANCE,
     dualWriteCounter: metrics.dualWrite,
     logger,
     minSimilarity: recallFloor.floor,
@@ -174,12 +181,28 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
 
+  const turnPorts: TurnPorts = {
+    recall: new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger),
+    cache: semanticCache,
+    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder)),
+  };
+  // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
+  // sessions' ports adopt what it recorded when the turn asks the same.
+  const preemptions =
+    config.PREEMPTIVE_TURN === 'on'
+      ? new Preemptions(
+          turnPorts,
+          { ended: (outcome) => metrics.preemptiveTurns.inc({ outcome }), wasted: (kind) => metrics.preemptiveWasted.inc({ kind }) },
+          { leadMs: config.PREEMPTIVE_LEAD_MS, maxPerUtterance: SPECULATIONS_PER_UTTERANCE, answersAtOnce: (transcript) => resolveIntent(transcript) !== null },
+        )
+      : null;
+  const ports = preemptions?.adoptingPorts() ?? turnPorts;
   const machine = sessionMachine.provide({
     actors: {
-      agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder))),
-      semanticCache: semanticCacheLogic(semanticCache),
+      agentReply: agentReplyLogic(ports.agent),
+      semanticCache: semanticCacheLogic(ports.cache),
       summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
-      recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
+      recall: recallLogic(ports.recall),
     },
   });
   const segments = new PgSegmentsRepository(db.pool);
@@ -216,22 +239,31 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
-  const subagentModel = overrides.subagentModel ?? models.subagent;
+  const memoryFacts = new PgMemoryFactsRepository(db.pool);
+  // The derivations' calls go through the gate: a 429/503 pauses them all for its Retry-After.
+  const gate = new ProviderGate();
+  const derivationModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   const closeJobs = new CloseJobs({
     consents,
-    classifier: new MistralSmallMoodClassifier(subagentModel),
-    summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
-    extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
-    segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
-    memory: memory.memory,
+    classifier: new MistralSmallMoodClassifier(derivationModel),
+    summarizer: new MistralSmallConversationSummarizer(derivationModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(derivationModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
+    segmentSummarizer: new MistralSmallSegmentSummarizer(derivationModel, logger),
     moodScores,
     segments,
     metrics,
     logger,
+    gate,
     concurrency: config.CLOSE_JOBS_CONCURRENCY,
+    maxAttempts: config.CLOSE_JOBS_MAX_ATTEMPTS,
+    maxTranscripts: config.CLOSE_JOBS_MAX_TRANSCRIPTS,
+    maxHeldBytes: config.CLOSE_JOBS_MAX_HELD_MB * 1024 * 1024,
   });
+  metrics.sources.derivations = () => closeJobs.stats();
   registry.onSessionClosed((event) => closeJobs.handle(event));
-  registry.onTurn((done) => {
+  registry.onTurn((done, session) => {
+    // The turn's derivation, once this reply.done has gone to the kiosk and the actor's transition is over: never on the reply's path.
+    setImmediate(() => closeJobs.handleTurn(session, done.turnId));
     metrics.turns.inc({ flux: done.flux });
     metrics.turnLatency.observe({ flux: done.flux }, done.latencyMs / 1000);
     if (done.flux === 'cache') metrics.cacheFluxHits.inc();
@@ -250,7 +282,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     store: dreamStore,
     moodScores,
     segments,
-    facts: new PgMemoryFactsRepository(db.pool),
+    facts: memoryFacts,
     consents,
     memory: memory.memory,
     embedder,
@@ -270,9 +302,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       () => {},
     );
   };
-  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn });
+  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn, ...(preemptions ? { preemption: preemptions } : {}) });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
-  const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices };
+  // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).
+  const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices, derivations: closeJobs };
   const across: ErasureAcrossProcesses = {
     notices: new PgErasureNoticesRepository(db.pool),
     presence,
@@ -296,6 +329,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
     semanticCache,
     moodScores,
+    facts: memoryFacts,
+    exports: new PgSeniorExportRepository(db.pool),
     profiles,
     registry,
     presence,

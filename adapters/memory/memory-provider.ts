@@ -19,12 +19,14 @@ export function provideMemory(deps: {
   embedder: MemoryEmbedderPort;
   consents: ConsentPort;
   zep: ZepSettings;
+  /** FACT_DUPLICATE_DISTANCE (unset: the embedding model's default). */
+  duplicateDistance?: number | undefined;
   dualWriteCounter: Counter<'backend' | 'operation' | 'outcome'>;
   logger: Logger;
   /** Recall's relevance floor on the pgvector store (cosine similarity); null: none. */
   minSimilarity: number | null;
 }): ProvidedMemory {
-  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger, { minSimilarity: deps.minSimilarity });
+  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger, { duplicateDistance: deps.duplicateDistance, minSimilarity: deps.minSimilarity });
   const zep = new ZepMemoryAdapter(deps.zep, deps.consents);
   const stores = { zep, memory_facts: pgvector };
   if (!zep.provisioned) return { memory: pgvector, kind: 'pgvector', stores };
