@@ -55,6 +55,12 @@ export function createMetrics() {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const semanticCacheRefusals = new Counter({
+    name: 'kohami_semantic_cache_refusals_total',
+    help: 'Questions kept out of the semantic cache, neither served from it nor stored, by reason: health (health, medication, symptoms, care)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const semanticCacheSimilarity = new Histogram({
     name: 'kohami_semantic_cache_best_similarity',
     help: 'Best cosine similarity found per semantic cache lookup',
@@ -81,7 +87,7 @@ export function createMetrics() {
     labelNames: ['service'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, bargeIn, speechErrors, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
+  return { registry, sources, voiceStage, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
