@@ -55,17 +55,24 @@ export async function pairSimilarities(embedder: MemoryEmbedderPort, pairs: Labe
   return pairs.map((p) => cosine(vectors.get(p.a)!, vectors.get(p.b)!));
 }
 
-export const KIND_HEADER = '| kind | label | pairs | hits | hit rate (same) or share refused (near-miss) |\n|---|---|---:|---:|---:|';
+export const KIND_HEADER =
+  '| kind | label | pairs | hits | hit rate (same) or share refused (near-miss) | about health (never served) | hit rate outside health |\n|---|---|---:|---:|---:|---:|---:|';
 
-/** Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss kinds. */
+/**
+ * Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss
+ * kinds, and how many pairs are about health — never served, so a same-meaning kind's rate is also
+ * given over the others.
+ */
 export function kindRows(byKind: Record<string, KindScore>): string[] {
   return Object.entries(byKind)
     .sort(([a, x], [b, y]) => Number(y.same) - Number(x.same) || a.localeCompare(b))
-    .map(([kind, k]) =>
-      k.same
-        ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} |`
-        : `| ${kind} | near-miss | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} |`,
-    );
+    .map(([kind, k]) => {
+      const health = k.health ?? 0;
+      const outside = k.same ? (k.pairs > health ? (k.hits / (k.pairs - health)).toFixed(3) : '—') : '—';
+      return k.same
+        ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} | ${health} | ${outside} |`
+        : `| ${kind} | near-miss | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} | ${health} | ${outside} |`;
+    });
 }
 
 async function main(): Promise<void> {
