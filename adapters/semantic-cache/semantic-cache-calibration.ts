@@ -81,7 +81,8 @@ export function writeCalibration(modelId: string, calibration: ModelCalibration,
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
-const figures = (s: Score) => `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} held-out pairs`;
+const figures = (s: Score) =>
+  `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} held-out pairs`;
 
 /**
  * The active threshold, or why there is none (the cache then runs off, said once at start): a
