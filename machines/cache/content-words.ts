@@ -22,26 +22,35 @@ export interface ContentSignature {
  * participle) and folded (accents off: what the lexicon is matched against). Elisions and
  * hyphens split words: « l'hôpital » → « l », « hôpital »; « dis-moi » → « dis », « moi ».
  */
-export function words(text: string): { said: string[]; folded: string[]; capital: boolean[]; boundary: Set<number> } {
-  const said = text
-    .toLowerCase()
-    .normalize('NFC')
-    .replace(/œ/g, 'oe')
-    .replace(/æ/g, 'ae')
-    .replace(/[’'`\-]/g, ' ')
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
-  // « où » (where) would fold to « ou » (or).
-  const folded = said.map((w) => (w === 'où' ? 'ouwh' : w.normalize('NFD').replace(/\p{Diacritic}/gu, '')));
-  // What lower case loses: capitals (names: « Pâques », « Claire ») and punctuation (clauses).
+export interface Words {
+  said: string[];
+  folded: string[];
+  capital: boolean[];
+  boundary: Set<number>;
+}
+export function words(text: string): Words {
+  const said: string[] = [];
+  // What lower case loses: capitals (names: « Claire ») and punctuation (where a clause ends).
   const capital: boolean[] = [];
   const boundary = new Set<number>();
-  for (const r of text.normalize('NFC').replace(/[’'`\-]/g, ' ').replace(/[,;:.?!…]/g, ' \u0001 ').replace(/[^\p{L}\p{N}\s\u0001]/gu, ' ').split(/\s+/)) {
-    if (r === '\u0001') boundary.add(capital.length);
-    else if (r) capital.push(/^\p{Lu}/u.test(r));
+  const raw = text
+    .normalize('NFC')
+    .replace(/[’'`\-]/g, ' ')
+    .replace(/[,;:.?!…]/g, ' \u0001 ')
+    .replace(/[^\p{L}\p{N}\s\u0001]/gu, ' ')
+    .split(/\s+/);
+  for (const r of raw) {
+    if (r === '') continue;
+    if (r === '\u0001') {
+      boundary.add(said.length);
+      continue;
+    }
+    const lower = r.toLowerCase();
+    capital.push(r[0] !== lower[0]);
+    said.push(lower.includes('œ') || lower.includes('æ') ? lower.replace(/œ/g, 'oe').replace(/æ/g, 'ae') : lower);
   }
-  if (capital.length !== said.length) return { said, folded, capital: said.map(() => false), boundary: new Set() };
+  // « où » (where) would fold to « ou » (or).
+  const folded = said.map((w) => (w === 'où' ? 'ouwh' : /[^a-z0-9]/.test(w) ? w.normalize('NFD').replace(/\p{Diacritic}/gu, '') : w));
   return { said, folded, capital, boundary };
 }
 const fold = (list: string) => words(list).folded;
@@ -271,8 +280,9 @@ function asksOnly(tokens: string[], i: number): boolean {
 const BROADCAST = new Set(['tele', 'television', 'radio', 'chaine', 'cinema', 'cine']);
 const ON_AIR = /^(pass|programme)/;
 
-export function contentSignature(question: string): ContentSignature {
-  const { said, folded: tokens } = words(question);
+/** `split` is the question's words when the caller has them already (the guard splits once for all its parts). */
+export function contentSignature(question: string, split: Words = words(question)): ContentSignature {
+  const { said, folded: tokens } = split;
   const keys = new Set<string>();
   const contrasts = new Set<string>();
   let request = false;

@@ -4,7 +4,7 @@
  * (machines/cache/content-words.ts) and on who does what to whom (machines/cache/question-roles.ts).
  * Computed once per question — a cached entry keeps its own.
  */
-import { contentAgree, contentSignature, type ContentSignature } from './content-words.ts';
+import { contentAgree, contentSignature, words, type ContentSignature } from './content-words.ts';
 import { SPOKEN_PHRASES } from './french-lexicon.ts';
 import { detailsAgree, questionDetails, type QuestionDetails } from './question-details.ts';
 import { questionRoles } from './question-roles.ts';
@@ -23,7 +23,8 @@ export function spokenForms(question: string): string {
 
 export function questionGuard(question: string): QuestionGuard {
   const text = spokenForms(question);
-  return { details: questionDetails(text), content: contentSignature(text), roles: questionRoles(text) };
+  const split = words(text);
+  return { details: questionDetails(text), content: contentSignature(text, split), roles: questionRoles(text, split) };
 }
 
 export function guardsAgree(a: QuestionGuard, b: QuestionGuard): boolean {

@@ -93,11 +93,12 @@ export function questionDetails(question: string): QuestionDetails {
   if (/(?<!apres )\bmidi\b/.test(text)) times.push('12:00'); // not « après-midi », a part of the day
   if (/\bminuit\b/.test(text)) times.push('0:00');
   // « un » and « une » are articles far more often than numbers: only a digit or another word counts.
-  const numbers = text
-    .replace(/\b\d{1,2}\s?(?:h|heures?|:)\s?\d{0,2}\b/g, ' ')
-    .split(' ')
+  const numbers = (/\d/.test(text) ? text.replace(/\b\d{1,2}\s?(?:h|heures?|:)\s?\d{0,2}\b/g, ' ').split(' ') : words)
     .map((w) => (/^\d+$/.test(w) ? w : w === 'un' || w === 'une' ? undefined : NUMBER_WORDS[w]))
     .filter((n): n is string => n !== undefined);
+  // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
+  const asserted = text.replace(/ ou (?:pas|non)$/, '');
+  const negated = NEGATION.test(asserted);
   // Names (« Claire » / « Sophie ») are content words: the content-word guard compares them.
   const people = phrases(text, KIN).map((kin) => {
     const before = POSSESSIVE_PATTERNS.get(kin)!.exec(text);
@@ -112,9 +113,8 @@ export function questionDetails(question: string): QuestionDetails {
     people: [...new Set(people)].sort(),
     // « marché » folds to « marche » (« je marche »): the place keeps its accent.
     places: phrases(text, PLACES).filter((p) => p !== 'marche' || /marché/i.test(question)).sort(),
-    // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
-    negated: NEGATION.test(text.replace(/ ou (?:pas|non)$/, '')),
-    negations: text.replace(/ ou (?:pas|non)$/, '').match(NEGATIONS)?.length ?? 0,
+    negated,
+    negations: negated ? (asserted.match(NEGATIONS)?.length ?? 0) : 0,
     titles: [...new Set(words.map((w) => TITLES[w]).filter((t): t is string => t !== undefined))].sort(),
     quantifiers: quantifiers(text),
   };
@@ -127,7 +127,9 @@ export function questionDetails(question: string): QuestionDetails {
  */
 const TOUT_BEFORE = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'est', 'va', 'sera', 'etait', 'ca', 'cela', 'ce', 'fini', 'compris', 'pret', 'prets']);
 const TOUT_AFTER = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avait', 'dois', 'doit', 'devez', 'faut', 'faudra', 'faudrait', 'peux', 'peut', 'pouvez', 'veux', 'veut', 'voulez', 'c', 'mange', 'manger', 'ranger', 'range', 'fait', 'faire']);
+const ANY_QUANTIFIER = /\b(?:toute?s?|tous|chaque|quelques?|plusieurs|certaine?s|quelqu)\b/;
 function quantifiers(text: string): string[] {
+  if (!ANY_QUANTIFIER.test(text)) return [];
   const words = text.replace(NOT_A_QUANTITY, ' ').split(' ');
   const found = new Set(
     words

@@ -9,7 +9,7 @@
  * vient ma fille ? », « … que faisait ma mère »), a « qui » follows (« c'est ma sœur qui… »), « être »
  * has no object (« il est passé le facteur »), or « par » names the agent. Pure and cheap: one pass.
  */
-import { words } from './content-words.ts';
+import { words, type Words } from './content-words.ts';
 import { EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
 
@@ -50,8 +50,8 @@ interface Person {
 }
 
 /** The question's people with their roles, sorted (« obj:fille », « subj:self »); empty when no one can swap. */
-export function questionRoles(question: string): string[] {
-  const { said, folded: t, capital, boundary } = words(question);
+export function questionRoles(question: string, split: Words = words(question)): string[] {
+  const { said, folded: t, capital, boundary } = split;
   // « est-ce que » makes a question: its « est » is no verb.
   const skip = new Set<number>();
   for (let i = 0; i < t.length; i++) if (t[i] === 'est' && t[i + 1] === 'ce' && /^qu/.test(t[i + 2] ?? '')) [i, i + 1, i + 2].forEach((k) => skip.add(k));
