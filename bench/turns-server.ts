@@ -5,8 +5,8 @@ import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
 
 /**
  * The runtime side of bench:turns, in its own process: the real runtime (embedded PGlite, voice mode)
- * against the fakes at MISTRAL_BASE_URL, with ENDPOINT_SILENCE_MS from the environment (unset: the
- * runtime's default). One senior per lane, token `kiosk_turns_<i>`, preferred name `Turns<i>`: the
+ * against the fakes at MISTRAL_BASE_URL, with the settings of BENCH_RUNTIME_ENV (JSON, e.g.
+ * {"PREEMPTIVE_TURN":"off"}) over the runtime's defaults. One senior per lane, token `kiosk_turns_<i>`, preferred name `Turns<i>`: the
  * name reaches the recognizer as its context bias, which tells the fakes whose script a socket plays.
  *   argv: lanes
  */
@@ -17,10 +17,15 @@ const config = loadConfig({
   PGLITE_DATA_DIR: 'memory://',
   MISTRAL_API_KEY: 'bench-key',
   MISTRAL_BASE_URL: process.env.MISTRAL_BASE_URL!,
-  ...(process.env.ENDPOINT_SILENCE_MS ? { ENDPOINT_SILENCE_MS: process.env.ENDPOINT_SILENCE_MS } : {}),
+  ...(JSON.parse(process.env.BENCH_RUNTIME_ENV ?? '{}') as Record<string, string>),
 });
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
 await seedBenchSeniors(rt, lanes, { tokenPrefix: 'kiosk_turns_', namePrefix: 'Turns' });
 await grantAllConsents(rt);
-process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, endpointSilenceMs: config.ENDPOINT_SILENCE_MS });
+process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, sttDelayMs: config.STT_STREAMING_DELAY_MS });
+// The speculative turns by outcome, when the bench asks (its last numbers, after the run).
+process.on('message', (message: { type?: string }) => {
+  if (message.type !== 'speculations') return;
+  void rt.metrics.preemptiveTurns.get().then(({ values }) => process.send!({ type: 'speculations', counts: Object.fromEntries(values.map((v) => [String(v.labels.outcome), v.value])) }));
+});
 process.on('SIGTERM', () => process.exit(0));

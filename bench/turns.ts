@@ -15,10 +15,13 @@ import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAt
  * the recognizer's words 480 ms behind the audio and its final transcript BENCH_STT_MS after a flush).
  * Per utterance: was it cut (a turn committed before its audio ended), end of speech → first reply
  * audio, and the model and speech calls per committed turn. Baseline in the same run: the runtime at
- * its default ENDPOINT_SILENCE_MS against a fixed 1500 ms.
+ * its defaults against the same with BENCH_BASELINE's settings (default PREEMPTIVE_TURN=off: the turn's
+ * work starts only once the end of turn is confirmed).
  *   npm run bench:turns   (BENCH_CLIPS: clips drawn per part, default all; BENCH_PART=held-out|tuning|both;
- *   BENCH_LANES=14; BENCH_SEED=1; BENCH_STT_MS=100; BENCH_BASELINE_MS=1500; BENCH_SCALE=1 multiplies
- *   every set's count; BENCH_TRANSCRIPTS=1 prints the first utterances' texts)
+ *   BENCH_LANES=14; BENCH_SEED=1; BENCH_STT_MS=100; BENCH_BASELINE=PREEMPTIVE_TURN=off (settings, comma-separated);
+ *   BENCH_CURRENT= (settings over the defaults for the first run, for tuning); BENCH_SCALE=1 multiplies
+ *   every set's count; BENCH_TRANSCRIPTS=1 prints the first utterances' texts; BENCH_CUTS=1 those of the
+ *   utterances the first configuration cut)
  */
 const SEED = Number(process.env.BENCH_SEED ?? 1);
 const LANES = Number(process.env.BENCH_LANES ?? 14);
@@ -27,7 +30,10 @@ const PARTS = (process.env.BENCH_PART ?? 'held-out') === 'both' ? (['tuning', 'h
 const STT_MS = Number(process.env.BENCH_STT_MS ?? 100);
 const MODEL_MS = 300;
 const VOICE_MS = 100;
-const BASELINE_MS = Number(process.env.BENCH_BASELINE_MS ?? 1500);
+/** `A=1,B=2` → { A: '1', B: '2' }: runtime settings for one configuration. */
+const settingsOf = (text: string): Record<string, string> => Object.fromEntries(text.split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
+const BASELINE = process.env.BENCH_BASELINE ?? 'PREEMPTIVE_TURN=off';
+const CURRENT = process.env.BENCH_CURRENT ?? '';
 const FRAME_MS = 20;
 const FRAME_SAMPLES = (RATE * FRAME_MS) / 1000;
 /** Silence before each utterance (more than the runtime's 300 ms pre-roll) and after it (the answer comes in it). */
@@ -248,24 +254,27 @@ function request<T>(child: ChildProcess, msg: Record<string, unknown>, type: str
 
 interface Run {
   label: string;
-  endpointSilenceMs: number;
+  sttDelayMs: number;
   outcomes: Outcome[];
   agentCalls: number;
   speechRequests: number;
   unscripted: number;
   seconds: number;
+  /** The runtime's speculative turns by outcome (its /metrics). */
+  speculations: Record<string, number>;
 }
 
-async function runConfig(label: string, endpointMs: string | undefined, items: Item[], fakes: ChildProcess, baseUrl: string): Promise<Run> {
+
+async function runConfig(label: string, settings: Record<string, string>, items: Item[], fakes: ChildProcess, baseUrl: string): Promise<Run> {
   const from = performance.now();
   const server = fork(new URL('./turns-server.ts', import.meta.url), [String(LANES)], {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, MISTRAL_BASE_URL: baseUrl, ...(endpointMs ? { ENDPOINT_SILENCE_MS: endpointMs } : { ENDPOINT_SILENCE_MS: '' }) },
+    env: { ...process.env, MISTRAL_BASE_URL: baseUrl, BENCH_RUNTIME_ENV: JSON.stringify(settings) },
     stdio: 'inherit',
   });
   const exited = once(server, 'exit').then(([code]) => Promise.reject(new Error(`turns-server exited with code ${String(code)}`)));
   try {
-    const ready = await Promise.race([new Promise<{ url: string; endpointSilenceMs: number }>((resolve) => server.once('message', resolve)), exited]);
+    const ready = await Promise.race([new Promise<{ url: string; sttDelayMs: number }>((resolve) => server.once('message', resolve)), exited]);
     const lanes = await Promise.all(Array.from({ length: LANES }, (_, i) => Lane.open(ready.url, i + 1)));
     const before = await request<{ agentCalls: number; speechRequests: number; unscriptedSockets: number }>(fakes, { type: 'counts' }, 'counts');
     const outcomes: Outcome[] = [];
@@ -284,9 +293,13 @@ async function runConfig(label: string, endpointMs: string | undefined, items: I
     ]);
     const after = await request<typeof before>(fakes, { type: 'counts' }, 'counts');
     for (const lane of lanes) lane.close();
+    const speculations = new Promise<{ counts: Record<string, number> }>((resolve) => server.once('message', resolve));
+    server.send({ type: 'speculations' });
+    const { counts } = await Promise.race([speculations, exited]);
     return {
       label,
-      endpointSilenceMs: ready.endpointSilenceMs,
+      sttDelayMs: ready.sttDelayMs,
+      speculations: counts,
       outcomes,
       agentCalls: after.agentCalls - before.agentCalls,
       speechRequests: after.speechRequests - before.speechRequests,
@@ -318,7 +331,7 @@ for (const b of built) {
       `${count('finished')} finished sentences, ${count('abandoned')} abandoned; mid-sentence first parts split inside a recording ${mids.filter((i) => i.split).length} (${b.splits} splittable), ending on an unfinished cue ${mids.filter((i) => i.cue).length}`,
   );
 }
-console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS} ms to its first audio, recognizer words 480 ms behind the audio, final ${STT_MS} ms after a flush; ${LANES} kiosks at once, 20 ms frames in real time; node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
+console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS} ms to its first audio, recognizer words STT_STREAMING_DELAY_MS behind the audio (as the runtime asks), final ${STT_MS} ms after a flush; ${LANES} kiosks at once, 20 ms frames in real time; node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
 if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.map((s) => s.text).join(' | ')}`);
 
 const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
@@ -334,8 +347,8 @@ const guard = setTimeout(() => {
 }, 30 * 60_000);
 try {
   const items = built.flatMap((b) => b.items);
-  runs.push(await runConfig('runtime default', undefined, items, fakes, baseUrl));
-  runs.push(await runConfig(`fixed ${BASELINE_MS} ms`, String(BASELINE_MS), items, fakes, baseUrl));
+  runs.push(await runConfig(CURRENT ? `defaults, ${CURRENT}` : 'runtime defaults', settingsOf(CURRENT), items, fakes, baseUrl));
+  runs.push(await runConfig(BASELINE, { ...settingsOf(CURRENT), ...settingsOf(BASELINE) }, items, fakes, baseUrl));
 } finally {
   clearTimeout(guard);
   fakes.kill('SIGKILL');
@@ -345,7 +358,7 @@ const f0 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? 
 const pct = (n: number, d: number) => (d === 0 ? '–' : `${((100 * n) / d).toFixed(0)} %`);
 const setNames: Record<SetName, string> = { mid: 'mid-sentence pause', slow: 'slowed (tempo 0.8)', noise: 'pink noise', finished: 'finished sentence', abandoned: 'abandoned sentence' };
 console.log('\nShare of mid-sentence pauses cut (a turn committed before the utterance\'s audio ended), by pause length:\n');
-console.log(`| part | ENDPOINT_SILENCE_MS | set | ${BUCKETS.map(([lo, hi]) => `${(lo / 1000).toFixed(1)}–${(hi / 1000).toFixed(1)} s`).join(' | ')} | ≤ 2 s, all sets |`);
+console.log(`| part | configuration | set | ${BUCKETS.map(([lo, hi]) => `${(lo / 1000).toFixed(1)}–${(hi / 1000).toFixed(1)} s`).join(' | ')} | ≤ 2 s, all sets |`);
 console.log(`|---|---:|---|${BUCKETS.map(() => '---:').join('|')}|---:|`);
 for (const part of PARTS) {
   for (const run of runs) {
@@ -356,13 +369,13 @@ for (const part of PARTS) {
         const xs = mids.filter((o) => o.item.set === set && o.item.pauseMs >= lo && o.item.pauseMs < hi);
         return `${pct(xs.filter((o) => o.cut).length, xs.length)} (${xs.length})`;
       });
-      console.log(`| ${part} | ${run.endpointSilenceMs}${run.label === 'runtime default' ? ' (default)' : ''} | ${setNames[set]} | ${cells.join(' | ')} | ${set === 'mid' ? `**${pct(upTo2.filter((o) => o.cut).length, upTo2.length)}** (${upTo2.length})` : ''} |`);
+      console.log(`| ${part} | ${run.label} | ${setNames[set]} | ${cells.join(' | ')} | ${set === 'mid' ? `**${pct(upTo2.filter((o) => o.cut).length, upTo2.length)}** (${upTo2.length})` : ''} |`);
     }
   }
 }
 console.log('\nFinished and abandoned sentences (end of speech → first reply-audio frame at the kiosk), calls at the fakes per committed turn:\n');
-console.log('| part | ENDPOINT_SILENCE_MS | finished p50 / p95 / max ms | answered | abandoned p50 / max ms | answered | committed turns | model calls / turn | speech requests / turn | wasted calls / turn | run s |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| part | configuration | finished p50 / p95 / max ms | answered | abandoned p50 / max ms | answered | committed turns | speculations committed / aborted | model calls / turn | speech requests / turn | wasted calls / turn | run s |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const summary = (run: Run, part: string) => {
   const os = run.outcomes.filter((o) => o.item.part === part);
   const fin = os.filter((o) => o.item.set === 'finished');
@@ -378,9 +391,13 @@ for (const part of PARTS) {
   for (const run of runs) {
     const s = summary(run, part);
     console.log(
-      `| ${part} | ${run.endpointSilenceMs}${run.label === 'runtime default' ? ' (default)' : ''} | ${f0(percentile(s.finMs, 50))} / ${f0(percentile(s.finMs, 95))} / ${f0(Math.max(...s.finMs))} | ${s.finMs.length}/${s.fin.length} | ${f0(percentile(s.abMs, 50))} / ${f0(Math.max(...s.abMs))} | ${s.abMs.length}/${s.ab.length} | ${s.turns} | ${(run.agentCalls / s.turns).toFixed(2)} | ${(run.speechRequests / s.turns).toFixed(2)} | ${s.wasted.toFixed(2)} | ${run.seconds.toFixed(0)} |`,
+      `| ${part} | ${run.label} | ${f0(percentile(s.finMs, 50))} / ${f0(percentile(s.finMs, 95))} / ${f0(Math.max(...s.finMs))} | ${s.finMs.length}/${s.fin.length} | ${f0(percentile(s.abMs, 50))} / ${f0(Math.max(...s.abMs))} | ${s.abMs.length}/${s.ab.length} | ${s.turns} | ${run.speculations.committed ?? 0} / ${run.speculations.aborted ?? 0} | ${(run.agentCalls / s.turns).toFixed(2)} | ${(run.speechRequests / s.turns).toFixed(2)} | ${s.wasted.toFixed(2)} | ${run.seconds.toFixed(0)} |`,
     );
   }
+}
+for (const run of runs) console.log(`${run.label}: recognizer delay ${run.sttDelayMs} ms`);
+if (process.env.BENCH_CUTS) {
+  for (const o of runs[0]!.outcomes.filter((x) => x.cut)) console.log(`  cut (${runs[0]!.label}): ${o.item.part} ${o.item.set} ${o.item.pauseMs} ms: ${o.item.script.speech!.map((sp) => sp.text).join(' | ')}`);
 }
 for (const run of runs) if (run.unscripted > 0) console.log(`warning (${run.label}): ${run.unscripted} transcription sockets opened without the senior's name, so without a script`);
 console.log(`\ncommitted turns and calls are counted over both parts of a configuration's run; wasted = (model calls − turns)⁺ + (speech requests − turns)⁺ per turn (one of each per turn is needed: the fake agent's reply is one sentence)`);

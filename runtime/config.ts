@@ -77,6 +77,20 @@ const schema = z
     ENDPOINT_UNFINISHED_MS: z.coerce.number().int().min(300).max(10_000).default(2500),
     /** Voice mode: no silence inside an utterance lasts longer; an abandoned sentence is answered then. */
     ENDPOINT_MAX_MS: z.coerce.number().int().min(300).max(10_000).default(3000),
+    /**
+     * Voice mode, the preemptive turn: while a pause's end-of-turn wait runs, the turn's work (recall,
+     * the semantic cache, the model, the first sentence's speech) starts on the interim transcript and is
+     * used if the turn ends on that very text, dropped otherwise. `off` saves the calls wasted on pauses
+     * the senior goes on after.
+     */
+    PREEMPTIVE_TURN: z.enum(['on', 'off']).default('on'),
+    /** Voice mode: the preemptive turn starts when the end of the pause is due within this much silence. */
+    PREEMPTIVE_LEAD_MS: z.coerce.number().int().min(0).max(10_000).default(600),
+    /**
+     * Voice mode: how far behind the audio Voxtral realtime gives its words (`target_streaming_delay_ms`,
+     * 80–1200). Shorter: the end of a sentence is read sooner (a faster answer), a little less accurately.
+     */
+    STT_STREAMING_DELAY_MS: z.coerce.number().int().min(80).max(1200).default(480),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */

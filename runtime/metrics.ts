@@ -87,7 +87,19 @@ export function createMetrics() {
     labelNames: ['service'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
+  const preemptiveTurns = new Counter({
+    name: 'kohami_preemptive_turns_total',
+    help: 'Speculative turns started during an end-of-turn wait, by how they ended: committed (the turn came on that transcript) or aborted (the senior went on, or said something else)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const preemptiveWasted = new Counter({
+    name: 'kohami_preemptive_wasted_total',
+    help: 'Calls made for a speculative turn that no turn used, by kind: model (a streamed chat request) or speech (a sentence synthesized)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

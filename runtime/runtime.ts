@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { InspectionEvent } from 'xstate';
 import { AgentFluxAdapter } from '../adapters/fluxes/agent-flux.adapter.ts';
-import { loadCacheVariations } from '../adapters/fluxes/cache-flux.adapter.ts';
+import { loadCacheVariations, resolveIntent } from '../adapters/fluxes/cache-flux.adapter.ts';
 import { MemoryFluxAdapter } from '../adapters/fluxes/memory-flux.adapter.ts';
 import { MemorySearch } from '../adapters/memory/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-provider.ts';
@@ -45,6 +45,7 @@ import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
+import { Preemptions, type TurnPorts } from './voice/preemption/preemptions.ts';
 import { createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
@@ -111,6 +112,8 @@ const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
  * texts (~8 KiB of vector each) in RAM.
  */
 const SHARED_EMBEDDINGS = { maxEntries: 1024, ttlMs: 10_000, warmTimeoutMs: 5_000, maxWarming: 64 };
+/** A senior who pauses again and again within one utterance costs at most this many speculative turns (LiveKit: 3). */
+const SPECULATIONS_PER_UTTERANCE = 3;
 /** Longer interim transcripts are not warmed (a turn's transcript is a spoken sentence or two). */
 const PREFETCH_MAX_CHARS = 2_000;
 
@@ -169,12 +172,28 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
 
+  const turnPorts: TurnPorts = {
+    recall: new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger),
+    cache: semanticCache,
+    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder)),
+  };
+  // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
+  // sessions' ports adopt what it recorded when the turn asks the same.
+  const preemptions =
+    config.PREEMPTIVE_TURN === 'on'
+      ? new Preemptions(
+          turnPorts,
+          { ended: (outcome) => metrics.preemptiveTurns.inc({ outcome }), wasted: (kind) => metrics.preemptiveWasted.inc({ kind }) },
+          { leadMs: config.PREEMPTIVE_LEAD_MS, maxPerUtterance: SPECULATIONS_PER_UTTERANCE, answersAtOnce: (transcript) => resolveIntent(transcript) !== null },
+        )
+      : null;
+  const ports = preemptions?.adoptingPorts() ?? turnPorts;
   const machine = sessionMachine.provide({
     actors: {
-      agentReply: agentReplyLogic(new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder))),
-      semanticCache: semanticCacheLogic(semanticCache),
+      agentReply: agentReplyLogic(ports.agent),
+      semanticCache: semanticCacheLogic(ports.cache),
       summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
-      recall: recallLogic(new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger)),
+      recall: recallLogic(ports.recall),
     },
   });
   const segments = new PgSegmentsRepository(db.pool);
@@ -265,7 +284,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       () => {},
     );
   };
-  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn });
+  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn, ...(preemptions ? { preemption: preemptions } : {}) });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
   const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices };
   const across: ErasureAcrossProcesses = {

@@ -21,6 +21,8 @@ export interface MistralTranscriberOptions {
   language?: string;
   /** Bound on one connection attempt (socket, `session.created`, `session.updated`). Default 2,000 ms. */
   connectTimeoutMs?: number;
+  /** `target_streaming_delay_ms`: how far behind the audio interim words come (80–1200); the service's own when unset. */
+  streamingDelayMs?: number;
   /** Bound on a flush, whatever the caller's signal. Default 5,000 ms; the runtime passes STT_BUDGET_MS, its one bound. */
   flushTimeoutMs?: number;
   /**
@@ -81,6 +83,7 @@ export class MistralTranscriber implements TranscriberPort {
       serverUrl,
       model: options.model ?? MISTRAL_STT_MODEL,
       language: options.language ?? 'fr',
+      ...(options.streamingDelayMs !== undefined ? { streamingDelayMs: options.streamingDelayMs } : {}),
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
       flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
       keepAliveMs: options.keepAliveMs ?? 10_000,
@@ -124,6 +127,7 @@ interface StreamSettings {
   serverUrl: string;
   model: string;
   language: string;
+  streamingDelayMs?: number;
   connectTimeoutMs: number;
   flushTimeoutMs: number;
   keepAliveMs: number;
@@ -351,6 +355,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
       sendSessionUpdate(connection, {
         audio_format: { encoding: AudioEncoding.PcmS16le, sample_rate: INPUT_SAMPLE_RATE },
         language: this.settings.language,
+        ...(this.settings.streamingDelayMs !== undefined ? { target_streaming_delay_ms: this.settings.streamingDelayMs } : {}),
         ...(this.contextBias.length > 0 ? { context_bias: this.contextBias } : {}),
       });
       for (;;) {

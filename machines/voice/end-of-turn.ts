@@ -116,6 +116,17 @@ export function endOfTurn(input: EndOfTurnInput): EndOfTurn {
   return { end: waitMs === 0, cue, endAtMs, waitMs };
 }
 
+/**
+ * ms of silence still to wait before the turn's work may start speculatively (the preemptive turn):
+ * once the end is at most `leadMs` away — time enough for the model's first sentence and its speech
+ * to be ready when the end comes — and not before the recognizer can have caught up with the words
+ * said before the pause (`catchUpMs`, its streaming delay): a speculation on a transcript still
+ * missing its last words would be thrown away when they come.
+ */
+export function preemptAfterMs(decision: EndOfTurn, silenceMs: number, o: { leadMs: number; catchUpMs: number }): number {
+  return Math.max(0, decision.waitMs - o.leadMs, o.catchUpMs - silenceMs);
+}
+
 // --- French cues ---
 
 /** Words after which a French sentence goes on. */

@@ -4,6 +4,7 @@ import type { CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.t
 import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
 import { FallbackSpeaker } from './fallback-speaker.ts';
+import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
 import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
@@ -30,6 +31,8 @@ export interface VoiceServiceDeps {
   logger: Logger;
   /** Warms the senior's next turn (its embedding) from the interim transcript while endpointing waits; see VoiceServices. */
   prefetchTurn?: (seniorId: string, transcript: string) => void;
+  /** The preemptive turn, when PREEMPTIVE_TURN is on. */
+  preemption?: PreemptiveTurns;
 }
 
 /**
@@ -53,7 +56,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
   return {
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
-    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, logger: deps.logger }) : null,
+    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, streamingDelayMs: config.STT_STREAMING_DELAY_MS, logger: deps.logger }) : null,
     speaker,
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
@@ -103,7 +106,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
-    settings: { sttBudgetMs: config.STT_BUDGET_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.
@@ -114,6 +117,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     logger: deps.logger,
     pacing: { falseInterruptionMs: config.FALSE_INTERRUPTION_MS, idleCheckinMs: config.IDLE_CHECKIN_MS },
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
+    ...(deps.preemption ? { preemption: deps.preemption } : {}),
   };
 }
 

@@ -2,13 +2,15 @@ import type { Logger } from 'pino';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
 import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
-import { endOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
+import { endOfTurn, preemptAfterMs, type EndOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';
 import { TranscriptionTimeoutError, type ListenerEvents, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../protocol/messages.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
 import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';
+import type { PreemptiveTurns } from './preemption/preemptions.ts';
+import type { Speculation } from './preemption/speculation.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
 import type { VoiceLink } from './voice-link.ts';
 
@@ -44,7 +46,8 @@ export interface VoiceServices {
   invalidateSenior(seniorId: string): number;
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
   contextBias(session: LiveSession): Promise<string[]>;
-  settings: { sttBudgetMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
+  /** `sttDelayMs`: how far behind the audio the recognizer's words come (STT_STREAMING_DELAY_MS). */
+  settings: { sttBudgetMs: number; sttDelayMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
   /**
    * Optional: writes back the mid-sentence pauses (ms, numbers only) a session heard, folded into the
    * senior's stored pause profile, if the `conversation` consent still holds. Called once, at close,
@@ -66,6 +69,8 @@ export interface VoiceServices {
    * and forget: it must not throw nor log the text; a resumed sentence simply calls it again later.
    */
   prefetchTurn?: (seniorId: string, transcript: string) => void;
+  /** The preemptive turn (PREEMPTIVE_TURN): absent when off. */
+  preemption?: PreemptiveTurns;
 }
 
 export interface VoiceSessionHandle {
@@ -123,6 +128,10 @@ interface Utterance {
   sinceStartMs?: number;
   /** It paused the reply, which then resumed: a false interruption (counted once). */
   resumed?: boolean;
+  /** The turn's work started on the interim transcript during this pause (the preemptive turn). */
+  speculation: Speculation | null;
+  /** Speculations started in this utterance (bounded by the preemption's `maxPerUtterance`). */
+  speculations: number;
 }
 
 /**
@@ -130,6 +139,9 @@ interface Utterance {
  * kiosk whose audio stops arriving during the pause (the wait plus a kiosk chunk's worth of slack).
  */
 export const END_OF_TURN_BACKSTOP_SLACK_MS = 250;
+
+/** The listener's silence lags the audio by up to one Silero window (32 ms) and one kiosk frame (20 ms), rounded up. */
+const SILENCE_LAG_MS = 60;
 
 interface TurnTiming {
   turnId: string;
@@ -171,6 +183,10 @@ class VoiceSession implements VoiceSessionHandle {
   private pauseProfile: PauseProfile | null;
   /** Mid-sentence pauses heard in this session (ms), written back at close; bounded. */
   private readonly heardPauses: number[] = [];
+  /** The replies' speaker: with the preemptive turn, it hands over a first sentence already under way. */
+  private readonly speaker: SpeakerPort;
+  /** Starts the speculative turn when the end of the pause comes within the preemption's lead (one at a time). */
+  private preemptTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly services: VoiceServices,
@@ -181,6 +197,7 @@ class VoiceSession implements VoiceSessionHandle {
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
     this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
     this.lines = services.linesFor(session, request.output.sampleRate);
+    this.speaker = services.preemption?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
     this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
     this.names = this.voiceInput ? services.contextBias(session) : Promise.resolve([]);
     // A failed read is reported where the names are awaited, when the stream opens.
@@ -277,7 +294,11 @@ class VoiceSession implements VoiceSessionHandle {
       this.decideEndOfTurn(u);
     } else if (paused !== u.paused) {
       u.paused = paused;
-      if (!paused) this.clearEndTimer();
+      if (!paused) {
+        this.clearEndTimer();
+        // The senior goes on: the speculative turn was not the turn.
+        this.dropSpeculation(u);
+      }
     }
     // The decision may have ended the utterance.
     if (this.utterance === u) this.considerBargeIn();
@@ -309,12 +330,52 @@ class VoiceSession implements VoiceSessionHandle {
       }, decision.waitMs + END_OF_TURN_BACKSTOP_SLACK_MS);
       this.endTimer.unref();
     }
+    this.considerPreemption(u, decision);
     listener.endpointAt(decision.endAtMs);
   }
 
   private clearEndTimer(): void {
     if (this.endTimer) clearTimeout(this.endTimer);
     this.endTimer = null;
+    if (this.preemptTimer) clearTimeout(this.preemptTimer);
+    this.preemptTimer = null;
+  }
+
+  /**
+   * The preemptive turn: once the end of this pause is within the lead, the turn's work starts on the
+   * interim transcript (the end-of-turn decision asks again at the lead, if it is further off). A new
+   * interim replaces the speculation; CacheFlux's instant answers and a session busy with a reply
+   * are left to the real turn.
+   */
+  private considerPreemption(u: Utterance, decision: EndOfTurn): void {
+    const preemption = this.services.preemption;
+    if (!preemption) return;
+    const text = u.interim.trim();
+    if (u.speculation?.transcript === text) return;
+    this.dropSpeculation(u);
+    if (text === '' || u.speculations >= preemption.maxPerUtterance || preemption.answersAtOnce(text)) return;
+    const catchUpMs = this.services.settings.sttDelayMs - SILENCE_LAG_MS;
+    const afterMs = preemptAfterMs(decision, this.listener?.silenceMs ?? 0, { leadMs: preemption.leadMs, catchUpMs });
+    if (afterMs > 0) {
+      this.preemptTimer = setTimeout(() => {
+        this.preemptTimer = null;
+        this.decideEndOfTurn(u);
+      }, afterMs);
+      this.preemptTimer.unref();
+      return;
+    }
+    try {
+      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line) });
+    } catch (err) {
+      // A head start only: the turn does its own work. The text is never logged.
+      this.log.warn({ err }, 'preemptive turn failed to start');
+    }
+    if (u.speculation) u.speculations += 1;
+  }
+
+  private dropSpeculation(u: Utterance): void {
+    u.speculation?.abort();
+    u.speculation = null;
   }
 
   /** A pause that speech ended (not the turn): one number for the senior's profile, under consent only. */
@@ -341,7 +402,7 @@ class VoiceSession implements VoiceSessionHandle {
 
   private onSpeechStarted(): void {
     const now = performance.now();
-    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '' };
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '', speculation: null, speculations: 0 };
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();
@@ -446,6 +507,7 @@ class VoiceSession implements VoiceSessionHandle {
         this.closed.signal,
       );
     } catch (err) {
+      this.dropSpeculation(u);
       if (this.closed.signal.aborted) return;
       this.services.metrics.speechErrors.inc({ service: 'stt' });
       this.log.warn({ err }, 'no transcript in time: the SOS line is spoken');
@@ -455,16 +517,21 @@ class VoiceSession implements VoiceSessionHandle {
       if (!isLate(err) && this.attached) this.request.link.send({ type: 'error', code: 'speech_unavailable', message: 'the speech-to-text service failed: this utterance was not understood' });
       return;
     }
-    if (this.closed.signal.aborted) return;
     const transcript = text.trim();
+    // Adopted only by a turn on the very text it speculated on.
+    const speculation = u.speculation?.transcript === transcript ? u.speculation : null;
+    if (!speculation) this.dropSpeculation(u);
+    if (this.closed.signal.aborted) return this.dropSpeculation(u);
     const playing = this.reply?.playing === true;
     if (transcript === '') {
+      this.dropSpeculation(u);
       this.resumeFor(u);
       this.state(playing ? 'speaking' : 'listening');
       return;
     }
     if (endpointOutcome({ speechMs: u.lastSpeechMs, transcript, minMs: this.services.settings.bargeInMinMs, playing }) !== 'turn') {
       // « oui », « mmh », or too short while the reply plays: encouragement, not a turn.
+      this.dropSpeculation(u);
       this.resumeFor(u);
       if (!u.resumed) this.services.metrics.bargeIn.inc({ outcome: 'backchannel_ignored' });
       this.state('speaking');
@@ -474,7 +541,8 @@ class VoiceSession implements VoiceSessionHandle {
     const turnId = this.request.nextTurnId();
     const stages: VoiceStages = { turnId, endpointingMs: Math.round(stoppedAt - u.lastSpeechAt), transcriptionMs: Math.round(performance.now() - stoppedAt) };
     this.request.link.send({ type: 'transcript.final', turnId, text: transcript });
-    this.beginTurn(turnId, transcript, stages);
+    this.beginTurn(turnId, transcript, stages, speculation);
+    u.speculation = null;
   }
 
   /** Drops the stream, open or still opening: an opening that resolves later is closed, not adopted. */
@@ -506,10 +574,12 @@ class VoiceSession implements VoiceSessionHandle {
     this.beginTurn(turnId, transcript, { turnId });
   }
 
-  private beginTurn(turnId: string, transcript: string, stages: VoiceStages): void {
+  /** `speculation`: the preemptive turn on this very transcript, whose work the turn adopts. */
+  private beginTurn(turnId: string, transcript: string, stages: VoiceStages, speculation: Speculation | null = null): void {
     const { session } = this.request;
-    if (session.actor.getSnapshot().status !== 'active') return;
+    if (session.actor.getSnapshot().status !== 'active') return speculation?.abort();
     this.cutReply();
+    speculation?.commit();
     this.idle.heard();
     this.timing = { turnId, sentAt: performance.now(), stages };
     this.state('thinking', stages);
@@ -527,7 +597,7 @@ class VoiceSession implements VoiceSessionHandle {
     const reply = new ReplyAudio({
       turnId,
       link: this.request.link,
-      speaker: this.services.speaker,
+      speaker: this.speaker,
       lines: (text) => this.lines.get(text),
       sampleRate: this.request.output.sampleRate,
       onFirstAudio: () => this.firstAudio(turnId),
@@ -683,6 +753,7 @@ class VoiceSession implements VoiceSessionHandle {
     if (this.utterance) {
       // Dropped: a reply its speech paused plays on.
       this.resumeFor(this.utterance);
+      this.dropSpeculation(this.utterance);
       this.utterance = null;
       this.clearEndTimer();
       this.request.link.send({ type: 'vad', state: 'speech_stopped' });
@@ -701,6 +772,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.idle.cancel();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();
+    if (this.utterance) this.dropSpeculation(this.utterance);
     this.savePauses();
     for (const off of this.unsubscribe) off();
     this.dropStream();

@@ -41,6 +41,10 @@ export class FakeMistral {
   embed: ((text: string) => number[]) | null = null;
   /** Requests whose connection is still open, by endpoint: what a runtime that never aborts piles up. */
   readonly open = { chat: 0, embeddings: 0 };
+  /** Chat requests whose client closed the connection before the answer was whole (aborted calls). */
+  chatAborted = 0;
+  /** Called as each chat request arrives, before its mode is read (tests order it against a kiosk's frames, or set its mode). */
+  onChatRequest: ((body: Record<string, unknown>) => void) | null = null;
   readonly requests: Array<{ path: string; body: Record<string, unknown>; authorization?: string }> = [];
   /** TCP connections accepted so far: a client that keeps its connections alive opens few. */
   connections = 0;
@@ -61,6 +65,10 @@ export class FakeMistral {
           if (this.embeddingLatencyMs > 0) return void setTimeout(() => this.embeddings(body, res), this.embeddingLatencyMs);
           return this.embeddings(body, res);
         }
+        this.onChatRequest?.(body);
+        res.once('close', () => {
+          if (!res.writableEnded) this.chatAborted += 1;
+        });
         const mode = this.mode;
         if (mode.kind === 'hang') return;
         if (this.chatFirstByteMs > 0) return void setTimeout(() => this.chat(mode, body, res), this.chatFirstByteMs);
@@ -95,6 +103,11 @@ export class FakeMistral {
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`,
     );
     res.end('data: [DONE]\n\n');
+  }
+
+  /** The agent's streamed replies (the sub-agents' structured calls are not streamed). */
+  get agentRequests() {
+    return this.chatRequests.filter((r) => r.body.stream === true);
   }
 
   get chatRequests() {

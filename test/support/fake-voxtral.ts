@@ -20,6 +20,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 export interface ScriptedUtterance {
   /** The final transcript; its words also leave as interim deltas while audio arrives. */
   text: string;
+  /** The flush's transcript when the recognizer revises its interim words at the end (default `text`). */
+  finalText?: string;
   /** `drop`: the socket dies at flush; `error`: an error event answers the flush; `hang`: the flush is never answered. */
   fault?: 'drop' | 'error' | 'hang';
   /**
@@ -268,7 +270,7 @@ export class FakeVoxtral {
         setTimeout(() => {
           if (utterance.fault === 'error') return send({ type: 'error', error: { message: 'transcription failed', code: 5000 } });
           for (let i = from; i < said; i++) delta(words, i);
-          const text = said === words.length ? utterance.text : words.slice(0, said).join(' ');
+          const text = said === words.length ? (utterance.finalText ?? utterance.text) : words.slice(0, said).join(' ');
           send({
             type: 'transcription.done',
             model,

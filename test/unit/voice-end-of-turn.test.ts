@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endOfTurn, FALLING_LEVEL_DB, sensedWaits, turnCue, validateEndOfTurnSettings, type EndOfTurnInput, type TurnCue } from '../../machines/voice/end-of-turn.ts';
+import { endOfTurn, FALLING_LEVEL_DB, preemptAfterMs, sensedWaits, turnCue, validateEndOfTurnSettings, type EndOfTurnInput, type TurnCue } from '../../machines/voice/end-of-turn.ts';
 import { EMPTY_PAUSE_PROFILE, PAUSE_MIN_COUNT, recordPauses } from '../../machines/voice/pause-profile.ts';
 
 const settings = { minMs: 400, silenceMs: 700, unfinishedMs: 2500, maxMs: 3000 };
@@ -151,5 +151,23 @@ describe('the end-of-turn decision', () => {
     for (const bad of [{ minMs: 700 }, { silenceMs: 2500 }, { unfinishedMs: 3100 }, { minMs: 0 }, { maxMs: Number.NaN }]) {
       expect(() => validateEndOfTurnSettings({ ...settings, ...bad }), JSON.stringify(bad)).toThrow(RangeError);
     }
+  });
+});
+
+describe('when the preemptive turn starts', () => {
+  const lead = { leadMs: 600, catchUpMs: 420 };
+  const wait = (waitMs: number) => ({ end: waitMs === 0, cue: 'none' as const, endAtMs: 700, waitMs });
+
+  it('once the end of the pause is within the lead', () => {
+    expect(preemptAfterMs(wait(2000), 500, lead)).toBe(1400);
+    expect(preemptAfterMs(wait(600), 500, lead)).toBe(0);
+    expect(preemptAfterMs(wait(0), 900, lead)).toBe(0);
+  });
+
+  it('not before the recognizer can have given the words said before the pause, even if the end is near', () => {
+    expect(preemptAfterMs(wait(300), 100, lead)).toBe(320);
+    // An end decided before the recognizer caught up (a question by its form on half a sentence) gets no speculation at all:
+    // the endpoint comes first and the turn does its own work.
+    expect(preemptAfterMs(wait(0), 400, lead)).toBe(20);
   });
 });
