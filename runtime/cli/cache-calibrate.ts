@@ -85,12 +85,12 @@ async function main(): Promise<void> {
   const same = pairs.filter((p) => p.same).length;
   console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
   console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs\n`);
-  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | held-out false hits | offered | (train precision / hit rate) |');
-  console.log('|---|---:|---:|---:|---:|---:|---|---:|');
+  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | outside health | held-out false hits | offered | (train precision / hit rate) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|');
   for (const profile of ACTIVE_PROFILES) {
     const m = result[profile];
     console.log(
-      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
+      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${(m.heldOut.hitRateOutsideHealth ?? 0).toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
     );
   }
   for (const profile of ACTIVE_PROFILES) {

@@ -47,7 +47,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
     const part = values['held-out'] ? ` held out of ${all.length}` : '';
     io.out(`cache:evaluate — ${embedder.modelId}, ${pairs.length} pairs${part} (${same} same, ${pairs.length - same} different), thresholds calibrated ${calibration.calibratedAt}`);
     const health = scored.filter((p) => p.health);
-    if (health.length > 0) io.out(`${health.length} pairs about health (${health.filter((p) => p.same).length} same-meaning): never served from the cache, counted as misses`);
+    if (health.length > 0) io.out(`${health.length} pair${health.length === 1 ? '' : 's'} about health (${health.filter((p) => p.same).length} same-meaning): never served from the cache, counted as misses`);
     // Strict is printed last, so its summary line closes the output.
     let summary = '';
     for (const profile of profiles) {
