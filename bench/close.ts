@@ -1,94 +1,197 @@
+import { createMistral } from '@ai-sdk/mistral';
+import { parseArgs } from 'node:util';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { startRuntime } from '../runtime/runtime.ts';
-import { kiosk, pct, subagent, type Kiosk } from './support/sessions.ts';
+import { startRuntime, type Runtime } from '../runtime/runtime.ts';
+import { FakeMistral, subagentAnswers } from '../test/support/fake-mistral.ts';
+import { hotPathBench } from './close-hot-path.ts';
+import { kiosk, type Kiosk } from './support/sessions.ts';
+import { percentile } from './support/stats.ts';
 
 /**
- * bench:close — what closing sessions costs the others. In one runtime (in-memory PGlite,
- * offline agent, sub-agents answering after a simulated latency), 50 live sessions do paced
- * CacheFlux turns; in quiet phases nothing else happens, in busy ones 30-turn sessions close one
- * after another; the phases alternate ROUNDS times and their samples are pooled. Also: the time
- * from one close to all its rows written.
- *   npm run bench:close
+ * bench:close — do the derivations keep up with a real model's latency? One runtime (in-memory
+ * PGlite, offline agent), its sub-agents on the real Mistral adapter against the local fake
+ * Mistral server answering each call after LATENCY ms. N sessions of M turns (a turn every GAP ms)
+ * close one after another over WINDOW s; right after the last close the runtime gets its SIGTERM
+ * (`close()`: the drain of SHUTDOWN_DRAIN_MS at SHUTDOWN_DRAIN_CONCURRENCY). Per second it samples
+ * the jobs arrived, done and pending; it reports the backlog curve, the lag of every mood entry
+ * behind its session's close (0 when written before it), the most turns the pending jobs held
+ * (and their bytes), and what the SIGTERM lost. Baseline in the same run: CLOSE_JOBS_CONCURRENCY 2
+ * (main's default); then the configured default.
+ *   npm run bench:close [-- --sessions 100 --turns 6 --window 90 --latency 1000 --gap 2000 --baseline 2]
+ *   npm run bench:close -- --hot-path   (what closes cost the other sessions' turns)
  */
-const OTHERS = 50;
-const TURN_EVERY_MS = 50;
-const PHASE_MS = 5000;
-/** Quiet and busy phases alternate, so drift on a shared machine hits both alike. */
-const ROUNDS = 3;
-const CLOSES_PER_ROUND = 4;
-const TURNS = 30;
+const { values: args } = parseArgs({
+  options: {
+    sessions: { type: 'string', default: '100' },
+    turns: { type: 'string', default: '6' },
+    window: { type: 'string', default: '90' },
+    latency: { type: 'string', default: '1000' },
+    gap: { type: 'string', default: '2000' },
+    baseline: { type: 'string', default: '2' },
+    'hot-path': { type: 'boolean', default: false },
+  },
+});
+const SESSIONS = Number(args.sessions);
+const TURNS = Number(args.turns);
+const WINDOW_MS = Number(args.window) * 1000;
+const LATENCY_MS = Number(args.latency);
+const GAP_MS = Number(args.gap);
+/** A senior's turn as a kiosk sends it: a spoken sentence or two. */
+const SENTENCE = "Ce matin je suis allée au marché avec ma voisine, on a acheté des tomates et des fraises, tour";
 
-/** Paced CacheFlux turns from every other session for `ms`; resolves with all round trips. */
-async function hotPath(others: Kiosk[], ms: number): Promise<number[]> {
-  const latencies: number[] = [];
-  const end = Date.now() + ms;
-  await Promise.all(
-    others.map(async (k, i) => {
-      await new Promise((r) => setTimeout(r, (i * TURN_EVERY_MS) / others.length));
-      while (Date.now() < end) {
-        const started = Date.now();
-        latencies.push(await k.turn('Bonjour'));
-        await new Promise((r) => setTimeout(r, Math.max(0, TURN_EVERY_MS - (Date.now() - started))));
-      }
-    }),
-  );
-  return latencies;
+interface Sample {
+  at: number;
+  arrived: number;
+  done: number;
+  pending: number;
 }
 
-async function run(latencyMs: number) {
-  const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', CLOSE_JOBS_CONCURRENCY: '2' });
-  const rt = await startRuntime(config, { logger: createLogger('silent'), subagentModel: subagent(latencyMs) });
-  const others = await Promise.all(Array.from({ length: OTHERS }, () => kiosk(rt)));
-  const closing: Kiosk[] = [];
-  for (let i = 0; i < ROUNDS * CLOSES_PER_ROUND + 1; i++) {
-    const k = await kiosk(rt);
-    for (let t = 0; t < TURNS; t++) await k.turn(`Ce matin j'ai arrosé les tomates du jardin, tour ${t}`);
-    closing.push(k);
-  }
+interface RunResult {
+  name: string;
+  concurrency: number;
+  samples: Sample[];
+  lags: number[];
+  moodRows: number;
+  expectedMood: number;
+  peak: { transcripts: number; bytes: number };
+  lost: number;
+  pendingAtSigterm: number;
+  dropped: number;
+  retried: number;
+  jobs: number;
+}
 
-  // One close alone: from session.end to every row written.
-  const first = closing.shift()!;
+const sum = async (metric: { get(): Promise<{ values: Array<{ value: number }> }> }) => (await metric.get()).values.reduce((n, v) => n + v.value, 0);
+
+async function counts(rt: Runtime): Promise<{ done: number; dropped: number; lost: number }> {
+  return { done: await sum(rt.metrics.closeJobs), dropped: await sum(rt.metrics.closeJobsDropped), lost: await sum(rt.metrics.closeJobsLost) };
+}
+
+async function run(name: string, env: Record<string, string>, fake: FakeMistral): Promise<RunResult> {
+  const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', ...env });
+  const subagentModel = createMistral({ apiKey: 'bench-key', baseURL: fake.baseUrl })(config.MISTRAL_SUBAGENT_MODEL);
+  const rt = await startRuntime(config, { logger: createLogger('silent'), subagentModel, rateLimit: { perSecond: 10_000, burst: 10_000 } });
+  // When each senior's mood rows are written: the bench reads the repository the pool writes through.
+  const written = new Map<string, number[]>();
+  const insert = rt.moodScores.insert.bind(rt.moodScores);
+  rt.moodScores.insert = async (row) => {
+    const id = await insert(row);
+    const times = written.get(row.seniorId) ?? [];
+    written.set(row.seniorId, [...times, performance.now()]);
+    return id;
+  };
+
   const t0 = performance.now();
-  first.ws.send(JSON.stringify({ type: 'session.end' }));
-  await new Promise((r) => setTimeout(r, 20));
-  await rt.closeJobs.drain(120_000);
-  const closeToRows = (performance.now() - t0) / 1000;
-  const rows = await rt.db.pool.query('SELECT count(*)::int AS n FROM mood_scores WHERE senior_id = $1', [first.seniorId]);
+  const samples: Sample[] = [];
+  const sampler = setInterval(() => {
+    void counts(rt).then(({ done, dropped, lost }) => {
+      const pending = rt.closeJobs.pending;
+      samples.push({ at: (performance.now() - t0) / 1000, arrived: done + dropped + lost + pending, done, pending });
+    });
+  }, 1000);
 
-  const quiet: number[] = [];
-  const busy: number[] = [];
-  let pendingAtEnd = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    await rt.closeJobs.drain(120_000);
-    quiet.push(...(await hotPath(others, PHASE_MS)));
-    // The same load while sessions close, one every PHASE_MS / CLOSES_PER_ROUND.
-    const batch = closing.splice(0, CLOSES_PER_ROUND);
-    const closer = (async () => {
-      for (const k of batch) {
-        k.ws.send(JSON.stringify({ type: 'session.end' }));
-        await new Promise((r) => setTimeout(r, PHASE_MS / CLOSES_PER_ROUND));
-      }
-    })();
-    busy.push(...(await hotPath(others, PHASE_MS)));
-    await closer;
-    pendingAtEnd = Math.max(pendingAtEnd, rt.closeJobs.pending);
-  }
-  for (const k of others) k.ws.terminate();
+  // Session i closes at i × WINDOW / N after the first close; its turns come GAP ms apart before.
+  const closedAt = new Map<string, number>();
+  const sessions = Array.from({ length: SESSIONS }, async (_, i) => {
+    await new Promise((r) => setTimeout(r, (i * WINDOW_MS) / SESSIONS));
+    const k: Kiosk = await kiosk(rt);
+    for (let t = 0; t < TURNS; t++) {
+      const started = performance.now();
+      await k.turn(`${SENTENCE} ${t}.`);
+      if (t < TURNS - 1) await new Promise((r) => setTimeout(r, Math.max(0, GAP_MS - (performance.now() - started))));
+    }
+    closedAt.set(k.seniorId, performance.now());
+    const closed = new Promise<void>((resolve) =>
+      k.ws.on('message', (raw) => {
+        if ((JSON.parse(raw.toString()) as { type: string }).type === 'session.closed') resolve();
+      }),
+    );
+    k.ws.send(JSON.stringify({ type: 'session.end' }));
+    await closed;
+    k.ws.close();
+  });
+  await Promise.all(sessions);
+  // The SIGTERM at the end of the window: the drain, then the database closes.
+  const pendingAtSigterm = rt.closeJobs.pending;
   await rt.close();
-  return { latencyMs, closeToRows, rowsWritten: rows.rows[0].n, quiet, busy, pendingAtEnd };
+  clearInterval(sampler);
+  const after = await counts(rt);
+  samples.push({ at: (performance.now() - t0) / 1000, arrived: after.done + after.dropped + after.lost, done: after.done, pending: 0 });
+
+  const lags: number[] = [];
+  let moodRows = 0;
+  for (const [seniorId, closed] of closedAt) {
+    for (const at of written.get(seniorId) ?? []) {
+      moodRows += 1;
+      lags.push(Math.max(0, at - closed) / 1000);
+    }
+  }
+  return {
+    name,
+    concurrency: config.CLOSE_JOBS_CONCURRENCY,
+    samples,
+    lags,
+    moodRows,
+    expectedMood: SESSIONS * TURNS,
+    peak: rt.closeJobs.peak,
+    lost: after.lost,
+    pendingAtSigterm,
+    dropped: after.dropped,
+    retried: await sum(rt.metrics.closeJobsRetried),
+    jobs: after.done + after.dropped + after.lost,
+  };
 }
 
-const results = [];
-for (const latency of [0, 300]) results.push(await run(latency));
-console.log(
-  `\nbench:close — ${OTHERS} live sessions, a CacheFlux turn every ${TURN_EVERY_MS} ms each; ${ROUNDS} × (${PHASE_MS / 1000} s quiet, ${PHASE_MS / 1000} s with ${CLOSES_PER_ROUND} ${TURNS}-turn sessions closing); pool of 2; node ${process.version}\n`,
-);
-console.log('| sub-agent latency | one close → all rows written | rows | others p50 / p99 ms, no closes | others p50 / p99 ms, closes running | p99 ratio | most jobs queued at a phase end |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of results) {
-  console.log(
-    `| ${r.latencyMs} ms | ${r.closeToRows.toFixed(2)} s | ${r.rowsWritten} | ${pct(r.quiet, 50).toFixed(2)} / ${pct(r.quiet, 99).toFixed(2)} | ${pct(r.busy, 50).toFixed(2)} / ${pct(r.busy, 99).toFixed(2)} | **${(pct(r.busy, 99) / pct(r.quiet, 99)).toFixed(2)}×** | ${r.pendingAtEnd} |`,
-  );
+/** Per 10 s of the run: jobs arrived and done per second, and the backlog at its end. */
+function buckets(samples: Sample[]): Array<{ from: number; arrivals: number; completions: number; backlog: number }> {
+  const out = [];
+  let previous: Pick<Sample, 'arrived' | 'done'> & { at?: number } = { arrived: 0, done: 0 };
+  for (let from = 0; ; from += 10) {
+    const inside = samples.filter((s) => s.at >= from && s.at < from + 10);
+    if (inside.length === 0) break;
+    const last = inside.at(-1)!;
+    const span = Math.max(1, last.at - (previous.at ?? 0));
+    out.push({ from, arrivals: (last.arrived - previous.arrived) / span, completions: (last.done - previous.done) / span, backlog: last.pending });
+    previous = last;
+  }
+  return out;
 }
-console.log('\ntarget: closes add ≤ 10 % to the other sessions’ p99 (ratio ≤ 1.10)');
+
+if (args['hot-path']) {
+  await hotPathBench();
+} else {
+  const fake = await new FakeMistral().start();
+  fake.generate = subagentAnswers({ facts: [{ content: 'Elle aime aller au marché.', category: 'profil', confidence: 0.9 }] });
+  fake.generateLatencyMs = LATENCY_MS;
+  const defaults = loadConfig({ KOHAMI_ENV: 'test' });
+  const results = [await run(`baseline (concurrency ${args.baseline})`, { CLOSE_JOBS_CONCURRENCY: args.baseline }, fake), await run(`default (concurrency ${defaults.CLOSE_JOBS_CONCURRENCY})`, {}, fake)];
+  await fake.stop();
+
+  console.log(
+    `\nbench:close — ${SESSIONS} sessions of ${TURNS} turns (one every ${GAP_MS / 1000} s), closing over ${WINDOW_MS / 1000} s; sub-agent calls ${LATENCY_MS} ms (real Mistral adapter, fake server); SIGTERM right after the last close (drain ${defaults.SHUTDOWN_DRAIN_MS / 1000} s at ${defaults.SHUTDOWN_DRAIN_CONCURRENCY}); node ${process.version}\n`,
+  );
+  console.log('| run | jobs | arrivals/s mean (peak 10 s) | completions/s mean (peak 10 s) | backlog peak | mood lag p50 / p99 / max | mood rows | peak held: turns (bytes) | dropped | retried | pending at SIGTERM | lost on SIGTERM |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const b = buckets(r.samples);
+    const duration = r.samples.at(-1)!.at;
+    const peakOf = (xs: number[]) => Math.max(...xs).toFixed(1);
+    console.log(
+      `| ${r.name} | ${r.jobs} | ${(r.jobs / duration).toFixed(1)} (${peakOf(b.map((x) => x.arrivals))}) | ${((r.jobs - r.lost - r.dropped) / duration).toFixed(1)} (${peakOf(b.map((x) => x.completions))}) | ${Math.max(...r.samples.map((s) => s.pending))} | ${percentile(r.lags, 50).toFixed(1)} / ${percentile(r.lags, 99).toFixed(1)} / ${Math.max(...r.lags).toFixed(1)} s | ${r.moodRows} / ${r.expectedMood} | ${r.peak.transcripts} (${(r.peak.bytes / 1024).toFixed(0)} KiB) | ${r.dropped} | ${r.retried} | ${r.pendingAtSigterm} | ${r.lost} |`,
+    );
+  }
+  const [base, now] = results as [RunResult, RunResult];
+  const backlogPeak = (r: RunResult) => Math.max(...r.samples.map((s) => s.pending));
+  console.log(`\nratio default / baseline: lag p99 ${(percentile(now.lags, 99) / percentile(base.lags, 99)).toFixed(2)}×, backlog peak ${(backlogPeak(now) / backlogPeak(base)).toFixed(2)}×`);
+  for (const r of results) {
+    console.log(`\nbacklog curve, ${r.name} — per 10 s: arrivals/s, completions/s, backlog at the end`);
+    console.log(
+      buckets(r.samples)
+        .map((x) => `${x.from}s: ${x.arrivals.toFixed(1)}/${x.completions.toFixed(1)}/${x.backlog}`)
+        .join('  '),
+    );
+  }
+  console.log('\ntargets: mood lag p99 ≤ 20 s, 0 lost on SIGTERM, peak held by pending derivations ≤ 50 MB');
+  console.log(`close: backlog peak ${backlogPeak(now)} jobs, lag p99 ${percentile(now.lags, 99).toFixed(1)} s, lost on SIGTERM ${now.lost}`);
+}

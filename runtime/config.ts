@@ -32,7 +32,19 @@ const schema = z
     MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     MISTRAL_SUBAGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
-    CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** Derivation jobs (per-turn mood, close-time facts and segment) running at once: size it for the provider's rate limit. */
+    CLOSE_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+    /** Tries per stage of a derivation (model, then database) before a transient failure is final. */
+    CLOSE_JOBS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(4),
+    /** Turns (transcript and reply) pending derivations may hold in RAM; past it, new jobs are dropped and counted. */
+    CLOSE_JOBS_MAX_TRANSCRIPTS: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+    /** The same bound in MiB of their text. */
+    CLOSE_JOBS_MAX_HELD_MB: z.coerce.number().int().min(1).max(4096).default(48),
+    /**
+     * Cosine distance at or under which a new fact (that the near-miss guard also finds the same) is a
+     * copy of a fact already held. Unset: the embedding model's calibrated value (docs/memory.md).
+     */
+    FACT_DUPLICATE_DISTANCE: optionalText.pipe(z.coerce.number<string | undefined>({ message: 'must be a number from 0 to 1' }).min(0).max(1).optional()),
     ZEP_API_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     ZEP_API_KEY: optionalText,
     TURN_BUDGET_MS: positiveMs.default(2500),

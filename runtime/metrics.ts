@@ -4,7 +4,12 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export function createMetrics() {
   const registry = new Registry();
   /** Set once the session registry and the cache exist; read at each scrape. */
-  const sources = { liveSessions: () => 0, semanticCacheEntries: () => 0 };
+  const sources = {
+    liveSessions: () => 0,
+    semanticCacheEntries: () => 0,
+    /** The derivation pool's state (runtime/jobs/derivation-pool.ts). */
+    derivations: () => ({ queued: 0, inFlight: 0, transcripts: 0, bytes: 0 }),
+  };
   const sampled = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,
@@ -33,7 +38,7 @@ export function createMetrics() {
   });
   const closeJobs = new Counter({
     name: 'kohami_close_jobs_total',
-    help: 'Close-time derivation jobs (mood and summary per turn, fact extraction per session), by outcome',
+    help: 'Derivation jobs finished (mood and summary per turn, fact extraction and segment per session), by outcome: ok, skipped (no consent), error (a permanent failure, or retries exhausted)',
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });
@@ -42,6 +47,22 @@ export function createMetrics() {
     help: 'Close-time derivation jobs given up at shutdown because the drain budget (SHUTDOWN_DRAIN_MS) ran out',
     registers: [registry],
   });
+  const closeJobsRetried = new Counter({
+    name: 'kohami_close_jobs_retried_total',
+    help: 'Derivation jobs tried again after a transient failure, by kind and cause (model: 429/503/5xx, a dropped connection or a timeout; database)',
+    labelNames: ['kind', 'cause'] as const,
+    registers: [registry],
+  });
+  const closeJobsDropped = new Counter({
+    name: 'kohami_close_jobs_dropped_total',
+    help: 'Derivation jobs dropped before they ran to the end, by kind and reason (memory_bound: past CLOSE_JOBS_MAX_TRANSCRIPTS or CLOSE_JOBS_MAX_HELD_MB; erased: the senior was erased)',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
+  const closeJobsQueued = sampled('kohami_close_jobs_queued', 'Derivation jobs waiting to run: queued, or backing off before a retry', () => sources.derivations().queued);
+  const closeJobsInFlight = sampled('kohami_close_jobs_in_flight', 'Derivation jobs running now', () => sources.derivations().inFlight);
+  const closeJobsTranscripts = sampled('kohami_close_jobs_transcripts_held', 'Turns (transcript and reply) held in RAM by pending derivation jobs', () => sources.derivations().transcripts);
+  const closeJobsHeldBytes = sampled('kohami_close_jobs_held_bytes', 'Bytes of the turns held in RAM by pending derivation jobs (UTF-16 text)', () => sources.derivations().bytes);
   const closeJobDuration = new Histogram({
     name: 'kohami_close_job_duration_seconds',
     help: 'Duration of close-time derivation jobs',
@@ -99,7 +120,7 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobDuration };
+  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

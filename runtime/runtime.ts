@@ -15,6 +15,7 @@ import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
+import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
@@ -34,6 +35,8 @@ import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
+import { SessionFacts } from './jobs/session-facts.ts';
+import { ProviderGate } from '../adapters/models/provider-gate.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -154,6 +157,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     embedder,
     consents,
     zep: { baseUrl: config.ZEP_API_URL, apiKey: config.ZEP_API_KEY },
+    duplicateDistance: config.FACT_DUPLICATE_DISTANCE,
     dualWriteCounter: metrics.dualWrite,
     logger,
   });
@@ -230,22 +234,31 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
-  const subagentModel = overrides.subagentModel ?? models.subagent;
+  const memoryFacts = new PgMemoryFactsRepository(db.pool);
+  // The derivations' calls go through the gate: a 429/503 pauses them all for its Retry-After.
+  const gate = new ProviderGate();
+  const derivationModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   const closeJobs = new CloseJobs({
     consents,
-    classifier: new MistralSmallMoodClassifier(subagentModel),
-    summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
-    extractor: new MistralSmallMemoryExtractor(subagentModel, logger),
-    segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
-    memory: memory.memory,
+    classifier: new MistralSmallMoodClassifier(derivationModel),
+    summarizer: new MistralSmallConversationSummarizer(derivationModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(derivationModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
+    segmentSummarizer: new MistralSmallSegmentSummarizer(derivationModel, logger),
     moodScores,
     segments,
     metrics,
     logger,
+    gate,
     concurrency: config.CLOSE_JOBS_CONCURRENCY,
+    maxAttempts: config.CLOSE_JOBS_MAX_ATTEMPTS,
+    maxTranscripts: config.CLOSE_JOBS_MAX_TRANSCRIPTS,
+    maxHeldBytes: config.CLOSE_JOBS_MAX_HELD_MB * 1024 * 1024,
   });
+  metrics.sources.derivations = () => closeJobs.stats();
   registry.onSessionClosed((event) => closeJobs.handle(event));
-  registry.onTurn((done) => {
+  registry.onTurn((done, session) => {
+    // The turn's derivation, once this reply.done has gone to the kiosk and the actor's transition is over: never on the reply's path.
+    setImmediate(() => closeJobs.handleTurn(session, done.turnId));
     metrics.turns.inc({ flux: done.flux });
     metrics.turnLatency.observe({ flux: done.flux }, done.latencyMs / 1000);
     if (done.flux === 'cache') metrics.cacheFluxHits.inc();
@@ -264,7 +277,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     store: dreamStore,
     moodScores,
     segments,
-    facts: new PgMemoryFactsRepository(db.pool),
+    facts: memoryFacts,
     consents,
     memory: memory.memory,
     embedder,
@@ -286,7 +299,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   };
   const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn, ...(preemptions ? { preemption: preemptions } : {}) });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
-  const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices };
+  // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).
+  const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices, derivations: closeJobs };
   const across: ErasureAcrossProcesses = {
     notices: new PgErasureNoticesRepository(db.pool),
     presence,
@@ -310,6 +324,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
     semanticCache,
     moodScores,
+    facts: memoryFacts,
+    exports: new PgSeniorExportRepository(db.pool),
     profiles,
     registry,
     presence,

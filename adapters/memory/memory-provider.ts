@@ -19,10 +19,12 @@ export function provideMemory(deps: {
   embedder: MemoryEmbedderPort;
   consents: ConsentPort;
   zep: ZepSettings;
+  /** FACT_DUPLICATE_DISTANCE (unset: the embedding model's default). */
+  duplicateDistance?: number | undefined;
   dualWriteCounter: Counter<'backend' | 'operation' | 'outcome'>;
   logger: Logger;
 }): ProvidedMemory {
-  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger);
+  const pgvector = new PgVectorMemoryAdapter(deps.pool, deps.embedder, deps.logger, { duplicateDistance: deps.duplicateDistance });
   const zep = new ZepMemoryAdapter(deps.zep, deps.consents);
   const stores = { zep, memory_facts: pgvector };
   if (!zep.provisioned) return { memory: pgvector, kind: 'pgvector', stores };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isFactCategory, type ConsentPort, type MemoryFact, type MemoryPort, type NewMemoryFact } from '../../machines/memory/memory.port.ts';
+import { isFactCategory, type ConsentPort, type MemoryFact, type MemoryPort, type NewMemoryFact, type PersistedFact } from '../../machines/memory/memory.port.ts';
 
 export class ZepNotProvisionedError extends Error {
   constructor() {
@@ -38,6 +38,7 @@ interface ZepEdge {
  *   — one edge per fact; `fact_name` carries the category in capitals (e.g. `SANTE`);
  * - `POST /api/v2/graph/search` {user_id, query, limit, scope: "edges"} → {edges: [{uuid, fact, name}]};
  * - `POST /api/v2/graph/edge/user/{user_id}` → the user's edges (counted before an erasure);
+ * - `DELETE /api/v2/graph/edge/{uuid}` — a fact superseded or invalidated: Zep no longer returns it;
  * - `DELETE /api/v2/users/{user_id}` — erasure of everything Zep holds for the senior.
  * Auth: `Authorization: Api-Key <key>`. Zep cannot join on our consents, so search results
  * are filtered against the senior's active consent categories here (INV-C01).
@@ -56,7 +57,8 @@ export class ZepMemoryAdapter implements MemoryPort {
     return Boolean(this.settings.baseUrl && this.settings.apiKey);
   }
 
-  async persist(fact: NewMemoryFact): Promise<MemoryFact> {
+  /** Zep keeps no copy check of its own: the dual-write calls this only for a fact pgvector newly stored. */
+  async persist(fact: NewMemoryFact): Promise<PersistedFact> {
     if (!this.provisioned) throw new ZepNotProvisionedError();
     const id = fact.id ?? randomUUID();
     const body = {
@@ -74,7 +76,17 @@ export class ZepMemoryAdapter implements MemoryPort {
     } else {
       await this.expectOk(res, 'add fact');
     }
-    return { id, seniorId: fact.seniorId, content: fact.content, category: fact.category };
+    if (fact.supersedes) await this.invalidate(fact.seniorId, fact.supersedes);
+    return { id, seniorId: fact.seniorId, content: fact.content, category: fact.category, created: true };
+  }
+
+  /** The edge is deleted: Zep's search then never returns the superseded fact (pgvector keeps it, invalidated). */
+  async invalidate(_seniorId: string, factId: string): Promise<boolean> {
+    if (!this.provisioned) throw new ZepNotProvisionedError();
+    const res = await this.request('DELETE', `/api/v2/graph/edge/${encodeURIComponent(factId)}`);
+    if (res.status === 404) return false;
+    await this.expectOk(res, 'delete edge');
+    return true;
   }
 
   async search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]> {

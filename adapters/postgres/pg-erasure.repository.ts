@@ -4,24 +4,32 @@ import type pg from 'pg';
 const ROOT_TABLES = ['devices', 'seniors'];
 
 /**
- * The database side of one senior's RGPD erasure: every table of the schema that has a
- * `senior_id` column — found in `information_schema`, so a table added later is erased without
- * touching this code — then the senior row, in one transaction.
+ * Every table of the schema that has a `senior_id` column — found in `information_schema`, so a
+ * table added later is covered without touching this code — in the order they can be deleted in
+ * (`devices` last). The one list erasure deletes from and the export reads (`PgSeniorExportRepository`).
+ */
+export async function seniorTables(pool: Pick<pg.Pool, 'query'>): Promise<string[]> {
+  const tables = await pool.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND column_name = 'senior_id' ORDER BY table_name`,
+  );
+  return [...tables.rows.map((r) => r.table_name).filter((t) => !ROOT_TABLES.includes(t)), 'devices'];
+}
+
+/**
+ * The database side of one senior's RGPD erasure: every table of `seniorTables`, then the senior
+ * row, in one transaction.
  */
 export class PgErasureRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Rows deleted per table (`seniors` included); zero counts when the senior is already gone. */
   async eraseSenior(seniorId: string): Promise<Record<string, number>> {
-    const tables = await this.pool.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.columns
-        WHERE table_schema = current_schema() AND column_name = 'senior_id' ORDER BY table_name`,
-    );
+    const ordered = await seniorTables(this.pool);
     const counts: Record<string, number> = {};
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const ordered = [...tables.rows.map((r) => r.table_name).filter((t) => !ROOT_TABLES.includes(t)), 'devices'];
       for (const table of ordered) {
         const res = await client.query(`DELETE FROM "${table}" WHERE senior_id = $1::uuid`, [seniorId]);
         counts[table] = res.rowCount ?? 0;

@@ -2,6 +2,28 @@ import type pg from 'pg';
 import pgvector from 'pgvector';
 import type { FactCategory } from '../../machines/memory/memory.port.ts';
 
+/** A valid fact as the reconciliation shows it to the extractor: what it may update or invalidate. */
+export interface KnownFact {
+  id: string;
+  content: string;
+  category: FactCategory;
+}
+
+/** A fact as the admin API lists it: derived text, its category, when it was stored and whether it still holds. */
+export interface FactEntry extends KnownFact {
+  createdAt: string;
+  /** When a later fact superseded it, or null while it holds. */
+  invalidAt: string | null;
+}
+
+/** Position after which a page starts: the last row's exact (microsecond) time and id. */
+export interface FactCursor {
+  createdAt: string;
+  id: string;
+}
+
+const exactTime = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
 export interface FactToReembed {
   id: string;
   fact: string;
@@ -10,24 +32,51 @@ export interface FactToReembed {
 }
 
 /**
- * `memory_facts` outside the MemoryPort (which `PgVectorMemoryAdapter` implements): the plain,
- * newest-first texts the dream and the recognizer's bias read, and the re-embedding after a model
- * change. What is read for a use joins the consents as recall does (INV-C01): a fact of a revoked
- * category reaches neither a model nor the recognizer.
+ * `memory_facts` outside the MemoryPort (which `PgVectorMemoryAdapter` implements): the newest-first
+ * facts the dream, the recognizer's bias and the close-time reconciliation read, the admin listing,
+ * and the re-embedding after a model change. What is read for a use joins the consents as recall
+ * does (INV-C01): a fact of a revoked category reaches neither a model nor the recognizer; and it
+ * reads valid facts only — a superseded fact (`invalid_at` set) is never used again.
  */
 export class PgMemoryFactsRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** The senior's newest consented facts (of one category if given), texts only, whatever model embedded them. */
-  async latest(seniorId: string, limit: number, category?: FactCategory): Promise<string[]> {
-    const res = await this.pool.query<{ fact: string }>(
-      `SELECT mf.fact FROM memory_facts mf
+  /** The senior's newest valid, consented facts (of one category if given), whatever model embedded them. */
+  async known(seniorId: string, limit: number, category?: FactCategory): Promise<KnownFact[]> {
+    const res = await this.pool.query<{ id: string; fact: string; category: FactCategory }>(
+      `SELECT mf.id, mf.fact, mf.category FROM memory_facts mf
          JOIN consents c ON c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL
-        WHERE mf.senior_id = $1 AND ($2::text IS NULL OR mf.category = $2)
+        WHERE mf.senior_id = $1 AND mf.invalid_at IS NULL AND ($2::text IS NULL OR mf.category = $2)
         ORDER BY mf.created_at DESC, mf.seq DESC LIMIT $3`,
       [seniorId, category ?? null, limit],
     );
-    return res.rows.map((r) => r.fact);
+    return res.rows.map((r) => ({ id: r.id, content: r.fact, category: r.category }));
+  }
+
+  /** `known`, texts only. */
+  async latest(seniorId: string, limit: number, category?: FactCategory): Promise<string[]> {
+    return (await this.known(seniorId, limit, category)).map((f) => f.content);
+  }
+
+  /**
+   * One page of everything held for the senior, valid and invalidated, newest first, keyset on
+   * (created_at DESC, id DESC); `next` is null on the last page. `consentedOnly`: only the
+   * categories whose consent is active (what a caregiver is shown).
+   */
+  async page(seniorId: string, q: { limit: number; after?: FactCursor | undefined; consentedOnly: boolean }): Promise<{ data: FactEntry[]; next: FactCursor | null }> {
+    const res = await this.pool.query<{ id: string; fact: string; category: FactCategory; created_at: string; invalid_at: string | null }>(
+      `SELECT mf.id, mf.fact, mf.category, ${exactTime('mf.created_at')} AS created_at, ${exactTime('mf.invalid_at')} AS invalid_at
+         FROM memory_facts mf
+        WHERE mf.senior_id = $1::uuid
+          AND ($2::timestamptz IS NULL OR (mf.created_at, mf.id) < ($2::timestamptz, $3::uuid))
+          AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM consents c WHERE c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL))
+        ORDER BY mf.created_at DESC, mf.id DESC
+        LIMIT $5`,
+      [seniorId, q.after?.createdAt ?? null, q.after?.id ?? null, q.consentedOnly, q.limit + 1],
+    );
+    const data = res.rows.slice(0, q.limit).map((r) => ({ id: r.id, content: r.fact, category: r.category, createdAt: r.created_at, invalidAt: r.invalid_at }));
+    const last = data.at(-1);
+    return { data, next: res.rows.length > q.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
   /** One batch of facts whose vector is not `modelId`'s, in id order. */

@@ -41,9 +41,30 @@ export interface ExtractedFact {
   confidence: number;
 }
 
+/** A valid fact already held for the senior, as the extractor is shown it. */
+export interface HeldFact {
+  id: string;
+  content: string;
+  category: FactCategory;
+}
+
+/**
+ * What a session does to the senior's facts (Mem0's ADD / UPDATE / DELETE / NOOP): a new fact; a
+ * held fact that changed (`target`, the held fact's id, is superseded by `fact`); a held fact the
+ * session showed no longer holds; a fact already held, unchanged. `target` is always the id of a
+ * fact the extractor was shown.
+ */
+export type FactOperation =
+  | { op: 'add'; fact: ExtractedFact }
+  | { op: 'update'; target: string; fact: ExtractedFact }
+  | { op: 'invalidate'; target: string }
+  | { op: 'none'; target: string | null };
+
 export interface MemoryExtractorPort {
   /** Durable facts from a session's exchanges; never throws, an empty list on failure. */
   extract(exchanges: Exchange[]): Promise<ExtractedFact[]>;
+  /** The session's facts reconciled against `held`, one operation per fact; never throws, an empty list on failure. */
+  reconcile(exchanges: Exchange[], held: readonly HeldFact[]): Promise<FactOperation[]>;
 }
 
 export const MIN_FACT_CONFIDENCE = 0.6;

@@ -28,11 +28,24 @@ export interface MemoryFact {
   embedding?: number[];
 }
 
-export type NewMemoryFact = Omit<MemoryFact, 'id' | 'embedding'> & { id?: string };
+export type NewMemoryFact = Omit<MemoryFact, 'id' | 'embedding'> & {
+  id?: string;
+  /** The id of a fact of the same senior this one replaces (an update): it is invalidated, unless it is this very fact. */
+  supersedes?: string;
+};
 
-/** Long-term memory. Every search is scoped to one senior and filtered by active consent (INV-C01, INV-P05). */
+/** What `persist` did: stored the fact (`created`), or found it already held (the held fact is returned). */
+export type PersistedFact = MemoryFact & { created: boolean };
+
+/**
+ * Long-term memory. Every search is scoped to one senior and filtered by active consent (INV-C01, INV-P05),
+ * and returns only valid facts: a fact that was superseded or invalidated is kept, never recalled.
+ */
 export interface MemoryPort {
-  persist(fact: NewMemoryFact): Promise<MemoryFact>;
+  /** Stores a fact unless the senior already holds it (the same content, or the same meaning): never a second copy. */
+  persist(fact: NewMemoryFact): Promise<PersistedFact>;
+  /** Marks one valid fact of the senior as no longer holding (kept, never recalled); false if there was none. */
+  invalidate(seniorId: string, factId: string): Promise<boolean>;
   /** `signal` aborts the search's own calls (the embedding, the store's request) when its turn no longer waits. */
   search(query: string, seniorId: string, limit: number, signal?: AbortSignal): Promise<MemoryFact[]>;
   /** Removes every fact of the senior; returns how many were removed. Idempotent. */

@@ -7,15 +7,18 @@ import { readFile } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import type { PgMoodScoresRepository } from '../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import type { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
+import type { PgSeniorExportRepository } from '../../adapters/postgres/pg-senior-export.repository.ts';
 import type { SemanticCache } from '../../adapters/semantic-cache/semantic-cache.ts';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
 import { profileRoutes } from './admin/profile-routes.ts';
+import { seniorDataRoutes } from './admin/senior-data-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
 import type { SeniorErasure } from '../sessions/erasure.ts';
 import { healthRoutes } from './health.ts';
@@ -42,6 +45,10 @@ export interface HttpAppDeps {
   erasure: SeniorErasure;
   semanticCache: SemanticCache;
   moodScores: PgMoodScoresRepository;
+  /** The admin listing of a senior's facts. */
+  facts: PgMemoryFactsRepository;
+  /** A senior's data export (RGPD access and portability). */
+  exports: PgSeniorExportRepository;
   profiles: PgProfilesRepository;
   registry: SessionRegistry;
   presence: PgPresenceRepository;
@@ -106,6 +113,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
   });
   await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
+  await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports });
   await app.register(profileRoutes, {
     directory: deps.directory,
     profiles: deps.profiles,

@@ -1,144 +1,193 @@
 import type { Logger } from 'pino';
 import { setImmediate as yieldToIo } from 'node:timers/promises';
-import PQueue from 'p-queue';
+import type { ProviderGate } from '../../adapters/models/provider-gate.ts';
 import type { PgMoodScoresRepository } from '../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.repository.ts';
 import {
   moodTier,
   type ConversationSummarizerPort,
   type Exchange,
-  type MemoryExtractorPort,
+  type FactOperation,
   type MoodClassifierPort,
   type SegmentSummarizerPort,
 } from '../../machines/memory/derivation.ts';
-import type { ConsentPort, MemoryPort } from '../../machines/memory/memory.port.ts';
-import type { SessionClosed, Turn } from '../../machines/session/session.machine.ts';
+import type { ConsentPort } from '../../machines/memory/memory.port.ts';
+import type { SessionActor, SessionClosed, Turn } from '../../machines/session/session.machine.ts';
 import type { Metrics } from '../metrics.ts';
+import { DerivationPool, type Derivation, type PoolStats } from './derivation-pool.ts';
+import type { SessionFacts } from './session-facts.ts';
 
 export interface CloseJobsDeps {
   consents: ConsentPort;
   classifier: MoodClassifierPort;
   summarizer: ConversationSummarizerPort;
-  extractor: MemoryExtractorPort;
+  /** Fact extraction, reconciled with the facts already held. */
+  facts: Pick<SessionFacts, 'plan' | 'apply'>;
   segmentSummarizer: SegmentSummarizerPort;
-  memory: MemoryPort;
   moodScores: PgMoodScoresRepository;
   segments: PgSegmentsRepository;
   metrics: Metrics;
   logger: Logger;
+  /** The sub-agents' model goes through it: Retry-After pauses, transient failures reported per job. */
+  gate: ProviderGate;
   concurrency: number;
+  maxAttempts: number;
+  maxTranscripts: number;
+  maxHeldBytes: number;
 }
 
-type JobKind = 'mood' | 'extraction' | 'segment';
+/** What the per-turn derivation reads of a live session. */
+export interface DerivedSession {
+  sessionId: string;
+  seniorId: string;
+  actor: SessionActor;
+}
 
 /**
- * The close-time derivations. A closed session's turns become one mood-and-summary job per
- * turn, one fact-extraction job and one segment (tier 2), run by a bounded in-process pool off
- * the hot path. The
- * transcript reaches them in memory only — no queue table, file or log ever holds it — so a
- * crash loses at most the derivations in flight; SIGTERM drains the pool first (`shutdown`).
+ * The derivations, in the seed's grain. Each turn's mood score and summary are derived soon after
+ * the turn, while the session is live (`handleTurn`, called after its `reply.done` has left);
+ * when the session closes, only the fact extraction and the segment (tier 2) remain, plus the
+ * turns not derived yet (`handle`). Each turn is derived once: per live session, the count of
+ * turns already handed over is kept (a number, never their text). The transcript reaches the jobs
+ * in memory only, so a crash loses at most what is in flight; SIGTERM drains the pool first.
  */
 export class CloseJobs {
-  private readonly queue: PQueue;
-  /** Set once a shutdown gave up on the jobs left: their failures (database closing) are expected. */
-  private abandoned = false;
+  private readonly pool: DerivationPool;
+  /** Per live session, how many of its turns (from the first) already have their mood job. */
+  private readonly derivedTurns = new Map<string, number>();
 
   constructor(private readonly deps: CloseJobsDeps) {
-    this.queue = new PQueue({ concurrency: deps.concurrency });
+    this.pool = new DerivationPool({
+      concurrency: deps.concurrency,
+      maxAttempts: deps.maxAttempts,
+      maxTranscripts: deps.maxTranscripts,
+      maxHeldBytes: deps.maxHeldBytes,
+      gate: deps.gate,
+      metrics: deps.metrics,
+      logger: deps.logger,
+    });
   }
 
-  /** Jobs queued or running. */
+  /** Jobs queued, backing off or running. */
   get pending(): number {
-    return this.queue.size + this.queue.pending;
+    return this.pool.pending;
   }
 
-  handle(event: SessionClosed): void {
-    // An erased senior's data is gone; deriving from their last session would bring it back.
-    if (event.reason === 'erased' || event.turns.length === 0) return;
-    const { seniorId } = event;
-    const exchanges = event.turns.map(toExchange);
-    for (const turn of event.turns) void this.run('mood', seniorId, () => this.moodScoringCapture(seniorId, turn, exchanges));
-    void this.run('extraction', seniorId, () => this.extractFacts(seniorId, exchanges));
-    void this.run('segment', seniorId, () => this.archiveSegment(event, exchanges));
+  stats(): PoolStats {
+    return this.pool.stats();
   }
 
-  /** Waits for every queued job, at most `timeoutMs`; false if some were still running. */
-  async drain(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const idle = this.queue.onIdle().then(() => true as const);
-    const drained = await Promise.race([idle, timeout]);
-    clearTimeout(timer);
-    return drained;
+  get peak(): { transcripts: number; bytes: number } {
+    return this.pool.peak;
   }
 
   /**
-   * SIGTERM: the pool runs at `concurrency` (sub-agent calls wait on the network, not on this
-   * process) for at most `budgetMs`. Whatever has not finished then is given up — queued jobs
-   * never start — counted in `kohami_close_jobs_lost_total` and logged as a count. Returns it.
+   * A turn of a live session ended (its `reply.done` sent): its mood job, and those of any earlier
+   * turn not handed over yet, are queued. Called off the actor's transition, so the turn is in the
+   * snapshot; a session already closed is left to `handle`, which took its turns.
    */
-  async shutdown(budgetMs: number, concurrency: number): Promise<number> {
-    this.queue.concurrency = Math.max(this.queue.concurrency, concurrency);
-    if (await this.drain(budgetMs)) return 0;
-    const lost = this.pending;
-    this.abandoned = true;
-    this.queue.clear();
-    this.deps.metrics.closeJobsLost.inc(lost);
-    this.deps.logger.warn({ lost, budgetMs }, 'close-time jobs unfinished when the shutdown budget ran out: their derivations are lost');
-    return lost;
+  handleTurn(session: DerivedSession, turnId: string): void {
+    const snapshot = session.actor.getSnapshot();
+    if (snapshot.status !== 'active') return;
+    const turns = snapshot.context.turns;
+    let index = turns.length - 1;
+    while (index >= 0 && turns[index]!.turnId !== turnId) index -= 1;
+    const from = this.derivedTurns.get(session.sessionId) ?? 0;
+    if (index < from) return;
+    this.derivedTurns.set(session.sessionId, index + 1);
+    this.submitMood(session.sessionId, session.seniorId, turns.slice(0, index + 1), from);
+  }
+
+  handle(event: SessionClosed): void {
+    const from = this.derivedTurns.get(event.sessionId) ?? 0;
+    this.derivedTurns.delete(event.sessionId);
+    // An erased senior's data is gone; deriving from their last session would bring it back.
+    if (event.reason === 'erased' || event.turns.length === 0) return;
+    this.submitMood(event.sessionId, event.seniorId, event.turns, from);
+    const exchanges = event.turns.map(toExchange);
+    this.pool.submit(event.sessionId, held(exchanges), [this.extraction(event.seniorId, exchanges), this.segment(event, exchanges)]);
+  }
+
+  /** Erasure (here or through another process): the senior's pending derivations are dropped; a running one writes nothing. */
+  invalidateSenior(seniorId: string): number {
+    return this.pool.invalidateSenior(seniorId);
+  }
+
+  drain(timeoutMs: number): Promise<boolean> {
+    return this.pool.drain(timeoutMs);
+  }
+
+  shutdown(budgetMs: number, concurrency: number): Promise<number> {
+    return this.pool.shutdown(budgetMs, concurrency);
+  }
+
+  /** Mood jobs for turns[from..]; each also holds the session's earlier turns, which its summary must not repeat. */
+  private submitMood(sessionId: string, seniorId: string, turns: readonly Turn[], from: number): void {
+    if (from >= turns.length) return;
+    const exchanges = turns.map(toExchange);
+    const jobs = turns.slice(from).map((turn, i) => this.mood(seniorId, turn, exchanges[from + i]!, exchanges));
+    this.pool.submit(sessionId, held(exchanges), jobs);
   }
 
   /** Seed: MoodScoringCapture — consent gate, score, best-effort summary, one `per_turn` row. */
-  private async moodScoringCapture(seniorId: string, turn: Turn, session: Exchange[]): Promise<'ok' | 'skipped'> {
-    if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
-    const exchange = toExchange(turn);
-    // Independent calls: together they take one sub-agent latency, not two.
-    const [score, summary] = await Promise.all([this.deps.classifier.classify(exchange), this.deps.summarizer.summarize(exchange, session)]);
-    await yieldToIo();
-    await this.deps.moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
-    return 'ok';
+  private mood(seniorId: string, turn: Turn, exchange: Exchange, session: Exchange[]): Derivation<{ score: number; summary: string | null }> {
+    const { consents, classifier, summarizer, moodScores } = this.deps;
+    return {
+      kind: 'mood',
+      seniorId,
+      derive: async () => {
+        if (!(await consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
+        // Independent calls: together they take one sub-agent latency, not two.
+        const [score, summary] = await Promise.all([classifier.classify(exchange), summarizer.summarize(exchange, session)]);
+        return { score, summary };
+      },
+      write: async ({ score, summary }) => {
+        await moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
+      },
+    };
   }
 
-  private async extractFacts(seniorId: string, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
-    if (!(await this.deps.consents.hasConsent(seniorId, 'conversation'))) return 'skipped';
-    for (const fact of await this.deps.extractor.extract(exchanges)) {
-      await yieldToIo();
-      await this.deps.memory.persist({ seniorId, content: fact.content, category: fact.category });
-    }
-    return 'ok';
+  private extraction(seniorId: string, exchanges: Exchange[]): Derivation<FactOperation[]> {
+    const { consents, facts } = this.deps;
+    // Operations already applied: a retried write resumes after them.
+    let applied = 0;
+    return {
+      kind: 'extraction',
+      seniorId,
+      derive: async () => ((await consents.hasConsent(seniorId, 'conversation')) ? facts.plan(seniorId, exchanges) : 'skipped'),
+      write: async (operations) => {
+        for (; applied < operations.length; applied++) {
+          await yieldToIo();
+          await facts.apply(seniorId, operations[applied]!);
+        }
+      },
+    };
   }
 
   /** Tier 2: the session archived as one summarized segment, with its times and turn count. */
-  private async archiveSegment(event: SessionClosed, exchanges: Exchange[]): Promise<'ok' | 'skipped'> {
-    if (!(await this.deps.consents.hasConsent(event.seniorId, 'conversation'))) return 'skipped';
-    const summary = await this.deps.segmentSummarizer.summarize(exchanges);
-    await this.deps.segments.insert({
+  private segment(event: SessionClosed, exchanges: Exchange[]): Derivation<string | null> {
+    const { consents, segmentSummarizer, segments } = this.deps;
+    return {
+      kind: 'segment',
       seniorId: event.seniorId,
-      summary,
-      startedAt: new Date(event.startedAt),
-      endedAt: new Date(event.endedAt),
-      turnCount: event.turns.length,
-    });
-    return 'ok';
-  }
-
-  private async run(kind: JobKind, seniorId: string, job: () => Promise<'ok' | 'skipped'>): Promise<void> {
-    await this.queue.add(async () => {
-      // Jobs share the event loop with live sessions: each step lets pending kiosk I/O run first,
-      // so a burst of derivations never holds the hot path for more than one step.
-      await yieldToIo();
-      const stop = this.deps.metrics.closeJobDuration.startTimer({ kind });
-      try {
-        const outcome = await job();
-        this.deps.metrics.closeJobs.inc({ kind, outcome });
-      } catch (err) {
-        this.deps.metrics.closeJobs.inc({ kind, outcome: 'error' });
-        if (!this.abandoned) this.deps.logger.warn({ err, seniorId, kind }, 'close-time job failed');
-      } finally {
-        stop();
-      }
-    });
+      derive: async () => ((await consents.hasConsent(event.seniorId, 'conversation')) ? segmentSummarizer.summarize(exchanges) : 'skipped'),
+      write: async (summary) => {
+        await segments.insert({
+          seniorId: event.seniorId,
+          summary,
+          startedAt: new Date(event.startedAt),
+          endedAt: new Date(event.endedAt),
+          turnCount: event.turns.length,
+        });
+      },
+    };
   }
 }
 
 const toExchange = (turn: Turn): Exchange => ({ transcript: turn.transcript, replyText: turn.reply });
+
+/** What the jobs of a session hold: its turns, as UTF-16 text. */
+const held = (exchanges: readonly Exchange[]) => ({
+  transcripts: exchanges.length,
+  bytes: exchanges.reduce((n, e) => n + 2 * (e.transcript.length + e.replyText.length), 0),
+});

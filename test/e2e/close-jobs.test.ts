@@ -2,9 +2,10 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { liveSession } from '../support/live-session.ts';
+import type { ConsentCategory } from '../../machines/memory/memory.port.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -18,16 +19,10 @@ beforeAll(async () => {
 afterAll(() => rt.close());
 
 /** A fresh senior with a kiosk (and the given consents), a session of `turns` agent turns, ended. */
-async function sessionOf(turns: string[], consents = ['conversation', 'profil'], end: 'session.end' | 'erase' = 'session.end') {
-  const senior = await rt.directory.createSenior({ displayName: 'Lucie', preferredName: 'Lucie', onboardingDone: true });
-  for (const c of consents) await rt.consents.grant(senior, c as 'conversation');
-  const token = generateToken('kiosk');
-  await rt.directory.addDevice(senior, token);
-  const kiosk = await KioskClient.connect(rt.wsUrl, token);
-  await kiosk.start();
+async function sessionOf(turns: string[], consents: ConsentCategory[] = ['conversation', 'profil']) {
+  const { senior, kiosk } = await liveSession(rt, consents);
   for (const [i, t] of turns.entries()) await kiosk.turn(`t${i}`, t);
-  if (end === 'erase') await rt.app.inject({ method: 'DELETE', url: `/v1/admin/seniors/${senior}/data`, headers: { authorization: `Bearer ${rt.seed!.adminToken}` } });
-  else kiosk.send({ type: 'session.end' });
+  kiosk.send({ type: 'session.end' });
   await kiosk.next('session.closed');
   kiosk.close();
   await rt.closeJobs.drain(10_000);
@@ -36,6 +31,8 @@ async function sessionOf(turns: string[], consents = ['conversation', 'profil'],
 
 const moodRows = async (senior: string) =>
   (await rt.db.pool.query('SELECT score, tier, source, summary, recorded_at FROM mood_scores WHERE senior_id = $1 ORDER BY recorded_at', [senior])).rows;
+const dropped = async (kind: string, reason: string) =>
+  (await rt.metrics.closeJobsDropped.get()).values.find((v) => v.labels.kind === kind && v.labels.reason === reason)?.value ?? 0;
 const jobCount = async (kind: string, outcome: string) =>
   (await rt.metrics.closeJobs.get()).values.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value ?? 0;
 
@@ -57,10 +54,42 @@ describe('close-time jobs', () => {
     expect(await jobCount('mood', 'skipped')).toBe(skippedBefore + 1);
   });
 
-  it('derives nothing from a session closed by erasure', async () => {
+  it('derives nothing from a session closed by erasure: no close-time job, and the turn’s pending derivation writes nothing', async () => {
     const modelCalls = subagent.doGenerateCalls.length;
-    await sessionOf(['mon fils vient demain'], ['conversation', 'profil'], 'erase');
-    expect(subagent.doGenerateCalls.length).toBe(modelCalls);
+    const droppedBefore = await dropped('mood', 'erased');
+    subagent.state.delayMs = 200;
+    try {
+      const { senior, kiosk } = await liveSession(rt);
+      await kiosk.turn('t0', 'mon fils vient demain');
+      // The turn's mood job is calling the model (score and summary) when the erasure comes.
+      await expect.poll(() => subagent.state.inFlight).toBe(2);
+      await rt.app.inject({ method: 'DELETE', url: `/v1/admin/seniors/${senior}/data`, headers: { authorization: `Bearer ${rt.seed!.adminToken}` } });
+      await kiosk.next('session.closed');
+      kiosk.close();
+      expect(await rt.closeJobs.drain(10_000)).toBe(true);
+      expect((await rt.db.pool.query('SELECT count(*)::int AS n FROM mood_scores WHERE senior_id = $1', [senior])).rows[0].n).toBe(0);
+      expect(await dropped('mood', 'erased')).toBe(droppedBefore + 1);
+      // Only the turn's two calls: no extraction, no segment.
+      expect(subagent.doGenerateCalls.length).toBe(modelCalls + 2);
+    } finally {
+      subagent.state.delayMs = 0;
+    }
+  });
+
+  it('derives each turn while the session is live, and not again at close', async () => {
+    const moodJobs = await jobCount('mood', 'ok');
+    const { senior, kiosk } = await liveSession(rt);
+    await kiosk.turn('t0', 'je suis allée voir ma sœur');
+    await kiosk.turn('t1', 'nous avons pris le thé');
+    // Written before the session ends: a crash now would lose nothing of these two turns.
+    await expect.poll(async () => (await moodRows(senior)).length).toBe(2);
+    kiosk.send({ type: 'session.end' });
+    await kiosk.next('session.closed');
+    kiosk.close();
+    expect(await rt.closeJobs.drain(10_000)).toBe(true);
+    expect(await moodRows(senior)).toHaveLength(2);
+    expect(await jobCount('mood', 'ok')).toBe(moodJobs + 2);
+    expect(await jobCount('segment', 'ok')).toBeGreaterThan(0);
   });
 
   it('a failing summarizer still writes the score row, with a null summary', async () => {
@@ -86,7 +115,8 @@ describe('close-time jobs', () => {
   });
 
   it('runs in a pool bounded by CLOSE_JOBS_CONCURRENCY', async () => {
-    subagent.state.delayMs = 20;
+    // Long enough that the turns' mood jobs, queued as each turn ends, overlap.
+    subagent.state.delayMs = 200;
     subagent.state.maxInFlight = 0;
     try {
       const senior = await sessionOf(['un', 'deux', 'trois', 'quatre', 'cinq', 'six'].map((w) => `je compte ${w} fois`));

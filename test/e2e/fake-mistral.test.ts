@@ -26,7 +26,7 @@ describe('the real @ai-sdk/mistral adapter against a local fake Mistral', () => 
     kiosk.send({ type: 'turn', turnId: 'm1', transcript: 'il fait beau aujourd’hui' });
     const done = await kiosk.next('reply.done');
     expect(done).toMatchObject({ flux: 'agent', text: 'Quelle belle journée.' });
-    const request = mistral.chatRequests.at(-1)!;
+    const request = mistral.agentRequests.at(-1)!;
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.authorization).toBe('Bearer test-key');
     expect(request.body).toMatchObject({ model: 'mistral-small-2603', stream: true });
@@ -38,9 +38,10 @@ describe('the real @ai-sdk/mistral adapter against a local fake Mistral', () => 
 
   it('a 503 twice (first call and the retry) gives the SOS line', async () => {
     mistral.mode = { kind: 'status', status: 503 };
-    const before = mistral.chatRequests.length;
+    // The agent's calls only: each turn's sub-agent derivations (not streamed) run meanwhile.
+    const before = mistral.agentRequests.length;
     expect(await kiosk.turn('m2', 'tu es là ?')).toMatchObject({ flux: 'sos', text: 'Bien sûr, je vous écoute.' });
-    expect(mistral.chatRequests.length - before).toBe(2);
+    expect(mistral.agentRequests.length - before).toBe(2);
   });
 
   it('a Mistral slower than the budget gives the SOS line', async () => {

@@ -193,8 +193,9 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     // What the senior heard, from the page's progress reports and the marks, is all the agent is told it said.
     await page.locator('#captions p.you', { hasText: BARGED }).waitFor();
-    await expect.poll(() => mistral.chatRequests.length).toBeGreaterThanOrEqual(2);
-    const messages = mistral.chatRequests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
+    // The agent's second call (the turns' sub-agent derivations, not streamed, run meanwhile).
+    await expect.poll(() => mistral.agentRequests.length).toBeGreaterThanOrEqual(2);
+    const messages = mistral.agentRequests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
     const told = messages.filter((m) => m.role === 'assistant').map((m) => JSON.stringify(m.content)).join(' ');
     const rate = (got('reply.audio.start', 'v1')!.frame.sampleRate as number) / 1000;
     const marks = log.received.filter((l) => l.frame.type === 'reply.audio.mark' && l.frame.turnId === 'v1').map((l) => l.frame as unknown as { sampleOffset: number; textOffset: number });

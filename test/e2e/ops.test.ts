@@ -121,6 +121,12 @@ describe('metrics', () => {
       'kohami_cacheflux_hits_total',
       'kohami_close_jobs_total',
       'kohami_close_job_duration_seconds',
+      'kohami_close_jobs_queued',
+      'kohami_close_jobs_in_flight',
+      'kohami_close_jobs_transcripts_held',
+      'kohami_close_jobs_held_bytes',
+      'kohami_close_jobs_retried_total',
+      'kohami_close_jobs_dropped_total',
       'kohami_memory_dual_write_total',
     ]) {
       expect(text).toContain(name);
@@ -142,6 +148,7 @@ describe('API documentation', () => {
       '/v1/admin/seniors/{id}/data',
       '/v1/admin/seniors/{id}/mood-entries',
       '/v1/admin/seniors/{id}/mood-timeline',
+      '/v1/admin/seniors/{id}/export',
       '/v1/ops/sessions',
       '/v1/ops/sessions/{id}',
       '/v1/ops/sessions/{id}/close',

@@ -79,6 +79,8 @@ describe('erasure through one process of a senior whose session lives in another
     expect(await kiosk.turn('p1', 'Quelle heure est-il à Nantes ?')).toMatchObject({ flux: 'agent' });
     expect(await kiosk.turn('p2', 'Quelle heure est-il à Nantes ?')).toMatchObject({ flux: 'semantic_cache' });
     expect(await metric(b, 'kohami_semantic_cache_entries')).toBe(2);
+    // Each turn's mood is derived while the session is live: B's pool has finished those before the count is taken.
+    await expect.poll(async () => (await metric(b, 'kohami_close_jobs_queued')) + (await metric(b, 'kohami_close_jobs_in_flight'))).toBe(0);
     const closeJobsBefore = await metric(b, 'kohami_close_jobs_total');
 
     const closedAt = arrival(kiosk, 'session.closed');
@@ -98,7 +100,7 @@ describe('erasure through one process of a senior whose session lives in another
     expect(await firstFor(kiosk, 'after')).toMatchObject({ type: 'error', code: 'no_session' });
     expect(kiosk.frames.filter((f) => f.turnId === 'after' && String(f.type).startsWith('reply.'))).toEqual([]);
 
-    // B's own cache lost Paul's entry and kept Marie's; no derivation ran on B for the erased session.
+    // B's own cache lost Paul's entry and kept Marie's; no close-time derivation ran on B for the erased session.
     expect(await metric(b, 'kohami_semantic_cache_entries')).toBe(1);
     expect(await metric(b, 'kohami_close_jobs_total')).toBe(closeJobsBefore);
     expect(await marie.turn('m2', 'Quel temps fera-t-il demain ?')).toMatchObject({ flux: 'semantic_cache' });

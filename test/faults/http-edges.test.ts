@@ -69,8 +69,9 @@ function documentedRoutes(): Array<{ method: string; path: string; params: strin
 }
 
 /** Who may call a route, and a token that may not (by the route's family). */
-function rolesOf(path: string): { allowed: string; refused: string[] } {
-  if (/\/mood-(entries|timeline)$/.test(path)) return { allowed: tokens.admin, refused: [tokens.operator] };
+function rolesOf(path: string, method: string): { allowed: string; refused: string[] } {
+  // What a linked caregiver may read too: the mood dashboard and the facts listing.
+  if (/\/mood-(entries|timeline)$/.test(path) || (method === 'GET' && path.endsWith('/facts'))) return { allowed: tokens.admin, refused: [tokens.operator] };
   if (path.startsWith('/v1/admin/')) return { allowed: tokens.admin, refused: [tokens.operator, tokens.caregiver] };
   return { allowed: tokens.operator, refused: [tokens.caregiver] };
 }
@@ -202,7 +203,7 @@ describe('authentication before validation, on every protected route', () => {
 
   it('a token of another role, whatever the params, query and body: 403', async () => {
     for (const route of documentedRoutes()) {
-      for (const token of rolesOf(route.path).refused) {
+      for (const token of rolesOf(route.path, route.method).refused) {
         const res = await call(route.method, `${fill(route.path, {})}?limit=dix`, { ...garbage, token });
         expect({ route: `${route.method} ${route.path}`, status: res.status }).toEqual({ route: `${route.method} ${route.path}`, status: 403 });
       }
@@ -314,7 +315,7 @@ describe('every bad input is a 400 naming it, never a 500', () => {
       for (const param of route.params) {
         for (const value of hostileValues) {
           const path = fill(route.path, { id: marie, category: 'contacts', [param]: value });
-          const res = await call(route.method, path, { token: rolesOf(route.path).allowed });
+          const res = await call(route.method, path, { token: rolesOf(route.path, route.method).allowed });
           const seen = { route: `${route.method} ${route.path}`, param, value: value.slice(0, 40), status: res.status, message: res.body.message?.slice(0, 200) };
           // The router itself refuses a path parameter over 100 characters (414, as HTTP has it) and
           // one that is not UTF-8 once decoded (400 quoting it); every other value reaches the schema.
@@ -332,7 +333,7 @@ describe('every bad input is a 400 naming it, never a 500', () => {
         for (const value of hostileValues) {
           const path = fill(route.path, { id: marie, category: 'contacts' });
           for (const query of [`${param}=${value}`, `${param}=${value}&${param}=2026-01-01`]) {
-            const res = await call(route.method, `${path}?${query}`, { token: rolesOf(route.path).allowed });
+            const res = await call(route.method, `${path}?${query}`, { token: rolesOf(route.path, route.method).allowed });
             const seen = { route: `${route.method} ${route.path}`, query: query.slice(0, 60), status: res.status, message: res.body.message };
             expect(seen).toEqual({ ...seen, status: 400, message: expect.stringContaining(param) });
           }

@@ -2,7 +2,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createMistral } from '@ai-sdk/mistral';
 import { openDatabase } from '../../runtime/db/database.ts';
+import { FakeMistral, subagentAnswers } from '../support/fake-mistral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -53,7 +55,8 @@ describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped c
 
   it('what cannot finish within SHUTDOWN_DRAIN_MS is counted in a metric and logged as a count, never as text', async () => {
     const subagent = subagentModel({ score: 40 });
-    subagent.state.delayMs = 2000;
+    // Under the sub-agents' 4 s bound, and long enough that no turn's mood job, started while its session lived, ends before the shutdown.
+    subagent.state.delayMs = 3500;
     const rt = await startTestRuntime({ agentModel: streamingModel(['Oui.']), subagentModel: subagent }, { SHUTDOWN_DRAIN_MS: '100', SHUTDOWN_DRAIN_CONCURRENCY: '2' });
     await liveSessions(rt, 2, 2);
     await rt.close();
@@ -61,7 +64,32 @@ describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped c
     // 2 sessions: 4 mood jobs, 2 extractions, 2 segments — none can finish in 100 ms.
     expect(lost).toBe(8);
     const line = rt.logs.lines.find((l) => l.includes('derivations are lost'))!;
-    expect(JSON.parse(line)).toMatchObject({ lost: 8, budgetMs: 100 });
+    // By kind: the turns' mood jobs (queued while the sessions were live) and each session's extraction and segment.
+    expect(JSON.parse(line)).toMatchObject({ lost: 8, mood: 4, extraction: 2, segment: 2, budgetMs: 100 });
     expect(line).not.toContain('pleut');
   });
+
+  it('a derivation backing off on a 429 when SIGTERM comes waits out its Retry-After and is written within the drain', async () => {
+    const dir = await tempDataDir();
+    const fake = await new FakeMistral().start();
+    try {
+      fake.generate = subagentAnswers({ score: 35 });
+      const subagentModel = createMistral({ apiKey: 'test-key', baseURL: fake.baseUrl })('mistral-small-2603');
+      const rt = await startTestRuntime({ agentModel: streamingModel(['Oui.']), subagentModel }, { PGLITE_DATA_DIR: dir });
+      fake.failNext.push({ status: 429, headers: { 'retry-after': '1' } }, { status: 429, headers: { 'retry-after': '1' } });
+      await liveSessions(rt, 1, 1);
+      // The turn's mood job has met the 429s: it is backing off when the shutdown begins.
+      await expect.poll(async () => (await rt.metrics.closeJobsRetried.get()).values.reduce((n, v) => n + v.value, 0)).toBeGreaterThan(0);
+      await rt.close();
+      expect((await rt.metrics.closeJobsLost.get()).values[0]?.value ?? 0).toBe(0);
+      const reopened = await openDatabase({ pgliteDataDir: dir });
+      try {
+        expect((await reopened.pool.query('SELECT tier FROM mood_scores')).rows).toEqual([{ tier: 'melancolique' }]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await fake.stop();
+    }
+  }, 60_000);
 });

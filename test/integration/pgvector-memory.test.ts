@@ -154,12 +154,12 @@ describe('top-k of one senior among many (HNSW with a filter)', () => {
   }, 120_000);
   afterAll(() => db.close());
 
-  /** Runs the adapter's HNSW query with the btree gone and sequential scans off: the planner must use HNSW. */
+  /** Runs the adapter's HNSW query with the btrees on senior_id gone and sequential scans off: the planner must use HNSW. */
   async function forcedHnsw(iterative: 'off' | 'strict_order'): Promise<string[]> {
     const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('DROP INDEX memory_facts_senior_idx');
+      await client.query('DROP INDEX memory_facts_senior_idx, memory_facts_valid_senior_idx, memory_facts_valid_content_idx');
       await client.query('SET LOCAL enable_seqscan = off');
       await client.query(`SET LOCAL hnsw.iterative_scan = ${iterative}`);
       if (iterative !== 'off') await client.query('SET LOCAL hnsw.ef_search = 200');

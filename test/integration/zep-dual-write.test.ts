@@ -112,6 +112,32 @@ describe('DualWriteMemoryAdapter (R-03)', () => {
     expect(await metrics.registry.metrics()).toContain('kohami_memory_dual_write_total{backend="zep",operation="persist",outcome="error"} 1');
   });
 
+  it('a fact already held is written to neither store again; an update deletes the superseded edge in Zep', async () => {
+    const { adapter, metrics } = dual();
+    const senior = await createSenior(db);
+    const first = await adapter.persist({ seniorId: senior, content: 'sa fille Claire habite à Lyon', category: 'contacts' });
+    const again = await adapter.persist({ seniorId: senior, content: 'Sa fille Claire habite à Lyon.', category: 'contacts' });
+    expect(again).toMatchObject({ id: first.id, created: false });
+    expect(zepServer.users.get(senior)!.map((e) => e.uuid)).toEqual([first.id]);
+    expect(await count(metrics, { backend: 'zep', operation: 'persist', outcome: 'ok' })).toBe(1);
+    const moved = await adapter.persist({ seniorId: senior, content: 'sa fille Claire vit à Nantes', category: 'contacts', supersedes: first.id });
+    expect(zepServer.users.get(senior)!.map((e) => e.uuid)).toEqual([moved.id]);
+    expect((await adapter.search('ma fille', senior, 5)).map((f) => f.id)).toEqual([moved.id]);
+  });
+
+  it('an invalidation Zep missed is never recalled: Zep’s answers are checked against pgvector', async () => {
+    const { adapter, metrics } = dual();
+    const senior = await createSenior(db);
+    const fact = await adapter.persist({ seniorId: senior, content: 'sa fille Claire habite à Lyon', category: 'contacts' });
+    zepServer.mode = 'error';
+    expect(await adapter.invalidate(senior, fact.id)).toBe(true);
+    expect(await count(metrics, { backend: 'zep', operation: 'invalidate', outcome: 'error' })).toBe(1);
+    zepServer.mode = 'ok';
+    expect(zepServer.users.get(senior)!.map((e) => e.uuid)).toEqual([fact.id]);
+    expect(await adapter.search('ma fille', senior, 5)).toEqual([]);
+    expect(await adapter.invalidate(senior, fact.id)).toBe(false);
+  });
+
   it('deleteSenior deletes in both and returns the sum; a failing store fails the erasure', async () => {
     const { adapter } = dual();
     const senior = await createSenior(db);

@@ -3,7 +3,8 @@ import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 
 const DIMS = 1024;
 
-function unit(weights: Record<number, number>): number[] {
+/** A unit vector with the given weights per dimension (the rest zero). */
+export function unit(weights: Record<number, number>): number[] {
   const v = new Array<number>(DIMS).fill(0);
   for (const [i, w] of Object.entries(weights)) v[Number(i)] = w;
   const norm = Math.hypot(...v);

@@ -77,6 +77,17 @@ export class FakeZep {
       const edges = this.users.get(decodeURIComponent(list[1]!));
       return edges ? send(200, edges) : send(404, { message: 'user not found' });
     }
+    const edge = /^\/api\/v2\/graph\/edge\/([^/]+)$/.exec(url);
+    if (req.method === 'DELETE' && edge) {
+      const uuid = decodeURIComponent(edge[1]!);
+      for (const edges of this.users.values()) {
+        const at = edges.findIndex((e) => e.uuid === uuid);
+        if (at < 0) continue;
+        edges.splice(at, 1);
+        return send(200, { message: 'deleted' });
+      }
+      return send(404, { message: 'edge not found' });
+    }
     const user = /^\/api\/v2\/users\/([^/]+)$/.exec(url);
     if (req.method === 'DELETE' && user) {
       return this.users.delete(decodeURIComponent(user[1]!)) ? send(200, { message: 'deleted' }) : send(404, { message: 'user not found' });

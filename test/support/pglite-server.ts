@@ -6,11 +6,12 @@ import { socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-t
  * connection per whole exchange, so several clients (two runtimes) can share it safely. It listens on
  * a Unix socket in a private directory, as the embedded database does: the URL names that directory.
  */
-export async function startWirePostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startWirePostgres(): Promise<{ url: string; socket: string; stop(): Promise<void> }> {
   const thread = await startPgliteThread('memory://');
   const { host, port } = socketClientConfig(thread.socket);
   return {
     url: `postgres://postgres@localhost:${port}/postgres?host=${encodeURIComponent(host)}`,
+    socket: thread.socket,
     stop: () => thread.close(),
   };
 }

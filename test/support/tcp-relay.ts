@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
  * - `dropWebSocketsAfter`: every WebSocket connection (an HTTP upgrade) is accepted, then cut once
  *   the client has sent that many bytes after its upgrade request, as a proxy or a service that
  *   drops its sockets does. Plain HTTP requests (speech) pass untouched.
+ * - `cut()` closes every connection and refuses new ones until `resume()`: a database restarting.
+ * The target may be a Unix socket (`{ path }`), as the wire PGlite server listens on.
  */
 export class TcpRelay {
   private server: Server | undefined;
@@ -21,13 +23,17 @@ export class TcpRelay {
   readonly webSocketOpenedAt: number[] = [];
   dropWebSocketsAfter: number | null = null;
   url = '';
+  port = 0;
+  private refusing = false;
 
-  async start(target: URL): Promise<this> {
+  async start(target: URL | { path: string }): Promise<this> {
     this.server = createServer((client) => {
+      if (this.refusing) return void client.destroy();
       const upstream = new Socket();
       const pair = { client, upstream, frozen: false };
       this.pairs.push(pair);
-      upstream.connect(Number(target.port), target.hostname);
+      if ('path' in target) upstream.connect(target.path);
+      else upstream.connect(Number(target.port), target.hostname);
       let webSocket: boolean | undefined;
       let sentAfterUpgrade = 0;
       client.on('data', (data: Buffer) => {
@@ -55,8 +61,21 @@ export class TcpRelay {
       upstream.on('close', end).on('error', end);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `http://127.0.0.1:${this.port}/v1`;
     return this;
+  }
+
+  cut(): void {
+    this.refusing = true;
+    for (const { client, upstream } of this.pairs.splice(0)) {
+      client.destroy();
+      upstream.destroy();
+    }
+  }
+
+  resume(): void {
+    this.refusing = false;
   }
 
   freeze(): void {

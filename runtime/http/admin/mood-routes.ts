@@ -1,41 +1,17 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { MoodCursor, PgMoodScoresRepository } from '../../../adapters/postgres/pg-mood-scores.repository.ts';
+import type { PgMoodScoresRepository } from '../../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { MOOD_TIERS } from '../../../machines/memory/derivation.ts';
 import { requireRole } from '../api-auth.ts';
+import { CursorParam, encodeCursor, LimitParam, storableYear } from './keyset-cursor.ts';
+import { seniorReadAccess } from './senior-access.ts';
 
 export interface MoodRoutesOptions {
   directory: SeniorDirectory;
   moodScores: PgMoodScoresRepository;
 }
-
-export const encodeCursor = (c: MoodCursor) => Buffer.from(JSON.stringify([c.recordedAt, c.id])).toString('base64url');
-
-/** Postgres and ISO 8601 both spell years 0001 to 9999 without a sign or an era; beyond, a date is refused by name. */
-const storableYear = (d: Date) => d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999;
-
-/** A cursor this API returns is about 90 characters: anything much longer is not one. */
-const MAX_CURSOR_CHARS = 256;
-const notOurCursor = 'cursor is not one this API returned (pass nextCursor as is)';
-
-const CursorParam = z
-  .string()
-  .max(MAX_CURSOR_CHARS, notOurCursor)
-  .transform((raw, ctx) => {
-    try {
-      const [recordedAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-      if (z.iso.datetime().safeParse(recordedAt).success && storableYear(new Date(recordedAt as string)) && z.uuid().safeParse(id).success) {
-        return { recordedAt, id } as MoodCursor;
-      }
-    } catch {
-      // falls through to the issue below
-    }
-    ctx.addIssue({ code: 'custom', message: notOurCursor });
-    return z.NEVER;
-  })
-  .optional();
 
 const instant = (name: string) =>
   z.iso
@@ -48,7 +24,7 @@ const instant = (name: string) =>
 const SeniorParams = z.object({ id: z.uuid({ message: 'senior id must be a UUID' }) });
 const EntriesQuery = z.object({
   cursor: CursorParam,
-  limit: z.coerce.number({ message: 'limit must be an integer from 1 to 200' }).int('limit must be an integer from 1 to 200').min(1, 'limit must be an integer from 1 to 200').max(200, 'limit must be an integer from 1 to 200').default(50),
+  limit: LimitParam,
   source: z.enum(['per_turn'], { message: 'source must be per_turn' }).optional(),
   from: instant('from'),
   to: instant('to'),
@@ -64,17 +40,9 @@ const ErrorBody = z.object({ error: z.string(), message: z.string() });
 export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.addHook('onRequest', requireRole(directory, 'admin', 'caregiver'));
-  // Which senior a caregiver may read is authorization too: decided before the query is validated.
-  r.addHook('preValidation', async (req, reply) => {
-    const { id } = req.params as { id?: string };
-    const principal = req.apiPrincipal!;
-    if (principal.role !== 'caregiver' || !id || !z.uuid().safeParse(id).success) return;
-    if (!(await directory.isLinked(principal.id, id))) return reply.code(403).send({ error: 'forbidden', message: 'this caregiver is not linked to that senior' });
-  });
-  r.addHook('preHandler', async (req, reply) => {
-    const { id } = req.params as { id: string };
-    if (req.apiPrincipal!.role === 'admin' && !(await directory.exists(id))) return reply.code(404).send({ error: 'not_found', message: 'no such senior' });
-  });
+  const access = seniorReadAccess(directory);
+  r.addHook('preValidation', access.preValidation);
+  r.addHook('preHandler', access.preHandler);
 
   r.get(
     '/v1/admin/seniors/:id/mood-entries',
@@ -95,8 +63,8 @@ export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { d
     },
     async (req) => {
       const { cursor, ...q } = req.query;
-      const page = await moodScores.entries(req.params.id, { ...q, after: cursor });
-      return { seniorId: req.params.id, data: page.data, nextCursor: page.next ? encodeCursor(page.next) : null };
+      const page = await moodScores.entries(req.params.id, { ...q, after: cursor && { recordedAt: cursor.at, id: cursor.id } });
+      return { seniorId: req.params.id, data: page.data, nextCursor: page.next ? encodeCursor({ at: page.next.recordedAt, id: page.next.id }) : null };
     },
   );
 

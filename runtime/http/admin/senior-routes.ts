@@ -25,6 +25,8 @@ const FactBody = z.object({
   category: z.enum(FACT_CATEGORIES, { message: `category must be one of ${FACT_CATEGORIES.join(', ')}` }),
 });
 
+const StoredFact = z.object({ id: z.string(), seniorId: z.string(), content: z.string(), category: z.enum(FACT_CATEGORIES), created: z.boolean() });
+
 const notFound = { error: 'not_found', message: 'no such senior' };
 
 /** Admin routes on one senior: consents (INV-C01), facts, and erasure (RGPD). Role `admin` only. */
@@ -68,13 +70,14 @@ export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app,
       schema: {
         params: SeniorParams,
         body: FactBody,
-        response: { 201: z.object({ id: z.string(), seniorId: z.string(), content: z.string(), category: z.enum(FACT_CATEGORIES) }), 404: ErrorBody },
+        // 201: stored; 200: the senior already holds this fact (the same content, or the same meaning), which is returned.
+        response: { 201: StoredFact, 200: StoredFact, 404: ErrorBody },
       },
     },
     async (req, reply) => {
       if (!(await opts.directory.exists(req.params.id))) return reply.code(404).send(notFound);
-      const { id, seniorId, content, category } = await opts.memory.persist({ seniorId: req.params.id, ...req.body });
-      return reply.code(201).send({ id, seniorId, content, category });
+      const { id, seniorId, content, category, created } = await opts.memory.persist({ seniorId: req.params.id, ...req.body });
+      return reply.code(created ? 201 : 200).send({ id, seniorId, content, category, created });
     },
   );
 

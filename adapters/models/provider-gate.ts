@@ -1,0 +1,126 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import { APICallError } from 'ai';
+
+/** A provider asking to slow down, or briefly unable to answer: worth waiting for, then trying again. */
+const THROTTLE_STATUSES = new Set([429, 503]);
+/** The pause after a 429/503 that carries no Retry-After. */
+export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
+/** A Retry-After longer than this is capped: a misbehaving header must not stop the derivations for hours. */
+export const MAX_THROTTLE_PAUSE_MS = 60_000;
+
+/**
+ * A model call that failed for now: a retryable provider error (408, 409, 429, 5xx, a dropped or
+ * refused connection, as the AI SDK's APICallError tells), or an attempt the caller aborted (its
+ * circuit-breaker: a provider slower than usual). Schema mismatches and 4xx are not: the same call
+ * fails the same way.
+ */
+export function isTransientModelError(err: unknown, signal?: AbortSignal): boolean {
+  if (APICallError.isInstance(err)) return err.isRetryable || (err.statusCode !== undefined && err.statusCode >= 500);
+  return signal?.aborted === true;
+}
+
+/**
+ * The wait a provider asked for, in ms, from `retry-after-ms` (OpenAI-style, milliseconds) or
+ * `Retry-After` (seconds, or an HTTP date) of the error's response headers — the AI SDK's
+ * APICallError keeps them, lowercased, in `responseHeaders`. Null when none is given or readable.
+ */
+export function retryAfterMs(err: unknown, now = Date.now()): number | null {
+  if (!APICallError.isInstance(err) || !err.responseHeaders) return null;
+  const headers = err.responseHeaders;
+  const ms = Number(headers['retry-after-ms']);
+  if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_THROTTLE_PAUSE_MS);
+  const value = headers['retry-after'];
+  if (value === undefined) return null;
+  const seconds = Number(value);
+  if (value.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_THROTTLE_PAUSE_MS);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.min(Math.max(0, date - now), MAX_THROTTLE_PAUSE_MS);
+}
+
+/** What one tracked unit of work (a derivation's model stage) met: calls that gave up on a transient failure. */
+export interface TransientReport {
+  /** Calls whose last attempt failed for now. */
+  failures: number;
+  /** The longest wait a provider asked for among them (ms), or null. */
+  retryAfterMs: number | null;
+}
+
+/**
+ * The derivations' side of a provider's rate limit, around the sub-agents' model:
+ * - a 429 or 503 pauses every call made through the gate for its Retry-After (or 1 s): while it
+ *   lasts, a call fails at once with a retryable error instead of reaching the provider;
+ * - `track` runs a unit of work and reports the calls in it that gave up on a transient failure
+ *   even though the sub-agent swallowed it (the summarizers and the extractor never throw: they
+ *   return null or no facts), so the caller can try the whole unit again later.
+ * A call is identified across its attempts by its prompt (the sub-agents' defences send the same
+ * prompt object again on their one retry): a later success of the same prompt clears its failure.
+ */
+export class ProviderGate {
+  private pausedUntil = 0;
+  private readonly tracking = new AsyncLocalStorage<Map<unknown, number | null>>();
+
+  /** ms left of the provider's pause; 0 when calls may go out. */
+  get pauseMs(): number {
+    return Math.max(0, this.pausedUntil - Date.now());
+  }
+
+  /** Runs `work`, with every call it makes through a wrapped model watched. */
+  async track<T>(work: () => Promise<T>): Promise<{ value: T; transient: TransientReport | null } | { error: unknown; transient: TransientReport | null }> {
+    const failed = new Map<unknown, number | null>();
+    let outcome: { value: T } | { error: unknown };
+    try {
+      outcome = { value: await this.tracking.run(failed, work) };
+    } catch (error) {
+      outcome = { error };
+    }
+    if (failed.size === 0) return { ...outcome, transient: null };
+    const waits = [...failed.values()].filter((ms): ms is number => ms !== null);
+    return { ...outcome, transient: { failures: failed.size, retryAfterMs: waits.length > 0 ? Math.max(...waits) : null } };
+  }
+
+  /** The model with its calls going through the gate (streaming calls pass untouched: derivations do not stream). */
+  wrap(model: LanguageModelV3): LanguageModelV3 {
+    return {
+      specificationVersion: model.specificationVersion,
+      provider: model.provider,
+      modelId: model.modelId,
+      supportedUrls: model.supportedUrls,
+      doStream: (options) => model.doStream(options),
+      doGenerate: async (options: LanguageModelV3CallOptions) => {
+        const failed = this.tracking.getStore();
+        const paused = this.pauseMs;
+        if (paused > 0) {
+          failed?.set(options.prompt, paused);
+          throw new APICallError({
+            message: 'the provider asked to wait (Retry-After): call not sent',
+            url: 'provider-gate',
+            requestBodyValues: {},
+            statusCode: 429,
+            isRetryable: true,
+          });
+        }
+        // Heard before the caller's own abort listener (registered once this call has started): an
+        // attempt cut by its circuit-breaker is recorded before the sub-agent gives up on it.
+        const onAbort = () => failed?.set(options.prompt, null);
+        options.abortSignal?.addEventListener('abort', onAbort, { once: true });
+        try {
+          const result = await model.doGenerate(options);
+          failed?.delete(options.prompt);
+          return result;
+        } catch (err) {
+          if (APICallError.isInstance(err) && err.statusCode !== undefined && THROTTLE_STATUSES.has(err.statusCode)) {
+            const wait = retryAfterMs(err) ?? DEFAULT_THROTTLE_PAUSE_MS;
+            this.pausedUntil = Math.max(this.pausedUntil, Date.now() + wait);
+            failed?.set(options.prompt, wait);
+          } else if (isTransientModelError(err, options.abortSignal)) {
+            failed?.set(options.prompt, null);
+          }
+          throw err;
+        } finally {
+          options.abortSignal?.removeEventListener('abort', onAbort);
+        }
+      },
+    };
+  }
+}
