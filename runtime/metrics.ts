@@ -76,6 +76,12 @@ export function createMetrics() {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const semanticCacheRefusals = new Counter({
+    name: 'kohami_semantic_cache_refusals_total',
+    help: 'Questions kept out of the semantic cache, neither served from it nor stored, by reason: health (health, medication, symptoms, care)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const semanticCacheSimilarity = new Histogram({
     name: 'kohami_semantic_cache_best_similarity',
     help: 'Best cosine similarity found per semantic cache lookup',
@@ -114,7 +120,7 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -176,7 +176,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     maxEntries: config.SEMANTIC_CACHE_MAX_ENTRIES,
     maxCandidates: SEMANTIC_CACHE_MAX_CANDIDATES,
     budgetMs: config.RECALL_BUDGET_MS,
-    metrics: { lookups: metrics.semanticCacheLookups, bestSimilarity: metrics.semanticCacheSimilarity },
+    metrics: { lookups: metrics.semanticCacheLookups, refusals: metrics.semanticCacheRefusals, bestSimilarity: metrics.semanticCacheSimilarity },
     logger,
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;

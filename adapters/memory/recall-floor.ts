@@ -79,9 +79,12 @@ export function writeRecallFloor(modelId: string, calibration: RecallFloorCalibr
 
 export const f1 = (s: Score) => (s.precision + s.hitRate === 0 ? 0 : (2 * s.precision * s.hitRate) / (s.precision + s.hitRate));
 
-/** A fact is kept on similarity alone: the cache's near-miss guard compares two questions, not a question and a fact. */
+/**
+ * A fact is kept on similarity alone: the cache's near-miss guard compares two questions, not a
+ * question and a fact, and its health refusal is the cache's (recall hands health facts to the agent).
+ */
 export function scoreRecallPairs(pairs: LabelledPair[], similarity: number[]): ScoredPair[] {
-  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: true }));
+  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: true, health: false }));
 }
 
 /** The similarity with the best F1 on `pairs` (the lowest among equals: it keeps the most facts). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
+import { isHealthQuestion } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { normalizeQuestion } from '../../machines/cache/question-details.ts';
 
@@ -17,9 +18,19 @@ export const DEFAULT_CALIBRATION_FILE = new URL('./semantic-cache.calibration.js
 export const HELD_OUT_SHARE = 0.3;
 export const SPLIT_METHOD = 'fixed held-out split: a pair is held out when the first 32 bits of sha256(its two normalised questions, sorted) mod 10 < 3';
 
-export const Score = z.object({ pairs: z.number().int(), positives: z.number().int(), hits: z.number().int(), falseHits: z.number().int(), precision: z.number(), hitRate: z.number() });
+export const Score = z.object({
+  pairs: z.number().int(),
+  positives: z.number().int(),
+  hits: z.number().int(),
+  falseHits: z.number().int(),
+  precision: z.number(),
+  hitRate: z.number(),
+  /** Same-meaning pairs about health are never served: the hit rate over the others. */
+  positivesOutsideHealth: z.number().int().optional(),
+  hitRateOutsideHealth: z.number().optional(),
+});
 export type Score = z.infer<typeof Score>;
-export const KindScore = z.object({ same: z.boolean(), pairs: z.number().int(), hits: z.number().int() });
+export const KindScore = z.object({ same: z.boolean(), pairs: z.number().int(), hits: z.number().int(), health: z.number().int().optional() });
 export type KindScore = z.infer<typeof KindScore>;
 const ProfileCalibration = z.object({
   threshold: z.number(),
@@ -84,7 +95,8 @@ export function writeCalibration(modelId: string, calibration: ModelCalibration,
   writeCalibrationFile(file, ModelCalibration, modelId, calibration);
 }
 
-const figures = (s: Score) => `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} held-out pairs`;
+const figures = (s: Score) =>
+  `held-out precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} held-out pairs`;
 
 /**
  * The active threshold, or why there is none (the cache then runs off, said once at start): a
@@ -117,17 +129,21 @@ export function splitPairs<T extends Pick<LabelledPair, 'a' | 'b'>>(pairs: T[], 
   return { train, heldOut };
 }
 
-/** A pair with its cosine similarity and whether the near-miss guard lets it through. */
+/** A pair with its cosine similarity, whether the near-miss guard lets it through, and whether it is about health (never served). */
 export interface ScoredPair extends LabelledPair {
   similarity: number;
   guarded: boolean;
+  health: boolean;
 }
 
 export function scorePairs(pairs: LabelledPair[], similarity: number[]): ScoredPair[] {
-  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: guardsAgree(questionGuard(p.a), questionGuard(p.b)) }));
+  return pairs.map((p, i) => {
+    const health = isHealthQuestion(p.a) || isHealthQuestion(p.b);
+    return { ...p, similarity: similarity[i]!, health, guarded: !health && guardsAgree(questionGuard(p.a), questionGuard(p.b)) };
+  });
 }
 
-/** The whole hit decision, as the cache takes it: similarity at or above the threshold AND the guard. */
+/** The whole hit decision, as the cache takes it: not about health, similarity at or above the threshold AND the guard. */
 export const isHit = (p: ScoredPair, threshold: number) => p.similarity >= threshold && p.guarded;
 
 /** Precision over the hits (1 when there is none), paraphrase hit rate over the same-meaning pairs. */
@@ -135,22 +151,26 @@ export function score(pairs: ScoredPair[], threshold: number): Score {
   let hits = 0;
   let falseHits = 0;
   let positives = 0;
+  let outside = 0;
   for (const p of pairs) {
     if (p.same) positives += 1;
+    if (p.same && !p.health) outside += 1;
     if (!isHit(p, threshold)) continue;
     hits += 1;
     if (!p.same) falseHits += 1;
   }
-  return { pairs: pairs.length, positives, hits, falseHits, precision: hits === 0 ? 1 : (hits - falseHits) / hits, hitRate: positives === 0 ? 0 : (hits - falseHits) / positives };
+  const rate = (n: number) => (n === 0 ? 0 : (hits - falseHits) / n);
+  return { pairs: pairs.length, positives, hits, falseHits, precision: hits === 0 ? 1 : (hits - falseHits) / hits, hitRate: rate(positives), positivesOutsideHealth: outside, hitRateOutsideHealth: rate(outside) };
 }
 
-/** Per kind: how many pairs, how many hits (for a near-miss kind every hit is a false hit). */
+/** Per kind: how many pairs, how many about health (never served), how many hits (for a near-miss kind every hit is a false hit). */
 export function scoreByKind(pairs: ScoredPair[], threshold: number): Record<string, KindScore> {
   const out: Record<string, KindScore> = {};
   for (const p of pairs) {
     if (!p.kind) continue;
-    const k = (out[p.kind] ??= { same: p.same, pairs: 0, hits: 0 });
+    const k = (out[p.kind] ??= { same: p.same, pairs: 0, hits: 0, health: 0 });
     k.pairs += 1;
+    if (p.health) k.health = (k.health ?? 0) + 1;
     if (isHit(p, threshold)) k.hits += 1;
   }
   return out;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import type { CacheLookup, SemanticCachePort } from '../../machines/session/ports.ts';
+import { cacheRefusal } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { isFollowUp, normalizeQuestion } from '../../machines/cache/question-details.ts';
 import { withDeadline } from '../../machines/session/deadline.ts';
@@ -20,7 +21,7 @@ export interface SemanticCacheOptions {
   maxCandidates: number;
   /** Embedding the question may take this long; past it the lookup is bypassed. */
   budgetMs: number;
-  metrics?: { lookups: Counter<'outcome'>; bestSimilarity: Histogram<string> };
+  metrics?: { lookups: Counter<'outcome'>; refusals?: Counter<'reason'>; bestSimilarity: Histogram<string> };
   logger?: Pick<Logger, 'warn'>;
   now?: () => number;
 }
@@ -85,7 +86,7 @@ export function normalize(vector: readonly number[]): Float32Array | null {
  * replies are conversation text, so they never reach the database, a file or a log.
  * Nothing is shared between seniors, models or prompt versions; a follow-up question is keyed
  * by the exchange it follows; a candidate above the threshold must also pass the near-miss guard
- * (the same details and the same content words).
+ * (the same details, content words and roles); a question about health never enters it.
  */
 export class SemanticCache implements SemanticCachePort {
   private readonly shards = new Map<string, Shard>();
@@ -108,6 +109,13 @@ export class SemanticCache implements SemanticCachePort {
   async lookup(input: Parameters<SemanticCachePort['lookup']>[0], signal: AbortSignal): Promise<CacheLookup> {
     if (!this.enabled) return this.count('bypass', { kind: 'bypass' });
     const followUp = isFollowUp(input.question);
+    // A question about health is never answered from the cache nor stored in it (no ticket); nor is a
+    // follow-up of one (« et le soir ? » after « je prends mon cachet le matin ? »).
+    const refusal = cacheRefusal(input.question) ?? (followUp && input.previous ? cacheRefusal(input.previous.question) : null);
+    if (refusal) {
+      this.options.metrics?.refusals?.inc({ reason: refusal });
+      return this.count('bypass', { kind: 'bypass' });
+    }
     // A follow-up with nothing before it cannot be keyed: do not cache it.
     if (followUp && !input.previous) return this.count('bypass', { kind: 'bypass' });
     let vector: Float32Array | null;

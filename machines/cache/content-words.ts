@@ -7,7 +7,7 @@
  * guard proves equivalence instead of guessing it, so a paraphrase it cannot prove is a miss
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
  */
-import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, QUESTION_WORDS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
+import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
 import { NUMBER_WORDS } from './question-details.ts';
 
 export interface ContentSignature {
@@ -22,39 +22,58 @@ export interface ContentSignature {
  * participle) and folded (accents off: what the lexicon is matched against). Elisions and
  * hyphens split words: « l'hôpital » → « l », « hôpital »; « dis-moi » → « dis », « moi ».
  */
-export function words(text: string): { said: string[]; folded: string[] } {
-  const said = text
-    .toLowerCase()
+export interface Words {
+  said: string[];
+  folded: string[];
+  capital: boolean[];
+  boundary: Set<number>;
+}
+export function words(text: string): Words {
+  const said: string[] = [];
+  // What lower case loses: capitals (names: « Claire ») and punctuation (where a clause ends).
+  const capital: boolean[] = [];
+  const boundary = new Set<number>();
+  const raw = text
     .normalize('NFC')
-    .replace(/œ/g, 'oe')
-    .replace(/æ/g, 'ae')
     .replace(/[’'`\-]/g, ' ')
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
+    .replace(/[,;:.?!…]/g, ' \u0001 ')
+    .replace(/[^\p{L}\p{N}\s\u0001]/gu, ' ')
+    .split(/\s+/);
+  for (const r of raw) {
+    if (r === '') continue;
+    if (r === '\u0001') {
+      boundary.add(said.length);
+      continue;
+    }
+    const lower = r.toLowerCase();
+    capital.push(r[0] !== lower[0]);
+    said.push(lower.includes('œ') || lower.includes('æ') ? lower.replace(/œ/g, 'oe').replace(/æ/g, 'ae') : lower);
+  }
   // « où » (where) would fold to « ou » (or).
-  const folded = said.map((w) => (w === 'où' ? 'ouwh' : w.normalize('NFD').replace(/\p{Diacritic}/gu, '')));
-  return { said, folded };
+  const folded = said.map((w) => (w === 'où' ? 'ouwh' : /[^a-z0-9]/.test(w) ? w.normalize('NFD').replace(/\p{Diacritic}/gu, '') : w));
+  return { said, folded, capital, boundary };
 }
 const fold = (list: string) => words(list).folded;
 
 /**
- * A light French stemmer: plural, feminine and the common verb endings, one suffix at most, never
- * below three letters. It only has to give a word and its inflections one stem; words it cannot
- * join (« œil » / « yeux », « beau » / « belle ») are listed in the lexicon.
+ * A light French stemmer for verbs the lexicon does not list: plural, feminine and the common verb
+ * endings, one suffix at most, never below three letters (« arroser » / « arrose » / « arrosé »).
+ * It never joins a word with a listed one (see contentKey), and a noun keeps its own form.
  */
 const SUFFIXES: ReadonlyArray<readonly [string, number]> = [
   ['issions', 3], ['issiez', 3], ['issent', 3], ['issons', 3], ['issez', 3], ['issait', 3], ['issais', 3],
   ['eraient', 3], ['erions', 3], ['eriez', 3], ['erait', 3], ['erais', 3], ['erons', 3], ['eront', 3], ['erai', 3], ['eras', 3], ['era', 3], ['erez', 3],
   ['aient', 3], ['ions', 3], ['iez', 3], ['ait', 3], ['ais', 3], ['ant', 4], ['ent', 4], ['ons', 3], ['ez', 3], ['er', 3], ['ir', 3], ['ee', 3], ['ie', 3], ['e', 3], ['i', 3],
 ];
-export function stem(word: string): string {
+export function stem(word: string, infinitive = true): string {
   let w = word;
   if (w.length <= 3) return w;
   if (w.endsWith('eaux')) w = w.slice(0, -1);
   else if (w.endsWith('aux')) w = `${w.slice(0, -3)}al`;
   else if (/[sx]$/.test(w)) w = w.slice(0, -1);
   for (const [suffix, keep] of SUFFIXES) {
+    // « -er », « -ir » end an infinitive only where one stands; elsewhere a noun (« en hiver », « le plaisir »).
+    if ((suffix === 'er' || suffix === 'ir') && !infinitive) continue;
     if (w.endsWith(suffix) && w.length - suffix.length >= keep) return w.slice(0, -suffix.length);
   }
   return w;
@@ -64,19 +83,88 @@ const STOPS = new Set(fold(STOP_WORDS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
 
-/** Every listed word, and its stem, to its group's name (the group's first word). */
+/** Every listed word to its group's name (the group's first word). */
 const GROUPS = new Map<string, string>();
+/** A listed verb's infinitive without its ending (« dormir » → « dorm »): the stem its unlisted forms prove (« dormez »). */
+const INFINITIVE_STEMS = new Map<string, string>();
+const INFINITIVE_ENDING = /(er|ir|re|oir)$/;
 for (const group of EQUIVALENTS) {
   const members = fold(group);
   const name = `=${members[0]!}`;
   for (const w of members) GROUPS.set(w, name);
-  for (const w of members) if (!GROUPS.has(stem(w))) GROUPS.set(stem(w), name);
+  for (const w of members) if (INFINITIVE_ENDING.test(w) && w.length > 4 && !INFINITIVE_STEMS.has(w.replace(INFINITIVE_ENDING, ''))) INFINITIVE_STEMS.set(w.replace(INFINITIVE_ENDING, ''), name);
 }
 
-/** The key a word is matched by: its group's name, or its stem. */
-export function contentKey(word: string): string {
-  return GROUPS.get(word) ?? GROUPS.get(stem(word)) ?? stem(word);
+/**
+ * A listed word's inflection the lexicon did not write out, that it can prove: a plural (« fatigués »
+ * of « fatigué ») or the feminine of a participle (« partie » of « parti », « venues » of « venu »).
+ * Never a stem shared by accident: « boite » is no « boit », « prise » no « pris », « Paris » no « pars ».
+ */
+function listedInflection(word: string): string | undefined {
+  if (/[sx]$/.test(word)) {
+    const one = GROUPS.get(word.slice(0, -1));
+    if (one) return one;
+    word = word.slice(0, -1);
+  }
+  return /[eiu]e$/.test(word) ? GROUPS.get(word.slice(0, -1)) : undefined;
 }
+
+/**
+ * The key a word is matched by: its group's name when the lexicon lists it (or proves it one of a
+ * listed word's inflections); else a noun (after a determiner, « quel » or a preposition: « le boucher »,
+ * « la bouche », « quelle heure », « sans sucre ») keeps its own form but for its plural and a final
+ * « e »; else a verb's stem, joined to a listed
+ * verb only through that verb's infinitive (« dormez » → « dormir »).
+ */
+export function contentKey(word: string, noun = false, said = word, infinitive = true): string {
+  const listed = GROUPS.get(word) ?? listedInflection(word);
+  if (listed) return listed;
+  if (noun) {
+    // The plural and a final « e » only, as a verb's stem would (« de Pâques » / « quand Pâques »); a
+    // final « é » is kept apart (« du pâté » / « des pâtes »).
+    const one = word.length > 3 ? word.replace(/[sx]$/, '') : word;
+    return `${one.length > 3 ? one.replace(/e$/, '') : one}${/ée?s?$/.test(said) ? 'é' : ''}`;
+  }
+  const s = stem(word, infinitive);
+  return INFINITIVE_STEMS.get(s) ?? s;
+}
+
+/** Determiners: the word after one is a noun (or an adjective before it), never a verb to stem. */
+const DETERMINERS_OF_NOUNS = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leurs', 'quelques', 'plusieurs', 'chaque', 'de', 'd']);
+/** Before « le », « la », « les », « l' » these make it an object pronoun (« je la range »), not an article. */
+const BEFORE_CLITIC = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ne', 'n', 'me', 'm', 'te', 't', 'se', 's', 'lui']);
+/** Where an infinitive stands: after a modal, « aller », « faut », a preposition, a clitic or another verb (« il faut ranger », « pour la ranger »). */
+const BEFORE_INFINITIVE = new Set(['pour', 'de', 'd', 'a', 'sans', 'comment', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'y', 'nous', 'vous', 'faut', 'faudra', 'faudrait', 'fallait']);
+function infinitivePosition(tokens: string[], i: number): boolean {
+  const before = tokens[i - 1] ?? '';
+  // « faut-il arroser », « peux-tu venir »: the modal before its inverted subject.
+  const inverted = MODAL_KEYS.has(tokens[i - 2] ?? '') && /^(il|je|tu|on|vous|nous)$/.test(before);
+  return i === 0 || inverted || BEFORE_INFINITIVE.has(before) || MODAL_KEYS.has(before) || GROUPS.get(before) === '=aller' || REQUESTS.has(before) || GIVE.has(before) || /(er|ir|re)$/.test(before) || /(e|es|ent|ons|ez|ais|ait)$/.test(before) && !DETERMINERS_OF_NOUNS.has(before) && GROUPS.has(before);
+}
+
+/** An infinitive's form: « -er », « -ir », « -oir », and the « -re » verbs (« l'heure », « une lettre » are nouns). */
+const RE_INFINITIVES = new Set(fold('faire dire lire écrire prendre mettre boire attendre entendre vendre rendre descendre perdre répondre croire plaire rire cuire conduire connaître naître peindre éteindre coudre suivre vivre battre permettre promettre apprendre comprendre reprendre traduire construire détruire inscrire décrire'));
+const infinitive = (word: string) => /(er|ir|oir)$/.test(word) || RE_INFINITIVES.has(word);
+
+/** Before a noun, after a determiner: « une bonne soupe », « le petit chat ». */
+const PRE_ADJECTIVES = new Set(fold('bon bonne bons bonnes petit petite petits petites grand grande grands grandes beau belle beaux belles vieux vieille vieilles nouveau nouvelle nouveaux nouvelles joli jolie jolis jolies gros grosse grosses mauvais mauvaise premier première dernier dernière meilleur meilleure autre autres même vrai vraie'));
+const PREPOSITIONS_OF_NOUNS = new Set(['sans', 'avec', 'en', 'par', 'pour', 'chez', 'sur', 'sous', 'quel', 'quelle', 'quels', 'quelles', 'a']);
+function nounPosition(tokens: string[], said: string[], i: number): boolean {
+  // « a déposé » has; « à Lyon » is a preposition.
+  const before = said[i - 1] === 'a' ? 'has' : (tokens[i - 1] ?? '');
+  if (PRE_ADJECTIVES.has(before) && DETERMINERS_OF_NOUNS.has(tokens[i - 2] ?? '')) return true;
+  // « pour ranger », « sans manger », « de ranger », « à planter »: an infinitive after a preposition.
+  if (before === 'en') return true; // « en hiver »: no infinitive after « en »
+  if (PREPOSITIONS_OF_NOUNS.has(before) || before === 'de' || before === 'd') return !infinitive(tokens[i]!);
+  if (!DETERMINERS_OF_NOUNS.has(before)) return false;
+  // « je la range »: a clitic, not an article.
+  return !(/^(le|la|les|l)$/.test(before) && BEFORE_CLITIC.has(tokens[i - 2] ?? ''));
+}
+
+/** Modal verb forms to what they ask (may, must, should, want). */
+const MODAL_KEYS = new Map(Object.entries(MODAL_VERBS).flatMap(([key, forms]) => fold(forms).map((f) => [f, key] as const)));
+const IMPERSONAL_MUST = new Set(['faut', 'faudra', 'fallait', 'faudrait']);
+const REQUEST_LEMMA = new Map(REQUEST_LEMMAS.flatMap((group) => fold(group).map((f) => [f, `v:${fold(group)[0]!}`] as const)));
 
 const OPPOSITES = new Map<string, Set<string>>();
 /** The words the lexicon lists: a stop word has a contrast only as itself (« sur »), never by its stem (« peux » is no « peu »). */
@@ -154,6 +242,27 @@ const toMe = (tokens: string[], i: number) =>
   tokens[i + 1] === 'moi' || /^(me|m)$/.test(tokens[i - 1] ?? '') || (/^(le|la|les|l)$/.test(tokens[i - 1] ?? '') && /^(me|m)$/.test(tokens[i - 2] ?? ''));
 
 const MODALS = new Set(['peux', 'peut', 'pourrais', 'pourriez', 'pouvez', 'veux', 'voulez', 'voudrais', 'voudriez', 'bien']);
+
+const SUBJECTS = new Set(['je', 'j', 'il', 'elle', 'on', 'nous', 'ils', 'elles']);
+/**
+ * Whether the modal at `i` is only a polite frame, asking nothing of its own: « tu peux allumer
+ * la radio » and « pourriez-vous me lire » ask what « allume la radio » asks, « je voudrais savoir
+ * quand… » what « quand… » asks, « j'aimerais que tu me racontes » what « raconte-moi » asks.
+ * « je peux », « on doit », « il faut », « tu dois » ask their own question.
+ */
+function politeFrame(tokens: string[], i: number, modal: string): boolean {
+  let j = i + 1;
+  while (TO_ME.has(tokens[j] ?? '') || tokens[j] === 'bien' || tokens[j] === 'tu' || tokens[j] === 'vous') j += 1;
+  const verb = tokens[j] ?? '';
+  if ((modal === 'm:can' || modal === 'm:want') && (REQUESTS.has(verb) || GIVE.has(verb) || EXPLAIN.has(verb))) return true;
+  if (modal === 'm:want' && /^(que|qu)$/.test(tokens[i + 1] ?? '') && /^(tu|vous)$/.test(tokens[i + 2] ?? '')) return true;
+  // « j'aimerais un livre », « je voudrais un café » ask for a thing, as « donne-moi » does.
+  if (/^(voudrais|aimerais)$/.test(tokens[i]!) && /^(un|une|des|du|le|la|les|l)$/.test(tokens[i + 1] ?? '')) return true;
+  if (modal !== 'm:can' && modal !== 'm:want') return false;
+  const said = /^(tu|vous)$/.test(tokens[i - 1] ?? '') && !SUBJECTS.has(tokens[i - 2] ?? '');
+  const inverted = /^(tu|vous)$/.test(tokens[i + 1] ?? '');
+  return said || inverted || tokens[i] === 'veuillez';
+}
 /**
  * Whether the « tu » at `i` only asks (« tu sais si… », « tu peux me dire… », « tu te souviens… »,
  * « tu as une recette… »): it is the one asked, not the one the question is about, so it has no
@@ -171,8 +280,9 @@ function asksOnly(tokens: string[], i: number): boolean {
 const BROADCAST = new Set(['tele', 'television', 'radio', 'chaine', 'cinema', 'cine']);
 const ON_AIR = /^(pass|programme)/;
 
-export function contentSignature(question: string): ContentSignature {
-  const { said, folded: tokens } = words(question);
+/** `split` is the question's words when the caller has them already (the guard splits once for all its parts). */
+export function contentSignature(question: string, split: Words = words(question)): ContentSignature {
+  const { said, folded: tokens } = split;
   const keys = new Set<string>();
   const contrasts = new Set<string>();
   let request = false;
@@ -180,6 +290,9 @@ export function contentSignature(question: string): ContentSignature {
   let when = false;
   let named = false;
   let falls = false;
+  const requestLemmas = new Set<string>();
+  /** An impersonal « il faut », kept unless the question asks how, when or what (below). */
+  const generic = new Set<string>();
   const broadcast = tokens.some((t) => BROADCAST.has(t));
   for (let i = 0; i < tokens.length; i++) {
     const word = tokens[i]!;
@@ -238,7 +351,14 @@ export function contentSignature(question: string): ContentSignature {
       continue;
     }
     if (/^\d/.test(word) || NUMBERS.has(word)) continue; // numbers belong to the detail guard
-    const key = contentKey(word);
+    const modal = MODAL_KEYS.get(word);
+    if (modal) {
+      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' ? generic : keys).add(modal);
+      continue;
+    }
+    const lemma = REQUEST_LEMMA.get(word);
+    if (lemma) requestLemmas.add(lemma);
+    const key = contentKey(word, nounPosition(tokens, said, i), said[i], infinitivePosition(tokens, i));
     // The impersonal « il » is about no one: no contrast with « je » or « tu ».
     const impersonal = word === 'il' && (IMPERSONAL.has(tokens[i + 1] ?? '') || (tokens[i + 1] === 'va' && WEATHER.has(tokens[i + 2] ?? '')));
     const asked = (word === 'tu' || word === 'vous' || word === 't') && asksOnly(tokens, i);
@@ -271,6 +391,12 @@ export function contentSignature(question: string): ContentSignature {
     keys.add(how ? 'q:how' : 'q:when');
   }
   if (named && keys.delete('q:how')) keys.add('q:what');
+  // « comment il faut tailler les rosiers », « à quel moment il faut planter » ask what « comment on
+  // taille », « quand on plante » ask: after a question word « il faut » says how one does it, not
+  // that one must. « il me faut », « je dois », and a yes/no « il faut… ? » keep their obligation.
+  if (![...keys].some((k) => k.startsWith('q:'))) for (const g of generic) keys.add(g);
+  // Nothing asked but the request verb itself (« Que dis-tu ? », « Que sais-tu ? »): that verb is the question.
+  if (requestLemmas.size > 0 && [...keys].every((k) => k.startsWith('q:'))) for (const l of requestLemmas) keys.add(l);
   // A date « tombe » (falls): only when the question asks when; « je suis tombée » is no date.
   if (falls && !keys.has('q:when')) keys.add(stem('tombe'));
   // A question with no content word at all (« tu es là ? ») proves nothing: only its own words match it.

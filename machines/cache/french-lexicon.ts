@@ -6,8 +6,8 @@
 
 /**
  * Words that carry no content of their own in a question: articles, pronouns, prepositions,
- * conjunctions, negation particles (the detail guard owns negation), the auxiliaries and modal
- * verbs, the light verb « faire », fillers, and the request verbs that only say « tell me »
+ * conjunctions, negation particles (the detail guard owns negation), the auxiliaries, the light
+ * verb « faire », fillers, and the request verbs that only say « tell me »
  * (« dis-moi », « raconte-moi », « tu connais », « tu sais », « tu crois que », « tu me conseilles »,
  * « j'aimerais »). « jusqu'à » is not one: « jusqu'à
  * quelle heure » asks when it closes, not when it opens.
@@ -24,11 +24,6 @@ suis es est sommes êtes sont étais était étions étiez étaient serai seras 
 sois soit soyons soyez soient été être
 ai as avons avez ont avais avait avions aviez avaient aurai auras aura aurons aurez auront aurais aurait aurions auriez auraient
 aie aies ait ayons ayez aient eu eue avoir
-peux peut pouvons pouvez peuvent pourrais pourrait pourrions pourriez pourraient pourrai pourras pourra pourrons pourrez pourront
-pouvais pouvait pu puisse puissiez pouvoir
-veux veut voulons voulez veulent voudrais voudrait voudrions voudriez voudraient voudrai voudra voulais voulait voulu veuille veuillez vouloir
-dois doit devons devez doivent devrais devrait devrions devriez devraient devrai devra devais devait dû devoir
-faut faudra faudrait fallait falloir
 fais fait faisons faites font ferai feras fera ferons ferez feront ferais ferait ferions feriez feraient faisais faisait fasse faire
 dis dit disons dites disent dire disais disait
 raconte racontes racontez raconter racontais racontait raconté conte contes contez conter
@@ -36,10 +31,10 @@ connais connait connaît connaissez connaissons connaissent connaître connaitre
 sais sait savons savez savent savoir savais savait
 pense penses pensez penser pensé crois croit croyez croire
 conseille conseilles conseillez conseiller recommande recommandes recommandez recommander propose proposes proposez proposer suggère suggères suggérez suggérer
-aimerais aimerait aimerions aimeriez
+peutêtre
 svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
-madame monsieur kohami
+madame monsieur mademoiselle maître kohami
 lieu
 préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
 réciter récite récites récitez
@@ -48,6 +43,38 @@ idée idées
 commence commencent commencer commencé commencée débute débuter
 annonce annoncent annoncé prévoit prévoient prévu ensemble avis selon
 `;
+
+/**
+ * Modal verbs by what they ask: « je peux prendre » (may I), « je dois prendre » (must I), « je
+ * devrais » (should I), « je veux » (I want) are four questions. « il faut » and « avoir besoin de »
+ * oblige as « devoir » does; « j'aimerais » wants as « je voudrais » does. Only a polite frame
+ * (« tu peux allumer… », « tu veux bien fermer… », « je voudrais savoir… ») carries none.
+ */
+export const MODAL_VERBS: Record<string, string> = {
+  'm:can': 'peux peut pouvons pouvez peuvent pourrais pourrait pourrions pourriez pourraient pourrai pourras pourra pourrons pourrez pourront pouvais pouvait pu puisse puisses puissiez pouvoir',
+  'm:must': 'dois doit devons devez doivent devrai devra devras devrons devrez devront devais devait devoir faut faudra fallait fallu falloir',
+  'm:should': 'devrais devrait devrions devriez devraient faudrait',
+  'm:want': 'veux veut voulons voulez veulent voudrais voudrait voudrions voudriez voudraient voudrai voudra voulais voulait voulu veuille veuillez vouloir aimerais aimerait aimerions aimeriez',
+};
+
+/**
+ * The request verbs by lemma: when nothing else is asked (« Que dis-tu ? », « Que sais-tu ? »), the
+ * request verb is the question's own verb, and content.
+ */
+export const REQUEST_LEMMAS: readonly string[] = [
+  'dire dis dit dites disons disent disais disait',
+  'raconter raconte racontes racontez racontais racontait raconté',
+  'connaître connais connait connaît connaissez connaissons connaissent connaitre connu',
+  'savoir sais sait savons savez savent savais savait',
+  'souvenir souviens souvient souvenez',
+  'rappeler rappelles rappelez',
+  'penser pense penses pensez pensé',
+  'croire crois croit croyez',
+  'conseiller conseille conseilles conseillez recommande recommandes recommandez recommander',
+  'proposer propose proposes proposez suggère suggères suggérez suggérer',
+  'réciter récite récites récitez',
+  'confirmer confirmes confirmez confirme',
+];
 
 /**
  * The request verbs: « dis-moi X », « tu connais X », « tu te souviens de X », « raconte-moi X »
@@ -82,6 +109,12 @@ export const HOW_NOUNS = 'recette recettes façon façons manière manières mé
  * « vous » is no person) and « après-midi ».
  */
 export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
+  // Written titles (« M. Lambert », « Mme Faure »); « peut-être » is an adverb, no « pouvoir ».
+  [/(?<![\p{L}])M\.\s*(?=\p{Lu})/gu, 'monsieur '],
+  [/(?<![\p{L}])Mmes?\.?(?![\p{L}])/gu, 'madame'],
+  [/(?<![\p{L}])Mlles?\.?(?![\p{L}])/gu, 'mademoiselle'],
+  [/(?<![\p{L}])peut[\s-]être(?![\p{L}])/giu, 'peutêtre'],
+  [/(?<![\p{L}])tout le temps(?![\p{L}])/giu, 'toujours'],
   [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
   [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],
@@ -140,7 +173,6 @@ export const EQUIVALENTS: readonly string[] = [
   'hôpital hôpitaux',
   'médicament médicaments cachet cachets pilule pilules comprimé comprimés traitement remède remèdes',
   'infirmière infirmières infirmier infirmiers',
-  'aide-soignante aide-soignant',
   'kiné kinés kinésithérapeute',
   // things at home
   'télé télévision téléviseur tv',
@@ -208,13 +240,13 @@ export const EQUIVALENTS: readonly string[] = [
   'partir pars part partez parti départ',
   'arriver arrive arrives arrivez arrivé arrivée',
   'aller vais vas va allons allez vont irai iras ira irons irez iront irais irait allais allait allé allée aille ailles aillent',
-  'venir viens vient venons venez viennent venu venue viendra viendrait venait passer passe passes passez passent passé passée passera passait',
-  'prendre prends prend prenons prenez prennent pris prise prenais prenait prendra avaler avale avales avalez avalé',
+  'venir viens vient venons venez viennent vienne viennes venu venue viendra viendrait venait passer passe passes passez passent passé passée passera passait',
+  'prendre prends prend prenons prenez prennent prenne prennes pris prise prenais prenait prendra avaler avale avales avalez avalé',
   'mettre mets met mettez mis mise',
-  'voir vois voit voyons voyez voient vu vue verra verrai voyait',
-  'boire bois boit buvons buvez boivent bu boira',
-  'lire lis lisons lisez lu lira lecture',
-  'écrire écris écrit écrivez écrira',
+  'voir vois voit voyons voyez voient voie vu vue verra verrai voyait',
+  'boire bois boit buvons buvez boivent boive boives bu boira',
+  'lire lis lisons lisez lise lu lira lecture',
+  'écrire écris écrit écrivez écrive écrira',
   'attendre attends attend attendu attendez',
   'entendre entends entend entendu entendez',
   'sentir sens sent senti sentez',

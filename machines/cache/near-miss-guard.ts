@@ -1,15 +1,19 @@
 /**
  * The whole near-miss guard a candidate above the similarity threshold must pass: the two
- * questions agree on their details (machines/cache/question-details.ts) and on their content words
- * (machines/cache/content-words.ts). Computed once per question — a cached entry keeps its own.
+ * questions agree on their details (machines/cache/question-details.ts), on their content words
+ * (machines/cache/content-words.ts) and on who does what to whom (machines/cache/question-roles.ts).
+ * Computed once per question — a cached entry keeps its own.
  */
-import { contentAgree, contentSignature, type ContentSignature } from './content-words.ts';
+import { contentAgree, contentSignature, words, type ContentSignature } from './content-words.ts';
 import { SPOKEN_PHRASES } from './french-lexicon.ts';
 import { detailsAgree, questionDetails, type QuestionDetails } from './question-details.ts';
+import { questionRoles } from './question-roles.ts';
 
 export interface QuestionGuard {
   details: QuestionDetails;
   content: ContentSignature;
+  /** The people's roles, sorted: « subj:fille », « obj:self ». */
+  roles: string[];
 }
 
 /** The question with its spoken phrases in their one-word form (« une histoire drôle » → « une blague »). */
@@ -19,9 +23,10 @@ export function spokenForms(question: string): string {
 
 export function questionGuard(question: string): QuestionGuard {
   const text = spokenForms(question);
-  return { details: questionDetails(text), content: contentSignature(text) };
+  const split = words(text);
+  return { details: questionDetails(text), content: contentSignature(text, split), roles: questionRoles(text, split) };
 }
 
 export function guardsAgree(a: QuestionGuard, b: QuestionGuard): boolean {
-  return contentAgree(a.content, b.content) && detailsAgree(a.details, b.details);
+  return contentAgree(a.content, b.content) && detailsAgree(a.details, b.details) && a.roles.length === b.roles.length && a.roles.every((r, i) => r === b.roles[i]);
 }

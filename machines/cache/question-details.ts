@@ -14,6 +14,12 @@ export interface QuestionDetails {
   people: string[];
   places: string[];
   negated: boolean;
+  /** How many negations: « je ne sais plus si j'ai fermé » is not « je ne sais plus si je n'ai pas fermé ». */
+  negations: number;
+  /** Titles before a name: « Monsieur Dupont » is not « Madame Dupont ». */
+  titles: string[];
+  /** How many are meant: « tout manger » is not « manger », « tous mes amis » not « quelques amis ». */
+  quantifiers: string[];
 }
 
 export const NUMBER_WORDS: Record<string, string> = {
@@ -27,13 +33,13 @@ const WHEN = [
   'annee prochaine', 'semaine derniere', 'janvier', 'fevrier', 'mars', 'avril', 'mai', 'juin', 'juillet', 'aout', 'septembre', 'octobre',
   'novembre', 'decembre', 'noel', 'paques', 'anniversaire',
 ];
-const KIN = [
+export const KIN = [
   'fille', 'fils', 'mari', 'femme', 'epoux', 'epouse', 'soeur', 'frere', 'mere', 'pere', 'maman', 'papa', 'petit fils', 'petite fille',
   'petits enfants', 'enfants', 'gamins', 'gosses', 'neveu', 'niece', 'cousin', 'cousine', 'oncle', 'tante', 'voisin', 'voisine', 'ami', 'amie', 'medecin',
   'docteur', 'infirmier', 'infirmiere', 'kine', 'aide soignante', 'aide menagere', 'pharmacien', 'pharmacienne', 'dentiste',
 ];
 /** Two words for one person: « mon médecin » is « mon docteur ». */
-const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme', gamins: 'enfants', gosses: 'enfants' };
+export const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme', gamins: 'enfants', gosses: 'enfants' };
 // Possessives only: « le médecin » and « au médecin » are the same person.
 const POSSESSIVES = ['ma', 'mon', 'mes', 'ta', 'ton', 'tes', 'sa', 'son', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs'];
 const PLACES = [
@@ -43,6 +49,7 @@ const PLACES = [
 const POSSESSIVE_PATTERNS = new Map(KIN.map((kin) => [kin, new RegExp(`(?:^| )(${POSSESSIVES.join('|')}) ${kin}(?: |$)`)]));
 // « ne » and its particle hold the verb and up to two clitics between them (« ne me fait plus »).
 const NEGATION = /\b(ne|n)\s+(?:\S+\s+){1,3}?(pas|plus|jamais|rien|personne|aucun|aucune|guere)\b|\b(pas|jamais|aucun|aucune|rien)\b/;
+const NEGATIONS = new RegExp(NEGATION.source, 'g');
 
 /** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
 export function normalizeQuestion(text: string): string {
@@ -57,6 +64,17 @@ export function normalizeQuestion(text: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/** Titles, each its own detail; « maître » is a lawyer's or notary's (« docteur » is a person, above). */
+const TITLES: Record<string, string> = { monsieur: 'monsieur', messieurs: 'monsieur', madame: 'madame', mesdames: 'madame', mademoiselle: 'mademoiselle', maitre: 'maitre', professeur: 'professeur', abbe: 'abbe', cure: 'cure' };
+/**
+ * Quantifiers by what they mean: all (« tout », « tous », « chaque »: « tous les jours » is « chaque
+ * jour »), some (« quelques », « plusieurs », « certains »), someone. « tout » is no quantifier in an
+ * idiom (« tout de suite », « tout à l'heure », « pas du tout ») nor as an adverb (« tout seul », « tout près »).
+ */
+const QUANTIFIERS: Record<string, string> = { tout: 'all', toute: 'all', tous: 'all', toutes: 'all', chaque: 'all', quelques: 'some', quelque: 'some', plusieurs: 'some', certains: 'some', certaines: 'some' };
+const NOT_A_QUANTITY = /\b(?:tout (?:a l heure|de suite|a fait|de meme|a coup|pres|droit|doux|neuf|juste|simplement|doucement|bas|haut|court|seule?s?|petite?s?)|(?:du|en|apres|malgre) tout|quelque chose|quelque part|tout le temps)\b/g;
+const SOMEONE = /\bquelqu un\b/;
 
 const wordPattern = (phrase: string) => new RegExp(`(^| )${phrase}( |$)`);
 /** Compiled once: a lookup runs these on every question. */
@@ -74,11 +92,13 @@ export function questionDetails(question: string): QuestionDetails {
   const times = [...text.matchAll(/\b(\d{1,2})\s?(?:h|heures?|:)\s?(\d{2})?\b/g)].map((m) => `${Number(m[1])}:${m[2] ?? '00'}`);
   if (/(?<!apres )\bmidi\b/.test(text)) times.push('12:00'); // not « après-midi », a part of the day
   if (/\bminuit\b/.test(text)) times.push('0:00');
-  const numbers = [
-    ...(text.replace(/\b\d{1,2}\s?(?:h|heures?|:)\s?\d{0,2}\b/g, ' ').match(/\b\d+\b/g) ?? []),
-    // « un » and « une » are articles far more often than numbers: only a digit or another word counts.
-    ...words.filter((w) => w !== 'un' && w !== 'une').map((w) => NUMBER_WORDS[w]).filter((n): n is string => n !== undefined),
-  ];
+  // « un » and « une » are articles far more often than numbers: only a digit or another word counts.
+  const numbers = (/\d/.test(text) ? text.replace(/\b\d{1,2}\s?(?:h|heures?|:)\s?\d{0,2}\b/g, ' ').split(' ') : words)
+    .map((w) => (/^\d+$/.test(w) ? w : w === 'un' || w === 'une' ? undefined : NUMBER_WORDS[w]))
+    .filter((n): n is string => n !== undefined);
+  // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
+  const asserted = text.replace(/ ou (?:pas|non)$/, '');
+  const negated = NEGATION.test(asserted);
   // Names (« Claire » / « Sophie ») are content words: the content-word guard compares them.
   const people = phrases(text, KIN).map((kin) => {
     const before = POSSESSIVE_PATTERNS.get(kin)!.exec(text);
@@ -86,22 +106,46 @@ export function questionDetails(question: string): QuestionDetails {
     return before ? `${before[1]} ${same}` : same;
   });
   return {
-    numbers: [...new Set(numbers)].sort(),
+    // In the order said: « trois chats et deux chiens » is not « deux chats et trois chiens ».
+    numbers: [...new Set(numbers)],
     when: phrases(text, WHEN).sort(),
     times: [...new Set(times)].sort(),
     people: [...new Set(people)].sort(),
     // « marché » folds to « marche » (« je marche »): the place keeps its accent.
     places: phrases(text, PLACES).filter((p) => p !== 'marche' || /marché/i.test(question)).sort(),
-    // « j'ai coupé le gaz ou pas ? » asks « j'ai coupé le gaz ? »: its « pas » negates nothing.
-    negated: NEGATION.test(text.replace(/ ou (?:pas|non)$/, '')),
+    negated,
+    negations: negated ? (asserted.match(NEGATIONS)?.length ?? 0) : 0,
+    titles: [...new Set(words.map((w) => TITLES[w]).filter((t): t is string => t !== undefined))].sort(),
+    quantifiers: quantifiers(text),
   };
+}
+
+/**
+ * « tout » counts what follows a determiner or a verb (« tout le journal », « j'ai tout mangé »,
+ * « je dois tout manger », « tout est prêt », « c'est tout »); before an adjective it only
+ * intensifies (« un ciel tout gris », « toute seule »).
+ */
+const TOUT_BEFORE = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'est', 'va', 'sera', 'etait', 'ca', 'cela', 'ce', 'fini', 'compris', 'pret', 'prets']);
+const TOUT_AFTER = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avait', 'dois', 'doit', 'devez', 'faut', 'faudra', 'faudrait', 'peux', 'peut', 'pouvez', 'veux', 'veut', 'voulez', 'c', 'mange', 'manger', 'ranger', 'range', 'fait', 'faire']);
+const ANY_QUANTIFIER = /\b(?:toute?s?|tous|chaque|quelques?|plusieurs|certaine?s|quelqu)\b/;
+function quantifiers(text: string): string[] {
+  if (!ANY_QUANTIFIER.test(text)) return [];
+  const words = text.replace(NOT_A_QUANTITY, ' ').split(' ');
+  const found = new Set(
+    words
+      .filter((w, i) => !/^toute?$/.test(w) || TOUT_BEFORE.has(words[i + 1] ?? 'ca') || TOUT_AFTER.has(words[i - 1] ?? '') || /(er|ir|re|oir)$/.test(words[i + 1] ?? ''))
+      .map((w) => QUANTIFIERS[w])
+      .filter((q): q is string => q !== undefined),
+  );
+  if (SOMEONE.test(text)) found.add('someone');
+  return [...found].sort();
 }
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** True when the two questions agree on every detail that would change the answer. */
 export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
-  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated;
+  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated && a.negations === b.negations && same(a.titles, b.titles) && same(a.quantifiers, b.quantifiers);
 }
 
 const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;

@@ -55,19 +55,24 @@ export async function pairSimilarities(embedder: MemoryEmbedderPort, pairs: Labe
   return pairs.map((p) => cosine(vectors.get(p.a)!, vectors.get(p.b)!));
 }
 
-/** `negative` names the pairs labelled different: near-misses for the cache, unrelated facts for recall. */
-export const kindHeader = (negative: string) => `| kind | label | pairs | hits | hit rate (same) or share refused (${negative}) |\n|---|---|---:|---:|---:|`;
-export const KIND_HEADER = kindHeader('near-miss');
+export const KIND_HEADER =
+  '| kind | label | pairs | hits | hit rate (same) or share refused (near-miss) | about health (never served) | hit rate outside health |\n|---|---|---:|---:|---:|---:|---:|';
 
-/** Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss kinds. */
-export function kindRows(byKind: Record<string, KindScore>, negative = 'near-miss'): string[] {
+/**
+ * Markdown rows of per-kind figures: hit rate for same-meaning kinds, share refused for near-miss
+ * kinds, and how many pairs are about health — never served, so a same-meaning kind's rate is also
+ * given over the others.
+ */
+export function kindRows(byKind: Record<string, KindScore>): string[] {
   return Object.entries(byKind)
     .sort(([a, x], [b, y]) => Number(y.same) - Number(x.same) || a.localeCompare(b))
-    .map(([kind, k]) =>
-      k.same
-        ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} |`
-        : `| ${kind} | ${negative} | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} |`,
-    );
+    .map(([kind, k]) => {
+      const health = k.health ?? 0;
+      const outside = k.same ? (k.pairs > health ? (k.hits / (k.pairs - health)).toFixed(3) : '—') : '—';
+      return k.same
+        ? `| ${kind} | same | ${k.pairs} | ${k.hits} | hit rate ${(k.hits / k.pairs).toFixed(3)} | ${health} | ${outside} |`
+        : `| ${kind} | near-miss | ${k.pairs} | ${k.hits} false | refused ${(1 - k.hits / k.pairs).toFixed(3)} | ${health} | ${outside} |`;
+    });
 }
 
 async function main(): Promise<void> {
@@ -80,12 +85,12 @@ async function main(): Promise<void> {
   const same = pairs.filter((p) => p.same).length;
   console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
   console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs\n`);
-  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | held-out false hits | offered | (train precision / hit rate) |');
-  console.log('|---|---:|---:|---:|---:|---:|---|---:|');
+  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | outside health | held-out false hits | offered | (train precision / hit rate) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|');
   for (const profile of ACTIVE_PROFILES) {
     const m = result[profile];
     console.log(
-      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
+      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${(m.heldOut.hitRateOutsideHealth ?? 0).toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
     );
   }
   for (const profile of ACTIVE_PROFILES) {

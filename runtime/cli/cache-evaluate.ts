@@ -1,17 +1,18 @@
 import { parseArgs } from 'node:util';
-import { ACTIVE_PROFILES, readCalibrations, score, scoreByKind, scorePairs, isHit, type ActiveProfile, type ModelCalibration } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { ACTIVE_PROFILES, isHeldOut, readCalibrations, score, scoreByKind, scorePairs, isHit, type ActiveProfile, type ModelCalibration } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
 import { ConfigError } from '../config.ts';
 
 /**
- * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive]`: a
- * deployer's check of the semantic cache on their own labelled pairs. Embeds them with the
- * configured embedder and applies the CURRENT calibrated thresholds and near-miss guard — no
- * recalibration. The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
+ * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out]`:
+ * a deployer's check of the semantic cache on their own labelled pairs. Embeds them with the
+ * configured embedder and applies the CURRENT calibrated thresholds, near-miss guard and health
+ * refusal — no recalibration. `--held-out` keeps only the pairs the fixed split holds out (those a
+ * calibration on this file never tuned on). The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
  * `--profile` names another).
  */
-const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive]';
+const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out]';
 const MAX_EXAMPLES = 10;
 
 export interface EvaluateIo {
@@ -24,9 +25,9 @@ export interface EvaluateIo {
 /** Runs the command; resolves to its exit code (2 on bad input, said in one line on `err`). */
 export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<number> {
   try {
-    let values: { pairs?: string; profile?: string };
+    let values: { pairs?: string; profile?: string; 'held-out'?: boolean };
     try {
-      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' } } }));
+      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' }, 'held-out': { type: 'boolean' } } }));
     } catch (err) {
       throw new ConfigError(`${(err as Error).message}; ${USAGE}`);
     }
@@ -35,13 +36,18 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       throw new ConfigError(`unknown profile "${values.profile}": strict, permissive or aggressive`);
     }
     const profiles = values.profile ? [values.profile as ActiveProfile] : [...ACTIVE_PROFILES].reverse();
-    const pairs = readPairs(values.pairs);
+    const all = readPairs(values.pairs);
+    const pairs = values['held-out'] ? all.filter(isHeldOut) : all;
+    if (pairs.length === 0) throw new ConfigError(`${values.pairs}: no held-out pairs`);
     const embedder = (io.embedder ?? configuredEmbedder)();
     const calibration = (io.calibrations ?? readCalibrations)()[embedder.modelId];
     if (!calibration) throw new ConfigError(`no calibration for embedding model ${embedder.modelId}: run npm run cache:calibrate -- --pairs FILE first`);
     const scored = scorePairs(pairs, await pairSimilarities(embedder, pairs));
     const same = pairs.filter((p) => p.same).length;
-    io.out(`cache:evaluate — ${embedder.modelId}, ${pairs.length} pairs (${same} same, ${pairs.length - same} different), thresholds calibrated ${calibration.calibratedAt}`);
+    const part = values['held-out'] ? ` held out of ${all.length}` : '';
+    io.out(`cache:evaluate — ${embedder.modelId}, ${pairs.length} pairs${part} (${same} same, ${pairs.length - same} different), thresholds calibrated ${calibration.calibratedAt}`);
+    const health = scored.filter((p) => p.health);
+    if (health.length > 0) io.out(`${health.length} pair${health.length === 1 ? '' : 's'} about health (${health.filter((p) => p.same).length} same-meaning): never served from the cache, counted as misses`);
     // Strict is printed last, so its summary line closes the output.
     let summary = '';
     for (const profile of profiles) {
@@ -50,6 +56,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       io.out('');
       io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : ', not offered: its held-out precision missed its promise'})`);
       io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
+      if (health.length > 0) io.out(`  paraphrase hit rate outside health ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} (${s.positivesOutsideHealth} same-meaning pairs)`);
       const falseHits = scored.filter((p) => !p.same && isHit(p, threshold));
       for (const p of falseHits.slice(0, MAX_EXAMPLES)) io.out(`  false hit${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}): « ${p.a} » / « ${p.b} »`);
       if (falseHits.length > MAX_EXAMPLES) io.out(`  … and ${falseHits.length - MAX_EXAMPLES} more`);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { calibrateRecallFloor, f1, RECALL_FLOOR_RULE, RECALL_SPLIT_METHOD, RECALL_TOP, writeRecallFloor } from '../../adapters/memory/recall-floor.ts';
 import { ConfigError } from '../config.ts';
-import { configuredEmbedder, kindHeader, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
+import { configuredEmbedder, pairSimilarities, readPairs } from './cache-calibrate.ts';
 
 /**
  * `npm run recall:calibrate -- --pairs FILE`: the semantic cache's calibration, for recall's relevance
@@ -32,8 +32,6 @@ async function main(): Promise<void> {
   for (const [name, s] of [['none', result.heldOutTurns.noFloor], [result.floor.toFixed(4), result.heldOutTurns.floor]] as const) {
     console.log(`| ${name} | ${s.answerKept} of ${s.withAnswer} | ${s.givenNothing} of ${s.withoutAnswer} | ${s.factsKept} / ${s.unrelatedKept} |`);
   }
-  console.log(`\nheld-out pairs per kind:\n\n${kindHeader('unrelated')}`);
-  for (const row of kindRows(result.heldOutByKind, 'unrelated')) console.log(row);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe('semantic cache, end to end', () => {
   it('is on with the strict profile of the local embedder’s calibration, said with its held-out figures', () => {
-    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d{4}, held-out precision (0\.98\d|0\.99\d|1\.000), hit rate 0\.\d{3} on \d+ held-out pairs$/);
+    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d{4}, held-out precision (0\.98\d|0\.99\d|1\.000), hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on \d+ held-out pairs$/);
   });
 
   it('does not cache a follow-up with no exchange before it (bypass)', async () => {
@@ -59,11 +59,21 @@ describe('semantic cache, end to end', () => {
     agent.use(streamingModel(['Samedi, il pleuvra.']));
     expect(await turn('Quel temps fera-t-il samedi ?')).toMatchObject({ flux: 'agent', text: 'Samedi, il pleuvra.' });
     agent.use(streamingModel(['Oui, demain matin.']));
-    await turn("Est-ce que l'infirmière passe bien demain matin pour la prise de sang ?");
+    await turn('Est-ce que ma voisine passe bien demain matin pour le café ?');
     const refused = await lookups('refused');
     agent.use(streamingModel(['Jeudi, elle ne passe pas.']));
-    expect(await turn("Est-ce que l'infirmière passe bien jeudi matin pour la prise de sang ?")).toMatchObject({ flux: 'agent', text: 'Jeudi, elle ne passe pas.' });
+    expect(await turn('Est-ce que ma voisine passe bien jeudi matin pour le café ?')).toMatchObject({ flux: 'agent', text: 'Jeudi, elle ne passe pas.' });
     expect(await lookups('refused')).toBe(refused + 1);
+  });
+
+  it('never answers a question about health from the cache, asked twice the same way, and counts it', async () => {
+    const health = async () => (await rt.metrics.semanticCacheRefusals.get()).values.find((v) => v.labels.reason === 'health')?.value ?? 0;
+    const before = await health();
+    agent.use(streamingModel(['Oui, c’est l’heure de votre cachet.']));
+    expect(await turn('Je peux prendre mon cachet maintenant ?')).toMatchObject({ flux: 'agent' });
+    agent.use(streamingModel(['Attendez plutôt midi.']));
+    expect(await turn('Je peux prendre mon cachet maintenant ?')).toMatchObject({ flux: 'agent', text: 'Attendez plutôt midi.' });
+    expect(await health()).toBe(before + 2);
   });
 
   it('never stores an SOS reply (a failing model)', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
+import { isHeldOut } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import { evaluateMain } from '../../runtime/cli/cache-evaluate.ts';
 
 const SUMMARY = /^strict: precision \d\.\d{3}, hit rate \d\.\d{3} on \d+ pairs$/;
@@ -52,6 +53,25 @@ describe('npm run cache:evaluate', () => {
     expect(text).toMatch(/\| topic \| near-miss \| 1 \| 1 false \| refused 0\.000 \|/);
     expect(out.at(-1)).toMatch(SUMMARY);
     expect(out.at(-1)).toBe('strict: precision 0.667, hit rate 1.000 on 6 pairs');
+  });
+
+  it('counts questions about health as never served, gives the hit rate outside health, and --held-out keeps the held-out pairs', async () => {
+    const rows = [
+      ...SAMPLE,
+      { a: 'J’ai pris mon cachet ?', b: 'J’ai bien pris mon comprimé ?', same: true, kind: 'paraphrase' },
+      { a: 'Je peux prendre mon cachet ?', b: 'Je dois prendre mon cachet ?', same: false, kind: 'health' },
+    ];
+    const all = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict']);
+    const text = all.out.join('\n');
+    expect(text).toContain('2 pairs about health (1 same-meaning): never served from the cache, counted as misses');
+    expect(text).toMatch(/^ {2}pairs 8, precision 0\.667, paraphrase hit rate 0\.667, hits 3, false hits 1$/m);
+    expect(text).toMatch(/^ {2}paraphrase hit rate outside health 1\.000 \(2 same-meaning pairs\)$/m);
+    expect(text).toMatch(/\| paraphrase \| same \| 2 \| 1 \| hit rate 0\.500 \| 1 \| 1\.000 \|/);
+    expect(text).toMatch(/\| health \| near-miss \| 1 \| 0 false \| refused 1\.000 \| 1 \| — \|/);
+    const heldOut = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict', '--held-out']);
+    const kept = rows.filter(isHeldOut).length;
+    expect(heldOut.out[0]).toMatch(new RegExp(`^cache:evaluate — kohami-local-hash-v1, ${kept} pairs held out of 8 `));
+    expect(heldOut.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${kept} pairs$`));
   });
 
   it('--profile evaluates that profile alone, and ends on its summary', async () => {

@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { calibrate, isHeldOut, readCalibrations, splitPairs, thresholdFor, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
@@ -156,6 +157,25 @@ describe('SemanticCache', () => {
     expect((await ask(cache({ embedder: { modelId: 'x', embed: () => new Promise(() => {}) }, budgetMs: 5 }), marie, 'q')).kind).toBe('bypass');
   });
 
+  it('never serves nor stores a question about health, nor a follow-up of one, and counts the refusal', async () => {
+    const registry = new Registry();
+    const refusals = new Counter({ name: 'refusals', help: 'h', labelNames: ['reason'] as const, registers: [registry] });
+    const lookups = new Counter({ name: 'lookups', help: 'h', labelNames: ['outcome'] as const, registers: [registry] });
+    const bestSimilarity = new Histogram({ name: 'best', help: 'h', registers: [registry] });
+    const c = cache({ metrics: { lookups, refusals, bestSimilarity } });
+    const cachet = 'Je peux prendre mon cachet maintenant ?';
+    const refused = await ask(c, marie, cachet);
+    expect(refused).toEqual({ kind: 'bypass' });
+    c.store((refused as { ticket?: unknown }).ticket, 'Oui, prenez-le.');
+    expect(c.size).toBe(0);
+    expect(await ask(c, marie, 'Et le soir, elle ?', { question: cachet, reply: 'Le matin, oui.' })).toEqual({ kind: 'bypass' });
+    // The same frame about something else is cached as before.
+    await seed(c, marie, 'Je peux sortir maintenant ?', 'Oui, il fait beau.');
+    expect((await ask(c, marie, 'Je peux sortir maintenant ?')).kind).toBe('hit');
+    expect((await refusals.get()).values).toEqual([{ labels: { reason: 'health' }, value: 2 }]);
+    expect((await lookups.get()).values.find((v) => v.labels.outcome === 'bypass')?.value).toBe(2);
+  });
+
   it('never stores an empty reply', async () => {
     const c = cache();
     const miss = await ask(c, marie, 'Comment ça va ?');
@@ -215,9 +235,9 @@ describe('calibration', () => {
     const all = readCalibrations(file);
     // 10 right of 11 held-out hits: 0.909, below strict (0.98) and permissive (0.95), enough for aggressive (0.90).
     expect(all['model-a']!.strict.heldOut.precision).toBeCloseTo(10 / 11);
-    expect(thresholdFor('strict', 'model-a', all)).toEqual({ threshold: null, reason: expect.stringMatching(/^strict not offered for model-a: held-out precision 0\.909, hit rate 1\.000 on 11 held-out pairs/) });
+    expect(thresholdFor('strict', 'model-a', all)).toEqual({ threshold: null, reason: expect.stringMatching(/^strict not offered for model-a: held-out precision 0\.909, hit rate 1\.000 \(1\.000 outside health, never cached\) on 11 held-out pairs/) });
     expect(thresholdFor('permissive', 'model-a', all).threshold).toBeNull();
-    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, held-out precision 0.909, hit rate 1.000 on 11 held-out pairs' });
+    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, held-out precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 held-out pairs' });
     expect(thresholdFor('strict', 'model-b', all)).toEqual({ threshold: null, reason: expect.stringContaining('no calibration') });
     expect(thresholdFor('off', 'model-a', all).threshold).toBeNull();
   });
@@ -238,6 +258,9 @@ describe('calibration', () => {
     expect(calibration.strict.offered).toBe(true);
     expect(calibration.strict.heldOut.precision).toBeGreaterThanOrEqual(0.98);
     expect(calibration.strict.heldOut.hitRate).toBeGreaterThanOrEqual(0.3);
+    // Questions about health are never served: none of their pairs hits, and the rest keep their hit rate.
+    expect(calibration.strict.heldOut.hitRateOutsideHealth).toBeGreaterThanOrEqual(0.45);
+    for (const kind of ['health', 'health_same']) expect(calibration.strict.heldOutByKind[kind]?.hits).toBe(0);
     expect(thresholdFor('strict', new LocalHashEmbedder().modelId, readCalibrations()).reason).toMatch(/^strict: threshold 0\.\d{4}, held-out precision/);
   });
 

@@ -1,0 +1,157 @@
+/**
+ * Who does what to whom. « Ma fille a appelé le docteur ? » and « Le docteur a appelé ma fille ? »
+ * share every word, so the content and detail guards agree; the roles of the people in them do
+ * not. Each person the question names — kin and roles (« ma fille », « le facteur »), names
+ * (« Claire »), the senior (« je », « me ») and the one asked (« tu », « te ») — gets a role: subject
+ * or object (« m'a appelé », « a appelé ma fille », « a écrit à Paul »). Word order decides, as French
+ * does, clause by clause (commas, « si », « que » open a clause): a person before the clause's verb
+ * is its subject, after it its object — unless the verb was inverted after a question word (« Quand
+ * vient ma fille ? », « … que faisait ma mère »), a « qui » follows (« c'est ma sœur qui… »), « être »
+ * has no object (« il est passé le facteur »), or « par » names the agent. Pure and cheap: one pass.
+ */
+import { words, type Words } from './content-words.ts';
+import { EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
+import { KIN, KIN_SAME } from './question-details.ts';
+
+const fold = (list: string) => words(list).folded;
+
+/** People named by what they do, who can call, visit or be waited for as kin can. */
+const ROLES = fold('facteur factrice plombier livreur livreuse électricien coiffeur coiffeuse jardinier notaire maire curé prêtre boulanger boulangère épicier vendeur vendeuse chauffeur policier gendarme pompier patron patronne');
+const PEOPLE = new Map<string, string>([...KIN.map((k) => [k, KIN_SAME[k] ?? k] as const), ...ROLES.map((r) => [r, r] as const)]);
+const LONGEST = Math.max(...[...PEOPLE.keys()].map((k) => k.split(' ').length));
+
+const DETERMINERS = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'ce', 'cet', 'cette', 'ces']);
+const TITLES = new Set(['monsieur', 'madame', 'mademoiselle', 'maitre']);
+/** « à ma fille » is told or given something, as « ma fille » after a verb is: both objects (as said: « a » has, « à » is to). */
+const TO = new Set(['à', 'au', 'aux', 'pour']);
+/** A person after these is a possessor, a companion or a place (« le bébé de ma fille », « avec moi »): no one who can swap. */
+const OTHER_PREPOSITIONS = new Set(['de', 'd', 'du', 'des', 'en', 'avec', 'chez', 'sans', 'sur', 'contre', 'vers', 'apres', 'avant', 'entre', 'comme', 'sous']);
+const SUBJECT_PRONOUNS = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles']);
+const OBJECT_CLITICS = new Set(['me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'ne', 'n']);
+const ETRE = new Set('suis es est sommes êtes sont étais était étaient sera seront serait été'.split(' '));
+const AUXILIARIES = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avaient', 'aura', 'auront', 'aurait', 'eu', 'va', 'vais', 'vas', 'vont', 'allait', ...ETRE]);
+const MODALS = new Set(Object.values(MODAL_VERBS).flatMap(fold));
+/** Listed verb forms (a group named by an infinitive): « appelé », « vient », « attend ». */
+const VERB_FORMS = new Set(EQUIVALENTS.map(fold).filter((g) => /(er|ir|re|oir)$/.test(g[0]!)).flat());
+/** Verbs that only ask (« tu sais si… », « je voudrais savoir… », « tu peux me dire… »): no one's action, and a clause opens after them. */
+const ASKING = new Set(fold('dire dis dites raconte racontes racontez raconter lire lis lisez donne donnes donnez donner explique expliques expliquez expliquer montre montres montrez montrer chanter chante chantes conseilles conseillez conseiller proposes proposez rappeler rappelle rappelles rappelez sais savez savoir connais connaissez souviens souvenez crois penses'));
+/** Motion before an infinitive: « passe me voir », « vient me chercher » — the senior is visited, no swap. */
+const MOTION = new Set(fold('venir viens vient venez passe passes passez passer aller va vas allez viendra'));
+const SUBORDINATORS = new Set(['si', 'que', 'qu', 'parce', 'lorsque', 'puisque']);
+const ADVERBS = new Set(fold('encore toujours déjà bien bientôt maintenant aujourd hui hier demain enfin vraiment ne n pas plus jamais là ici partout'));
+const QUESTIONS = new Set(Object.keys(QUESTION_WORDS).map((w) => fold(w)[0]!));
+/** Capitalised words that are no one: days, feasts, and every stop word that may open a sentence (« Que dis-tu ? »). */
+const NOT_NAMES = new Set([...fold('lundi mardi mercredi jeudi vendredi samedi dimanche janvier février mars avril mai juin juillet août septembre octobre novembre décembre noël pâques dieu hier demain aujourd hui ce soir matin'), ...fold(STOP_WORDS)]);
+
+interface Person {
+  id: string;
+  role: 'subj' | 'obj';
+  kind: 'named' | 'name' | 'self' | 'you' | 'them';
+}
+
+/** The question's people with their roles, sorted (« obj:fille », « subj:self »); empty when no one can swap. */
+export function questionRoles(question: string, split: Words = words(question)): string[] {
+  const { said, folded: t, capital, boundary } = split;
+  // « est-ce que » makes a question: its « est » is no verb.
+  const skip = new Set<number>();
+  for (let i = 0; i < t.length; i++) if (t[i] === 'est' && t[i + 1] === 'ce' && /^qu/.test(t[i + 2] ?? '')) [i, i + 1, i + 2].forEach((k) => skip.add(k));
+  const verb = (i: number) =>
+    i < t.length && !skip.has(i) && (AUXILIARIES.has(said[i]!) || MODALS.has(t[i]!) || VERB_FORMS.has(t[i]!) || ASKING.has(t[i]!) || /é(e)?s?$/.test(said[i]!) || afterSubject(t, i));
+  /** Where the clause holding `i` starts: after punctuation, a subordinator or a verb that only asks. */
+  const clauseStart = (i: number) => {
+    for (let k = i; k > 0; k--) if (boundary.has(k) || (!skip.has(k - 1) && (SUBORDINATORS.has(t[k - 1]!) || ASKING.has(t[k - 1]!)))) return k;
+    return 0;
+  };
+  const people: Person[] = [];
+  for (let i = 0; i < t.length; i++) {
+    const person = personAt(t, capital, boundary, i, verb);
+    if (person) {
+      const role = roleAt(t, said, i, verb, clauseStart(i));
+      if (role) people.push({ id: person.id, role, kind: person.kind });
+      i += person.length - 1;
+      continue;
+    }
+    const w = t[i]!;
+    if ((w === 'je' || w === 'j') && !asks(t, i)) people.push({ id: 'self', role: 'subj', kind: 'self' });
+    else if ((w === 'me' || w === 'm') && !/^(je|j)$/.test(t[i - 1] ?? '') && !asks(t, i) && !MOTION.has(t[i - 1] ?? '')) people.push({ id: 'self', role: 'obj', kind: 'self' });
+    else if (w === 'tu' && !asks(t, i)) people.push({ id: 'you', role: 'subj', kind: 'you' });
+    // « a-t-il » has a « t » of sound only; « tu te » is reflexive.
+    else if ((w === 'te' || (w === 't' && !/^(il|elle|on)$/.test(t[i + 1] ?? ''))) && t[i - 1] !== 'tu' && !asks(t, i)) people.push({ id: 'you', role: 'obj', kind: 'you' });
+    else if (w === 'lui' && verb(i + 1)) people.push({ id: 'them', role: 'obj', kind: 'them' });
+    else if (/^(il|elle|on|ils|elles)$/.test(w) && !impersonal(t, i)) people.push({ id: 'them', role: 'subj', kind: 'them' });
+  }
+  // « il », « elle », « on » as subjects name no one of their own, unless they act on the senior or the one asked (« on m'a appelée »).
+  const acted = people.some((p) => p.role === 'obj' && (p.kind === 'self' || p.kind === 'you'));
+  const kept = people.filter((p) => p.kind !== 'them' || p.role === 'obj' || acted);
+  if (!kept.some((p) => p.kind !== 'self' && p.kind !== 'you')) return []; // the senior alone: « ça me fait mal » is « j'ai mal »
+  if (kept.length < 2 && (kept[0]!.role === 'subj' || kept[0]!.kind === 'name')) return [];
+  return [...new Set(kept.map((p) => `${p.role}:${p.id}`))].sort();
+}
+
+/** A word after a subject pronoun (and its clitics) is the verb: « j'invite », « il me garde ». */
+function afterSubject(t: string[], i: number): boolean {
+  let j = i - 1;
+  while (j >= 0 && OBJECT_CLITICS.has(t[j]!) && !SUBJECT_PRONOUNS.has(t[j]!)) j -= 1;
+  return j >= 0 && SUBJECT_PRONOUNS.has(t[j]!) && !OBJECT_CLITICS.has(t[i]!);
+}
+
+/** Whether the pronoun at `i` only frames a request (« tu peux me dire », « je voudrais savoir », « tu me lis »). */
+function asks(t: string[], i: number): boolean {
+  let j = i + 1;
+  while (j < t.length && (OBJECT_CLITICS.has(t[j]!) || MODALS.has(t[j]!) || t[j] === 'bien' || t[j] === 'tu' || t[j] === 'ne' || t[j] === 'pas' || t[j] === 'plus')) j += 1;
+  return ASKING.has(t[j] ?? '');
+}
+
+const IMPERSONAL_AFTER = new Set(['faut', 'faudra', 'faudrait', 'fallait', 'y', 'fait', 'fera', 'faisait', 'pleut', 'pleuvra', 'neige', 'neigera', 'semble', 'parait', 'reste', 'vaut']);
+const impersonal = (t: string[], i: number) => t[i] === 'il' && (IMPERSONAL_AFTER.has(t[i + 1] ?? '') || (t[i + 1] === 'va' && /^(faire|pleuvoir|neiger|y)$/.test(t[i + 2] ?? '')) || t[i - 1] === 's');
+
+/** The person named at `i` (kin, a role, or a name), and how many words name it. */
+function personAt(t: string[], capital: boolean[], boundary: Set<number>, i: number, verb: (i: number) => boolean): { id: string; kind: Person['kind']; length: number } | null {
+  const nameFrom = (k: number) => {
+    let n = 0;
+    while (capital[k + n] && !NOT_NAMES.has(t[k + n]!) && !DETERMINERS.has(t[k + n]!) && (n === 0 || !boundary.has(k + n))) n += 1;
+    return n;
+  };
+  // A capital on kin past the first word makes it a title (« le Notre Père », « le Père Noël »), no one at home.
+  if (!(capital[i] && i > 0)) {
+    for (let n = LONGEST; n >= 1; n--) {
+      const id = PEOPLE.get(t.slice(i, i + n).join(' '));
+      // « ma voisine Josette »: the name after it is the same person.
+      if (id) return { id, kind: 'named', length: n + nameFrom(i + n) };
+    }
+  }
+  const w = t[i]!;
+  if (!capital[i] || w.length < 2 || NOT_NAMES.has(w) || QUESTIONS.has(w) || SUBJECT_PRONOUNS.has(w) || DETERMINERS.has(w) || OBJECT_CLITICS.has(w) || TITLES.has(w)) return null;
+  // A capital opens every sentence and every title (« La Vie en rose »): a name is one after a title,
+  // before a verb (« Claire a appelé »), or right after a verb or « à » (« a appelé Pierre », « à Jeanne »).
+  const before = t[i - 1] ?? '';
+  if (!(TITLES.has(before) || verb(i + nameFrom(i)) || (i > 0 && (verb(i - 1) || before === 'a')))) return null;
+  const length = nameFrom(i);
+  return { id: t.slice(i, i + length).join(' '), kind: 'name', length };
+}
+
+function roleAt(t: string[], said: string[], i: number, verb: (i: number) => boolean, start: number): Person['role'] | null {
+  let j = i - 1;
+  while (j >= start && (DETERMINERS.has(t[j]!) || TITLES.has(t[j]!)) && !TO.has(said[j]!)) j -= 1;
+  if (j >= start && TO.has(said[j]!)) return 'obj';
+  if (j >= start && t[j] === 'par') return 'subj';
+  if (j >= start && OTHER_PREPOSITIONS.has(t[j]!)) return null;
+  let first = -1;
+  for (let k = start; k < i && first === -1; k++) if (verb(k)) first = k;
+  if (first === -1) return 'subj';
+  // « c'est ma sœur qui a invité… »: a « qui » right after the person makes it the subject.
+  if (t[i + 1] === 'qui' || t[i + 2] === 'qui') return 'subj';
+  const between = t.slice(first, i).filter((w) => !DETERMINERS.has(w) && !TITLES.has(w));
+  if (between.some((w) => SUBJECT_PRONOUNS.has(w) && w !== 'il' && w !== 'elle' && w !== 'ils' && w !== 'elles')) return 'obj';
+  // « être » takes no object: « il est passé, le facteur », « elle est partie ma fille », « qui est ta voisine ».
+  const etre = ETRE.has(said[first]!) && said.slice(first + 1, i).every((w, k) => ADVERBS.has(t[first + 1 + k]!) || DETERMINERS.has(t[first + 1 + k]!) || /(é|ée|és|ées|i|ie|is|u|ue|us)$/.test(w));
+  if (etre) return 'subj';
+  if (between.some((w) => SUBJECT_PRONOUNS.has(w))) return 'obj';
+  // « Quand vient ma fille ? », « Quel âge aurait eu mon père ? », « … que faisait ma mère »: the verb inverted.
+  const opening = t.slice(start, first).filter((_, k) => !(skipWord(t, start + k)));
+  const asked = opening.length > 0 && (QUESTIONS.has(opening[0]!) || (opening[0] === 'a' && QUESTIONS.has(opening[1] ?? ''))) && !opening.includes('qui') && !opening.includes('quoi');
+  const relative = opening.length === 0 && start > 0 && /^(que|qu)$/.test(t[start - 1]!);
+  return asked || relative ? 'subj' : 'obj';
+}
+
+const skipWord = (t: string[], k: number) => (t[k] === 'est' && t[k + 1] === 'ce') || (t[k] === 'ce' && t[k - 1] === 'est') || (/^qu/.test(t[k]!) && t[k - 1] === 'ce' && t[k - 2] === 'est');
