@@ -1,3 +1,4 @@
+import { inTransaction } from './transaction.ts';
 import type pg from 'pg';
 import { z } from 'zod';
 import { parsePauseProfile, type PauseProfile } from '../../machines/voice/pause-profile.ts';
@@ -55,26 +56,16 @@ export class PgProfilesRepository {
    * (an erased senior's profile is never written again).
    */
   async updatePauses(seniorId: string, update: (current: PauseProfile) => PauseProfile): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       await client.query('INSERT INTO profiles (senior_id) SELECT id FROM seniors WHERE id = $1::uuid ON CONFLICT (senior_id) DO NOTHING', [seniorId]);
       const res = await client.query<{ pauses: unknown }>('SELECT pauses FROM profiles WHERE senior_id = $1::uuid FOR UPDATE', [seniorId]);
       const row = res.rows[0];
-      if (!row) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      // Nothing was written: committing the empty transaction is the same as rolling it back.
+      if (!row) return false;
       const next = update(parsePauseProfile(row.pauses));
       await client.query('UPDATE profiles SET pauses = $2 WHERE senior_id = $1::uuid', [seniorId, JSON.stringify(next)]);
-      await client.query('COMMIT');
       return true;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async save(seniorId: string, patch: { interlocutor?: Interlocutor; compass?: Compass }): Promise<void> {

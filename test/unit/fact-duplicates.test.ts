@@ -24,7 +24,9 @@ const DIFFERENT: Array<[string, string, string]> = [
   ['place', 'Elle est née à Marseille.', 'Elle est née à Toulon.'],
 ];
 const SAME: Array<[string, string, string]> = [
-  ['case and punctuation', 'Sa fille Claire vit à Lyon.', 'sa fille claire vit à lyon'],
+  // A copy in other case (« sa fille claire vit à lyon ») is the content key's to catch (kohami_fact_key, in SQL):
+  // the guard reads a capital as a name, so « Claire » and « claire » are not the same word to it.
+  ['punctuation', 'Sa fille Claire vit à Lyon.', 'Sa fille, Claire, vit à Lyon !'],
   ['synonym', 'Elle aime les fraises du marché.', 'Elle adore les fraises du marché.'],
   ['synonym', 'Elle aime le tricot.', 'Elle apprécie le tricot.'],
   ['order', 'Le dimanche, sa fille lui rend visite.', 'Sa fille lui rend visite le dimanche.'],
