@@ -82,7 +82,8 @@ const config = loadConfig({
   // The endpoint held at one silence (every cue's wait within 1 ms of it): this bench measures the
   // pipeline after a known endpoint; how a turn ends on cues is bench:turns's subject.
   ...fixedEndpoint(Number(process.env.ENDPOINT_SILENCE_MS ?? 700)),
-  ...(process.env.PREEMPTIVE_TURN ? { PREEMPTIVE_TURN: process.env.PREEMPTIVE_TURN } : {}),
+  // Off unless asked: the fakes answer every session from one queue, so no speculation could match (docs/benchmarks.md).
+  PREEMPTIVE_TURN: process.env.PREEMPTIVE_TURN ?? 'off',
 });
 // The per-socket text-frame limit (20/s) is not what is measured; microphone audio has its own budget.
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
