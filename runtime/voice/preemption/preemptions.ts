@@ -131,11 +131,6 @@ export class Preemptions implements PreemptiveTurns {
     return speculation;
   }
 
-  /** Speculations running or committed and not yet used up (tests, metrics). */
-  get size(): number {
-    return this.bySenior.size;
-  }
-
   private recordPromise<V>(seniorId: string, kind: 'recall' | 'cache', key: string, start: (signal: AbortSignal) => Promise<V>): Promise<V> {
     const speculation = this.running(seniorId);
     if (!speculation) return Promise.reject(new Error('no speculative turn for this senior'));

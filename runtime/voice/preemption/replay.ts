@@ -19,11 +19,6 @@ export class Replay<T> {
     void this.pump(source);
   }
 
-  /** Every item so far has been read by the source's end (or failure). */
-  get settled(): boolean {
-    return this.ended || this.failure !== null;
-  }
-
   /** From the first item; stops when `signal` aborts, throws what the source threw. */
   async *read(signal: AbortSignal): AsyncGenerator<T> {
     let next = 0;
