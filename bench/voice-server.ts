@@ -82,12 +82,12 @@ const config = loadConfig({
   // The endpoint held at one silence (every cue's wait within 1 ms of it): this bench measures the
   // pipeline after a known endpoint; how a turn ends on cues is bench:turns's subject.
   ...fixedEndpoint(Number(process.env.ENDPOINT_SILENCE_MS ?? 700)),
-  // Off unless asked: the fakes answer every session from one queue, so no speculation could match (docs/benchmarks.md).
-  PREEMPTIVE_TURN: process.env.PREEMPTIVE_TURN ?? 'off',
+  ...(process.env.PREEMPTIVE_TURN ? { PREEMPTIVE_TURN: process.env.PREEMPTIVE_TURN } : {}),
 });
 // The per-socket text-frame limit (20/s) is not what is measured; microphone audio has its own budget.
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
-await seedBenchSeniors(rt, seniors);
+// Each senior's name (Voice<i>) reaches the recognizer as its context bias: the fakes tell the sessions' scripts apart by it.
+await seedBenchSeniors(rt, seniors, { namePrefix: 'Voice' });
 // Every consent, so that turns reach the agent (without the conversation consent, the neutral line answers from RAM).
 const { rows } = await rt.db.pool.query<{ id: string }>('SELECT id FROM seniors');
 for (const { id } of rows) for (const category of CONSENT_CATEGORIES) await rt.consents.grant(id, category);
@@ -241,6 +241,9 @@ process.on('message', async (msg: { type: string }) => {
     afterEndpointP50Ms: percentile(w.afterEndpointSamples, 50),
     afterEndpointP99Ms: percentile(w.afterEndpointSamples, 99),
     stagesP99Ms: Object.fromEntries(Object.entries(w.stageSamples).map(([stage, xs]) => [stage, percentile(xs, 99)])),
+    // Transcript → first reply-audio frame sent, per turn: with the preemptive turn, its own time when the speech was ready.
+    firstAudioSamples: w.stageSamples.first_audio ?? [],
+    speculations: Object.fromEntries((await rt.metrics.preemptiveTurns.get()).values.map((v) => [String(v.labels.outcome), v.value])),
     sessions: w.sessions,
     frames: w.analysis.length,
     analysisP50Ms: percentile(w.analysis, 50),

@@ -35,6 +35,8 @@ const ENDPOINT_SILENCE_MS = 700;
 /** Frame processing must stay this close behind real time (the frame's arrival), at p99. */
 const HELD_LAG_MS = 20;
 const FRAME_MS = 20;
+/** The runtime's pre-roll: an utterance's audio at the recognizer starts this long before its speech. */
+const PRE_ROLL_MS = 300;
 const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
 const SPEECH_SHARE = 0.35;
 
@@ -69,6 +71,8 @@ interface Loop {
   frames: number;
   /** Per frame: the sample (within the frame) where a spoken phrase ends, if one does. */
   speechEnds: Map<number, number>;
+  /** Per frame where a phrase's speech starts: the phrase's index and its length (ms). */
+  speechStarts: Map<number, { phrase: number; ms: number }>;
   speechShare: number;
 }
 
@@ -84,12 +88,14 @@ async function buildLoop(): Promise<Loop> {
   const pcm = new Int16Array(frames * FRAME_SAMPLES);
   pcm.set(script.pcm);
   const speechEnds = new Map<number, number>();
-  for (const s of script.speech) {
+  const speechStarts = new Map<number, { phrase: number; ms: number }>();
+  script.speech.forEach((s, phrase) => {
     const end = Math.round((s.endMs * INPUT_SAMPLE_RATE) / 1000);
     speechEnds.set(Math.floor(end / FRAME_SAMPLES), end % FRAME_SAMPLES);
-  }
+    speechStarts.set(Math.floor((s.startMs * INPUT_SAMPLE_RATE) / 1000 / FRAME_SAMPLES), { phrase, ms: s.endMs - s.startMs });
+  });
   const spoken = script.speech.reduce((sum, s) => sum + s.endMs - s.startMs, 0);
-  return { pcm, frames, speechEnds, speechShare: spoken / ((pcm.length / INPUT_SAMPLE_RATE) * 1000) };
+  return { pcm, frames, speechEnds, speechStarts, speechShare: spoken / ((pcm.length / INPUT_SAMPLE_RATE) * 1000) };
 }
 
 interface Utterance {
@@ -116,6 +122,8 @@ class PacedKiosk {
   private constructor(
     readonly ws: WebSocket,
     private readonly loop: Loop,
+    /** The senior's name: the recognizer fake's script for this session goes under it. */
+    private readonly lane: string,
   ) {
     ws.on('message', (raw, isBinary) => {
       const now = performance.now();
@@ -145,7 +153,8 @@ class PacedKiosk {
     });
   }
 
-  static async open(url: string, token: string, loop: Loop): Promise<PacedKiosk> {
+  static async open(url: string, index: number, loop: Loop): Promise<PacedKiosk> {
+    const token = `kiosk_bench_${index}`;
     const ws = new WebSocket(`${url}?token=${token}`);
     await once(ws, 'open');
     ws.send(
@@ -158,7 +167,7 @@ class PacedKiosk {
     const [ready] = (await once(ws, 'message')) as [Buffer];
     const frame = JSON.parse(ready.toString()) as { type: string; audio?: { voiceInput: boolean } };
     if (frame.type !== 'session.ready' || !frame.audio?.voiceInput) throw new Error(`no voice session: ${ready.toString()}`);
-    return new PacedKiosk(ws, loop);
+    return new PacedKiosk(ws, loop, `Voice${index}`);
   }
 
   /** Frame k of this kiosk leaves at start + 20·k ms, from `offset` frames into the loop. */
@@ -172,6 +181,13 @@ class PacedKiosk {
       const index = (offset + k) % this.loop.frames;
       const at = index * FRAME_SAMPLES;
       this.ws.send(this.loop.pcm.subarray(at, at + FRAME_SAMPLES));
+      const started = this.loop.speechStarts.get(index);
+      // The recognizer learns what this phrase says before its audio reaches it (the runtime sends it from
+      // speech_started on, with its pre-roll): its words come back placed where they are said.
+      if (started) {
+        const speech = [{ startMs: PRE_ROLL_MS, endMs: PRE_ROLL_MS + started.ms }];
+        fakes.send({ type: 'script', lane: this.lane, utterance: { text: TRANSCRIPTS[started.phrase]!, speech } });
+      }
       const end = this.loop.speechEnds.get(index);
       // In real time, a frame leaves once its last sample is captured: the phrase ended that much earlier.
       if (end !== undefined) this.lastEnd = now - ((FRAME_SAMPLES - end) / INPUT_SAMPLE_RATE) * 1000;
@@ -207,6 +223,8 @@ interface Measure {
   stagesMs: Record<string, number>;
   /** p99 per stage over the window. */
   stagesP99Ms: Record<string, number>;
+  firstAudioSamples: number[];
+  speculations: Record<string, number>;
   /** The runtime's own end of speech → first reply-audio frame sent, less the fakes' latencies. */
   afterEndpointP50Ms: number;
   afterEndpointP99Ms: number;
@@ -280,7 +298,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
   try {
     const { url } = await answer<{ url: string }>('ready');
     // Shared models (Silero, the WebRTC VAD, the SDKs) loaded by one session that then leaves: the base.
-    const warm = await PacedKiosk.open(url, `kiosk_bench_${n + 1}`, loop);
+    const warm = await PacedKiosk.open(url, n + 1, loop);
     warm.stream(performance.now(), 0);
     await new Promise((r) => setTimeout(r, 3000));
     warm.stop();
@@ -289,7 +307,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
 
     const kiosks: PacedKiosk[] = [];
     for (let i = 0; i < n; i += 50) {
-      kiosks.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => PacedKiosk.open(url, `kiosk_bench_${i + j + 1}`, loop)))));
+      kiosks.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => PacedKiosk.open(url, i + j + 1, loop)))));
     }
     // Staggered within a frame, each from its own place in the loop: phrases do not all end together.
     const start = performance.now() + 100;
@@ -439,6 +457,14 @@ console.log('|---|---:|---:|---:|---:|---:|');
 for (const r of results) {
   const stage = (name: string) => `${f(r.m.stagesMs[name] ?? NaN, 0)} / ${f(r.m.stagesP99Ms[name] ?? NaN, 0)}`;
   console.log(`| ${r.variant} | ${r.n} | ${stage('endpointing')} | ${stage('transcription')} | ${stage('first_token')} | ${stage('first_audio')} |`);
+}
+// A turn whose first sentence was not synthesized ahead waits the fake's TTS latency at least: below it, the speculation's speech was adopted.
+console.log('\nThe preemptive turn: speculations committed / aborted (the run), and transcript → first reply-audio frame sent (first_audio) on the turns whose speech was ready (below the fake\'s ' + FAKE_TTS_MS + ' ms): the runtime\'s own time after the end-of-turn decision\n');
+console.log('| VAD | N | committed / aborted | turns with speech ready | their first_audio p50 / p99 ms |');
+console.log('|---|---:|---:|---:|---:|');
+for (const r of results) {
+  const ready = r.m.firstAudioSamples.filter((ms) => ms < FAKE_TTS_MS);
+  console.log(`| ${r.variant} | ${r.n} | ${r.m.speculations.committed ?? 0} / ${r.m.speculations.aborted ?? 0} | ${ready.length} of ${r.m.firstAudioSamples.length} | ${f(percentile(ready, 50), 1)} / ${f(percentile(ready, 99), 1)} |`);
 }
 const fluxes = results.find((r) => r.variant === 'gated')?.fluxes ?? {};
 console.log(`\nreplies by flux (gated, first size): ${Object.entries(fluxes).map(([k, v]) => `${k} ${v}`).join(', ')}`);
