@@ -1,3 +1,4 @@
+import { VOXTRAL_STREAMING_DELAY_MS } from '../adapters/voice/mistral-transcriber.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
@@ -22,7 +23,7 @@ const config = loadConfig({
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
 await seedBenchSeniors(rt, lanes, { tokenPrefix: 'kiosk_turns_', namePrefix: 'Turns' });
 await grantAllConsents(rt);
-process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, sttDelayMs: config.STT_STREAMING_DELAY_MS });
+process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS });
 // The speculative turns by outcome, when the bench asks (its last numbers, after the run).
 process.on('message', (message: { type?: string }) => {
   if (message.type !== 'speculations') return;

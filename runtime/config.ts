@@ -111,8 +111,9 @@ const schema = z
     /**
      * Voice mode: how far behind the audio Voxtral realtime gives its words (`target_streaming_delay_ms`,
      * 80–1200). Shorter: the end of a sentence is read sooner (a faster answer), a little less accurately.
+     * Unset: the service's own (480 ms), and nothing is sent.
      */
-    STT_STREAMING_DELAY_MS: z.coerce.number().int().min(80).max(1200).default(480),
+    STT_STREAMING_DELAY_MS: optionalText.pipe(z.coerce.number<string | undefined>({ message: 'must be a whole number of ms from 80 to 1200' }).int().min(80).max(1200).optional()),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */

@@ -21,7 +21,7 @@ export interface MistralTranscriberOptions {
   language?: string;
   /** Bound on one connection attempt (socket, `session.created`, `session.updated`). Default 2,000 ms. */
   connectTimeoutMs?: number;
-  /** `target_streaming_delay_ms`: how far behind the audio interim words come (80–1200); the service's own when unset. */
+  /** `target_streaming_delay_ms`: how far behind the audio interim words come (80–1200); the service's own (VOXTRAL_STREAMING_DELAY_MS) when unset. */
   streamingDelayMs?: number;
   /** Bound on a flush, whatever the caller's signal. Default 5,000 ms; the runtime passes STT_BUDGET_MS, its one bound. */
   flushTimeoutMs?: number;
@@ -72,6 +72,9 @@ const APPEND_BATCH_SAMPLES = INPUT_SAMPLE_RATE / 10;
 const ignore = (): void => undefined;
 
 /** TranscriberPort over Voxtral realtime (`@mistralai/mistralai/extra/realtime`), one socket per session. */
+/** Voxtral realtime's own `target_streaming_delay_ms` when a session does not set one (where it matches offline Whisper). */
+export const VOXTRAL_STREAMING_DELAY_MS = 480;
+
 export class MistralTranscriber implements TranscriberPort {
   private readonly client: RealtimeTranscription;
   private readonly settings: StreamSettings;

@@ -8,7 +8,7 @@ import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
 import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
-import { MistralTranscriber } from '../../adapters/voice/mistral-transcriber.ts';
+import { MistralTranscriber, VOXTRAL_STREAMING_DELAY_MS } from '../../adapters/voice/mistral-transcriber.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
@@ -56,7 +56,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
   return {
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
-    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, streamingDelayMs: config.STT_STREAMING_DELAY_MS, logger: deps.logger }) : null,
+    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
     speaker,
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
@@ -106,7 +106,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
-    settings: { sttBudgetMs: config.STT_BUDGET_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.

@@ -103,3 +103,15 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
     stream.close();
   });
 });
+
+describe('the streaming delay (STT_STREAMING_DELAY_MS)', () => {
+  it('is sent as target_streaming_delay_ms when set, and left to the service when not', async () => {
+    const open = (streamingDelayMs?: number) =>
+      new MistralTranscriber({ apiKey: 'test-key', baseUrl: voxtral.baseUrl, env: 'test', ...(streamingDelayMs !== undefined ? { streamingDelayMs } : {}) }).open({ contextBias: [], signal: new AbortController().signal });
+    const set = await open(240);
+    const unset = await open();
+    expect(voxtral.sockets.map((s) => s.updates[0]?.target_streaming_delay_ms)).toEqual([240, undefined]);
+    set.close();
+    unset.close();
+  });
+});
