@@ -1,7 +1,7 @@
 import { VOXTRAL_STREAMING_DELAY_MS } from '../adapters/voice/mistral-transcriber.ts';
-import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
+import { benchRuntimeConfig } from './support/runtime-config.ts';
 import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
 
 /**
@@ -12,14 +12,7 @@ import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
  *   argv: lanes
  */
 const lanes = Number(process.argv[2]);
-const config = loadConfig({
-  KOHAMI_ENV: 'test',
-  PORT: '0',
-  PGLITE_DATA_DIR: 'memory://',
-  MISTRAL_API_KEY: 'bench-key',
-  MISTRAL_BASE_URL: process.env.MISTRAL_BASE_URL!,
-  ...(JSON.parse(process.env.BENCH_RUNTIME_ENV ?? '{}') as Record<string, string>),
-});
+const config = benchRuntimeConfig(JSON.parse(process.env.BENCH_RUNTIME_ENV ?? '{}') as Record<string, string>);
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
 await seedBenchSeniors(rt, lanes, { tokenPrefix: 'kiosk_turns_', namePrefix: 'Turns' });
 await grantAllConsents(rt);

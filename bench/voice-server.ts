@@ -5,7 +5,7 @@ import { Listener } from '../machines/voice/listener.ts';
 import { SileroSpeechProbability } from '../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../adapters/voice/webrtc-vad.ts';
 import { CONSENT_CATEGORIES } from '../machines/memory/memory.port.ts';
-import { loadConfig } from '../runtime/config.ts';
+import { benchRuntimeConfig } from './support/runtime-config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
 import { seedBenchSeniors } from './support/seed-seniors.ts';
@@ -73,12 +73,7 @@ function fixedEndpoint(ms: number): Record<string, string> {
   return { ENDPOINT_MIN_MS: String(ms - 1), ENDPOINT_SILENCE_MS: String(ms), ENDPOINT_UNFINISHED_MS: String(ms + 1), ENDPOINT_MAX_MS: String(ms + 1) };
 }
 
-const config = loadConfig({
-  KOHAMI_ENV: 'test',
-  PORT: '0',
-  PGLITE_DATA_DIR: 'memory://',
-  MISTRAL_API_KEY: 'bench-key',
-  MISTRAL_BASE_URL: process.env.MISTRAL_BASE_URL!,
+const config = benchRuntimeConfig({
   // The endpoint held at one silence (every cue's wait within 1 ms of it): this bench measures the
   // pipeline after a known endpoint; how a turn ends on cues is bench:turns's subject.
   ...fixedEndpoint(Number(process.env.ENDPOINT_SILENCE_MS ?? 700)),

@@ -81,11 +81,11 @@ export class Preemptions implements PreemptiveTurns {
   adoptingPorts(): TurnPorts {
     const { ports } = this;
     return {
-      recall: { recall: (input, signal) => this.adoptPromise<RecallOutcome>(input.seniorId, 'recall', input.transcript, signal) ?? ports.recall.recall(input, signal) },
-      cache: { lookup: (input, signal) => this.adoptPromise<CacheLookup>(input.seniorId, 'cache', lookupKey(input), signal) ?? ports.cache.lookup(input, signal) },
+      recall: { recall: (input, signal) => this.adoptPromise<RecallOutcome>(input.seniorId, 'recall', () => input.transcript, signal) ?? ports.recall.recall(input, signal) },
+      cache: { lookup: (input, signal) => this.adoptPromise<CacheLookup>(input.seniorId, 'cache', () => lookupKey(input), signal) ?? ports.cache.lookup(input, signal) },
       agent: {
         stream: (request, signal) => {
-          const recorded = this.take(request.seniorId, 'agent', agentKey(request), signal);
+          const recorded = this.take(request.seniorId, 'agent', () => agentKey(request), signal);
           return recorded ? (recorded.value as Replay<AgentChunk>).read(signal) : ports.agent.stream(request, signal);
         },
       },
@@ -98,7 +98,7 @@ export class Preemptions implements PreemptiveTurns {
       voiceId: speaker.voiceId,
       sampleRate: speaker.sampleRate,
       synthesize: (text, signal) => {
-        const recorded = this.take(seniorId, 'speech', text, signal);
+        const recorded = this.take(seniorId, 'speech', () => text, signal);
         return recorded ? (recorded.value as Replay<Int16Array>).read(signal) : speaker.synthesize(text, signal);
       },
     };
@@ -156,15 +156,19 @@ export class Preemptions implements PreemptiveTurns {
     return speculation?.state === 'running' ? speculation : null;
   }
 
-  private adoptPromise<V>(seniorId: string, kind: 'recall' | 'cache', key: string, signal: AbortSignal): Promise<V> | null {
+  private adoptPromise<V>(seniorId: string, kind: 'recall' | 'cache', key: () => string, signal: AbortSignal): Promise<V> | null {
     const recorded = this.take(seniorId, kind, key, signal);
     return recorded ? (recorded.value as Promise<V>) : null;
   }
 
-  /** The committed speculation's work of this kind, if it asked exactly `key`; the taker's abort now stops it. */
-  private take(seniorId: string, kind: WorkKind, key: string, signal: AbortSignal): Recorded | null {
+  /**
+   * The committed speculation's work of this kind, if it asked exactly `key`; the taker's abort now stops
+   * it. The key (a whole model request serialized) is built only when there is a speculation to compare
+   * it with: a text turn, or a voice turn without one, pays a map lookup.
+   */
+  private take(seniorId: string, kind: WorkKind, key: () => string, signal: AbortSignal): Recorded | null {
     const speculation = this.bySenior.get(seniorId);
-    return speculation?.state === 'committed' ? speculation.adopt(kind, key, signal) : null;
+    return speculation?.state === 'committed' && speculation.has(kind) ? speculation.adopt(kind, key(), signal) : null;
   }
 }
 

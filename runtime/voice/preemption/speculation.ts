@@ -92,6 +92,12 @@ export class Speculation {
     this.end(this.state === 'committed' ? 'committed' : 'aborted');
   }
 
+  /** Work of `kind` is recorded and not handed over yet. */
+  has(kind: WorkKind): boolean {
+    const recorded = this.work.get(kind);
+    return recorded !== undefined && !recorded.adopted;
+  }
+
   /** Hands the recorded work of `kind` to the turn if it asks exactly `key` (once). */
   adopt(kind: WorkKind, key: string, signal: AbortSignal): Recorded | null {
     const recorded = this.work.get(kind);
