@@ -33,6 +33,8 @@ export interface VoiceServiceDeps {
   prefetchTurn?: (seniorId: string, transcript: string) => void;
   /** The preemptive turn, when PREEMPTIVE_TURN is on. */
   preemption?: PreemptiveTurns;
+  /** Where turns go (the registry) and their spans; see VoiceServices. */
+  turns?: VoiceServices['turns'];
 }
 
 /**
@@ -118,6 +120,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     pacing: { falseInterruptionMs: config.FALSE_INTERRUPTION_MS, idleCheckinMs: config.IDLE_CHECKIN_MS },
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
     ...(deps.preemption ? { preemption: deps.preemption } : {}),
+    ...(deps.turns ? { turns: deps.turns } : {}),
   };
 }
 
