@@ -17,6 +17,8 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** True when spans are recorded and exported; false when they go through the API's no-op tracer. */
   readonly exporting: boolean;
+  /** Exports the spans queued so far (benchmarks). */
+  flush(): Promise<void>;
   /** Exports the spans still queued, then stops; never waits longer than `timeoutMs`. */
   shutdown(timeoutMs: number): Promise<void>;
 }
@@ -38,7 +40,7 @@ export const SPAN_EXPORT_DELAY_MS = 1_000;
  * cover — with a batch processor and the OTLP/HTTP exporter (JSON bodies).
  */
 export function createTracing(settings: TracingSettings): Tracing {
-  if (!settings.endpoint) return { tracer: trace.getTracer(TRACER_NAME), exporting: false, shutdown: async () => {} };
+  if (!settings.endpoint) return { tracer: trace.getTracer(TRACER_NAME), exporting: false, flush: async () => {}, shutdown: async () => {} };
   const exporter = new OTLPTraceExporter({ url: `${settings.endpoint.replace(/\/+$/, '')}/v1/traces`, timeoutMillis: SPAN_EXPORT_TIMEOUT_MS });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.instance.id': settings.instanceId }),
@@ -55,6 +57,7 @@ export function createTracing(settings: TracingSettings): Tracing {
   return {
     tracer: provider.getTracer(TRACER_NAME),
     exporting: true,
+    flush: () => provider.forceFlush(),
     shutdown: (timeoutMs) =>
       (stopping ??= new Promise<void>((resolve) => {
         // A collector that does not answer must not hold the process past its shutdown bound.
