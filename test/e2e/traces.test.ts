@@ -6,13 +6,18 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 
 const SPAN_KIND_CLIENT = 3;
 const STATUS_ERROR = 2;
+/** A millisecond in a span's nanoseconds. */
+const MS = 1_000_000n;
 
-/** One session of turns, ended; the runtime is then closed, which exports the last spans. */
-async function session(rt: TestRuntime, turns: Array<[string, string]>): Promise<Array<Record<string, unknown>>> {
+/** One session of turns (each after its `before`, if any), ended. */
+async function session(rt: TestRuntime, turns: Array<[string, string, (() => void)?]>): Promise<Array<Record<string, unknown>>> {
   const kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
   const ready = await kiosk.start();
   const done: Array<Record<string, unknown>> = [ready];
-  for (const [turnId, transcript] of turns) done.push(await kiosk.turn(turnId, transcript));
+  for (const [turnId, transcript, before] of turns) {
+    before?.();
+    done.push(await kiosk.turn(turnId, transcript));
+  }
   kiosk.send({ type: 'session.end' });
   await kiosk.next('session.closed');
   kiosk.close();
@@ -32,12 +37,15 @@ describe('traces: a span per turn, a child per stage, exported over OTLP/HTTP', 
     receiver = await new OtlpReceiver().start();
     rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'kohami-test' });
     expect(rt.tracesExported).toBe(true);
-    const [ready, cache, agent] = await session(rt, [
+    const [ready, cache, agent, sos] = await session(rt, [
       ['t1', 'Bonjour'],
       ['t2', 'Je suis allée au marché ce matin'],
+      // The model fails (503), is retried once, fails again: the SOS line.
+      ['t3', 'Pouvez-vous me rappeler le rendez-vous chez le dentiste', () => (mistral.mode = { kind: 'status', status: 503 })],
     ]);
     expect(cache).toMatchObject({ flux: 'cache' });
     expect(agent).toMatchObject({ flux: 'agent' });
+    expect(sos).toMatchObject({ flux: 'sos', reason: 'model_error' });
     sessionId = String(ready!.sessionId);
     seniorId = String(ready!.seniorId);
     expect(rt.traces.open).toBe(0);
@@ -58,7 +66,7 @@ describe('traces: a span per turn, a child per stage, exported over OTLP/HTTP', 
   };
 
   it('each turn is a root span with its flow, outcome and opaque ids, under the configured service name', () => {
-    expect(receiver.named('kohami.turn')).toHaveLength(2);
+    expect(receiver.named('kohami.turn')).toHaveLength(3);
     for (const flux of ['cache', 'agent']) {
       const turn = turnSpan(flux);
       expect(turn.parentSpanId).toBeUndefined();
@@ -90,10 +98,11 @@ describe('traces: a span per turn, a child per stage, exported over OTLP/HTTP', 
     expect(queries[0]!.attributes).toEqual({ 'kohami.consent.category': 'conversation', 'kohami.consent.granted': true });
     expect(queries[1]!.attributes).toEqual({ 'kohami.recall.limit': 5, 'kohami.recall.facts': 0 });
     expect(['hit', 'miss', 'bypass']).toContain(byName.get('kohami.semantic_cache')!.attributes['kohami.semantic_cache.result']);
-    // The stages run in order, within the turn.
+    // The stages run in order, within the turn (the SDK starts a span at Date.now(), whole milliseconds: within 1 ms).
     const order = ['kohami.cacheflux', 'kohami.recall', 'kohami.semantic_cache', 'chat mistral-small-2603'].map((n) => byName.get(n)!);
-    for (let i = 1; i < order.length; i += 1) expect(order[i]!.startNs).toBeGreaterThanOrEqual(order[i - 1]!.endNs);
-    for (const stage of order) expect(stage.startNs).toBeGreaterThanOrEqual(turn.startNs);
+    for (let i = 1; i < order.length; i += 1) expect(order[i]!.startNs + MS).toBeGreaterThanOrEqual(order[i - 1]!.endNs);
+    for (const stage of order) expect(stage.startNs + MS).toBeGreaterThanOrEqual(turn.startNs);
+    expect(turn.endNs + MS).toBeGreaterThanOrEqual(order.at(-1)!.endNs);
   });
 
   it('the model call carries the GenAI semantic conventions: provider, model, tokens, finish reason, first token', () => {
@@ -115,9 +124,23 @@ describe('traces: a span per turn, a child per stage, exported over OTLP/HTTP', 
     expect(model.status.code).not.toBe(STATUS_ERROR);
   });
 
-  it('no span carries the conversation: no transcript, reply or prompt text in names, attributes or events', () => {
+  it('a turn whose model failed twice ends on the SOS line: both calls show their error type, the turn its reason', () => {
+    const turn = turnSpan('sos');
+    expect(turn.attributes).toMatchObject({ 'kohami.outcome': 'sos', 'kohami.sos_reason': 'model_error' });
+    expect(turn.status.code).toBe(STATUS_ERROR);
+    const calls = receiver.childrenOf(turn).filter((s) => s.name === 'chat mistral-small-2603');
+    expect(calls).toHaveLength(2);
+    for (const call of calls) {
+      expect(call.status.code).toBe(STATUS_ERROR);
+      expect(call.attributes['error.type']).toBe('AI_APICallError');
+      expect(call.attributes['gen_ai.usage.output_tokens']).toBeUndefined();
+      expect(call.events).toEqual([]);
+    }
+  });
+
+  it('no span carries the conversation: no transcript, reply, prompt or error text in names, attributes or events', () => {
     const exported = receiver.bodies.join('\n');
-    for (const words of ['Bonjour', 'marché', 'écoute', 'racontez', 'Marie', 'Tu es']) expect(exported).not.toContain(words);
+    for (const words of ['Bonjour', 'marché', 'dentiste', 'écoute', 'racontez', 'Bien sûr', 'Marie', 'HTTP 503']) expect(exported).not.toContain(words);
   });
 });
 
