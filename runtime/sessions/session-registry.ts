@@ -252,6 +252,8 @@ export class SessionRegistry {
    * `opened` is handed the span's context before the actor runs (a CacheFlux reply is told at once).
    */
   turn(session: LiveSession, turnId: string, transcript: string, voice?: VoiceTurnTiming, opened?: (trace: Context) => void): void {
+    // A closed actor ignores the turn: no span that nothing would end.
+    if (session.actor.getSnapshot().status !== 'active') return;
     const trace = this.traces.begin({ sessionId: session.sessionId, seniorId: session.seniorId, turnId }, voice ? 'voice' : 'text', voice);
     opened?.(trace);
     session.actor.send({ type: 'TURN', turnId, transcript });
