@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySearch } from '../../adapters/memory/memory-search.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { OtlpReceiver } from '../support/otlp-receiver.ts';
+import { MS, OtlpReceiver } from '../support/otlp-receiver.ts';
 import { systemPromptOf } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -41,9 +41,6 @@ const model = new MockLanguageModelV3({
     };
   },
 });
-
-/** A millisecond in a span's nanoseconds. */
-const MS = 1_000_000n;
 
 let rt: TestRuntime;
 let senior: string;

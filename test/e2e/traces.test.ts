@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
+import { MS, OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const SPAN_KIND_CLIENT = 3;
 const STATUS_ERROR = 2;
-/** A millisecond in a span's nanoseconds. */
-const MS = 1_000_000n;
 
 /** One session of turns (each after its `before`, if any), ended. */
 async function session(rt: TestRuntime, turns: Array<[string, string, (() => void)?]>): Promise<Array<Record<string, unknown>>> {

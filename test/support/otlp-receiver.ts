@@ -2,6 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 
+/**
+ * A millisecond in a span's nanoseconds: the SDK starts a span at Date.now() (whole milliseconds), so
+ * the order of two spans is read within this.
+ */
+export const MS = 1_000_000n;
+
 /** One exported span, decoded from OTLP/JSON: attribute values flattened to JS values. */
 export interface ReceivedSpan {
   traceId: string;
