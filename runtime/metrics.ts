@@ -1,8 +1,18 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Resolution of the event-loop delay histogram behind `nodejs_eventloop_lag_*` (perf_hooks'
+ * monitorEventLoopDelay): 10 ms, prom-client's own, fine enough for a lag that matters at a
+ * reply's 20 ms audio frames and cheap (one timer per process).
+ */
+export const EVENT_LOOP_MONITORING_PRECISION_MS = 10;
 
 /** Every Prometheus metric of one runtime, on its own registry (tests start several runtimes). */
 export function createMetrics() {
   const registry = new Registry();
+  // Process and Node.js metrics (CPU, RSS, heap spaces, GC by kind, event-loop lag, handles), unprefixed
+  // as every Node exporter has them, so stock dashboards and alerts apply.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
   /** Set once the session registry and the cache exist; read at each scrape. */
   const sources = {
     liveSessions: () => 0,
@@ -120,7 +130,9 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
+  const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
+  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
