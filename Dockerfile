@@ -26,8 +26,8 @@ COPY migrations ./migrations
 # The embedded database's directory, for a single container without DATABASE_URL (mount a volume there);
 # the sources stay root's and read-only to the runtime.
 RUN mkdir -p /app/.data && chown node:node /app/.data
-# The node image's unprivileged user (uid 1000).
-USER node
+# The node image's unprivileged `node` user, by number so that Kubernetes' runAsNonRoot can check it.
+USER 1000:1000
 EXPOSE 8080
 # Liveness as /health answers it; no curl in slim images, so Node's own fetch. PORT may be overridden.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
