@@ -7,12 +7,27 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  */
 export const EVENT_LOOP_MONITORING_PRECISION_MS = 10;
 
+let processRegistry: Registry | null = null;
+
+/**
+ * prom-client's process and Node.js metrics (CPU, RSS, heap spaces, GC by kind, event-loop lag,
+ * handles), unprefixed as every Node exporter has them so stock dashboards and alerts apply. Made once
+ * per process and shared by its runtimes' registries: they describe the process, and their collectors
+ * (an event-loop delay monitor, a GC observer) cannot be stopped, so one per runtime would pile up.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  }
+  return processRegistry;
+}
+
 /** Every Prometheus metric of one runtime, on its own registry (tests start several runtimes). */
 export function createMetrics() {
   const registry = new Registry();
-  // Process and Node.js metrics (CPU, RSS, heap spaces, GC by kind, event-loop lag, handles), unprefixed
-  // as every Node exporter has them, so stock dashboards and alerts apply.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  const shared = processMetrics();
+  for (const { name } of shared.getMetricsAsArray()) registry.registerMetric(shared.getSingleMetric(name)!);
   /** Set once the session registry and the cache exist; read at each scrape. */
   const sources = {
     liveSessions: () => 0,
