@@ -256,6 +256,8 @@ class VoiceSession implements VoiceSessionHandle {
     const ended = session.actor.on('SessionClosed', () => this.close());
     this.unsubscribe.push(() => delta.unsubscribe(), () => done.unsubscribe(), () => ended.unsubscribe());
     this.state('listening');
+    // Last: a constructor that threw has no close() to give the count back.
+    services.metrics.voiceSessions.inc();
   }
 
   /** Off offline (no speech-to-text) and when the session's speech detectors failed to load. */
@@ -800,6 +802,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.setTiming(null);
     this.state('off');
     this.closed.abort();
+    this.services.metrics.voiceSessions.dec();
     this.idle.cancel();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();
