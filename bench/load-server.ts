@@ -42,7 +42,8 @@ process.on('message', (msg: { type: string }) => {
   // set the overhead p99.
   if (msg.type === 'memory') {
     for (let i = 0; i < 3; i++) global.gc?.();
-    return process.send!({ type: 'memory', rss: process.memoryUsage().rss, sessions: rt.registry.size });
+    const { rss, heapUsed, external } = process.memoryUsage();
+    return process.send!({ type: 'memory', rss, heapUsed, external, sessions: rt.registry.size });
   }
   if (msg.type !== 'measure') return;
   loop.disable();

@@ -51,6 +51,13 @@ function checkLimits(n: number): void {
 }
 
 type Kind = 'cache' | 'agent';
+/** The runtime's memory after full collections (process.memoryUsage()). */
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
 interface Sent {
   kind: Kind;
   sentAt: number;
@@ -172,14 +179,15 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
   const kiosks: LoadKiosk[] = [];
   try {
     const { url } = await ask<{ url: string }>(server, 'ready');
-    const base = await ask<{ rss: number }>(server, 'memory');
+    const base = await ask<Memory>(server, 'memory');
     const sink = { answered: [] as Answered[], errors: new Map<string, number>() };
     for (let i = 0; i < n; i += 200) {
       kiosks.push(...(await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => LoadKiosk.open(url, i + j + 1, sink)))));
     }
-    const idle = await ask<{ rss: number; sessions: number }>(server, 'memory');
+    const idle = await ask<Memory & { sessions: number }>(server, 'memory');
     if (idle.sessions !== n) throw new Error(`expected ${n} live sessions, found ${idle.sessions}`);
-    process.stderr.write(`N=${n}: ${n} sessions live; ${WARMUP_SECONDS} s warm-up, ${MEASURE_SECONDS} s measured\n`);
+    const perSession = (k: keyof Memory) => ((idle[k] - base[k]) / n / 1024).toFixed(1);
+    process.stderr.write(`N=${n}: ${n} sessions live (KiB per idle session: RSS ${perSession('rss')}, JS heap ${perSession('heapUsed')}, external ${perSession('external')}); ${WARMUP_SECONDS} s warm-up, ${MEASURE_SECONDS} s measured\n`);
 
     for (const k of kiosks) k.start();
     await new Promise((r) => setTimeout(r, WARMUP_SECONDS * 1000));

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -60,9 +60,9 @@ import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
 export interface RuntimeOverrides {
   logger?: Logger;
   /** Tests put AI SDK mocks here; otherwise Mistral or the offline model. */
-  agentModel?: LanguageModelV3;
+  agentModel?: LanguageModelV4;
   /** The sub-agents' model (mood, summaries, extraction). */
-  subagentModel?: LanguageModelV3;
+  subagentModel?: LanguageModelV4;
   embedder?: MemoryEmbedderPort;
   rateLimit?: { perSecond: number; burst: number };
   /** Also handed every session actor's raw inspection events (the Stately inspector). */

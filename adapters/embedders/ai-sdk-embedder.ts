@@ -1,4 +1,4 @@
-import type { EmbeddingModelV3 } from '@ai-sdk/provider';
+import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import { embedMany } from 'ai';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral-embed-client.ts';
@@ -8,11 +8,11 @@ import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral
  * splits large batches by the provider's per-call limit, and a response of the wrong width is refused
  * (a silent upstream model swap would otherwise make the HNSW index incoherent). Mistral's own
  * embeddings go through `MistralEmbedClient`, which is leaner per call; this adapter plugs in any other
- * AI SDK provider, and the tests' `MockEmbeddingModelV3`.
+ * AI SDK provider, and the tests' `MockEmbeddingModelV4`.
  */
 export class AiSdkEmbedder implements MemoryEmbedderPort {
   constructor(
-    private readonly model: EmbeddingModelV3,
+    private readonly model: EmbeddingModelV4,
     readonly modelId: string,
     /** No embedding request stays open longer, whoever asked for it (a hung provider would pile up sockets). */
     private readonly timeoutMs = EMBED_TIMEOUT_MS,

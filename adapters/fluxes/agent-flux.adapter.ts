@@ -1,12 +1,12 @@
 import type {
   JSONValue,
-  LanguageModelV3,
-  LanguageModelV3CallOptions,
-  LanguageModelV3FunctionTool,
-  LanguageModelV3Message,
-  LanguageModelV3StreamPart,
-  LanguageModelV3ToolCall,
-  LanguageModelV3ToolResultPart,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Message,
+  LanguageModelV4StreamPart,
+  LanguageModelV4ToolCall,
+  LanguageModelV4ToolResultPart,
 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { AgentChunk, AgentPort, AgentRequest, MemorySearchPort } from '../../machines/session/ports.ts';
@@ -20,14 +20,14 @@ const MAX_OUTPUT_TOKENS = 300;
 const SEARCH_MEMORY_INPUT = z.object({ query: z.string().min(1).max(300) });
 
 /** Built once: its JSON schema is a constant, not converted from zod on every turn. */
-const SEARCH_MEMORY_TOOL: LanguageModelV3FunctionTool = {
+const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
   type: 'function',
   name: 'search_memory',
   description: [
     'Cherche dans les souvenirs plus anciens de la personne (anciennes conversations et faits connus).',
     "À n'utiliser que si la personne fait allusion à quelque chose d'ancien que le contexte ne contient pas.",
   ].join(' '),
-  inputSchema: z.toJSONSchema(SEARCH_MEMORY_INPUT, { target: 'draft-7', io: 'input' }) as LanguageModelV3FunctionTool['inputSchema'],
+  inputSchema: z.toJSONSchema(SEARCH_MEMORY_INPUT, { target: 'draft-7', io: 'input' }) as LanguageModelV4FunctionTool['inputSchema'],
 };
 
 /**
@@ -42,14 +42,14 @@ const SEARCH_MEMORY_TOOL: LanguageModelV3FunctionTool = {
  */
 export class AgentFluxAdapter implements AgentPort {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly memory?: MemorySearchPort,
     private readonly traces: TurnTraces = new TurnTraces(),
   ) {}
 
   async *stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk> {
     const prompt = buildAgentPrompt(request);
-    const messages: LanguageModelV3Message[] = [
+    const messages: LanguageModelV4Message[] = [
       { role: 'system', content: prompt.system },
       ...prompt.messages.map((m) => ({ role: m.role, content: [{ type: 'text' as const, text: m.content }] })),
     ];
@@ -61,28 +61,28 @@ export class AgentFluxAdapter implements AgentPort {
     const first = yield* this.step(request.seniorId, messages, { tools, toolChoice: { type: 'auto' } }, signal);
     if (first.calls.length === 0) return;
     const results = await Promise.all(first.calls.map((call) => this.runTool(request.seniorId, call, signal)));
-    const assistant: LanguageModelV3Message = {
+    const assistant: LanguageModelV4Message = {
       role: 'assistant',
       content: [
         ...(first.text ? [{ type: 'text' as const, text: first.text }] : []),
         ...first.calls.map((call, i) => ({ type: 'tool-call' as const, toolCallId: call.toolCallId, toolName: call.toolName, input: results[i]!.input })),
       ],
     };
-    const answers: LanguageModelV3Message = { role: 'tool', content: results.map((r) => r.part) };
+    const answers: LanguageModelV4Message = { role: 'tool', content: results.map((r) => r.part) };
     yield* this.step(request.seniorId, [...messages, assistant, answers], { tools, toolChoice: { type: 'none' } }, signal);
   }
 
   /** One model call: yields its text as it comes, returns its text and tool calls. */
   private async *step(
     seniorId: string,
-    prompt: LanguageModelV3Message[],
-    tools: Pick<LanguageModelV3CallOptions, 'tools' | 'toolChoice'>,
+    prompt: LanguageModelV4Message[],
+    tools: Pick<LanguageModelV4CallOptions, 'tools' | 'toolChoice'>,
     signal: AbortSignal,
-  ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV3ToolCall[] }> {
+  ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV4ToolCall[] }> {
     const span = ModelCallSpan.start(this.traces, seniorId, this.model, { maxTokens: MAX_OUTPUT_TOKENS, tools: tools.tools !== undefined });
-    let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | null = null;
+    let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | null = null;
     let text = '';
-    const calls: LanguageModelV3ToolCall[] = [];
+    const calls: LanguageModelV4ToolCall[] = [];
     try {
       const { stream } = await this.model.doStream({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools });
       reader = stream.getReader();
@@ -111,8 +111,8 @@ export class AgentFluxAdapter implements AgentPort {
   }
 
   /** A tool call's input (parsed, for the next step's prompt) and its result. A bad call gets an error result, as with the AI SDK. */
-  private async runTool(seniorId: string, call: LanguageModelV3ToolCall, signal: AbortSignal): Promise<{ input: unknown; part: LanguageModelV3ToolResultPart }> {
-    const result = (output: LanguageModelV3ToolResultPart['output']): LanguageModelV3ToolResultPart => ({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output });
+  private async runTool(seniorId: string, call: LanguageModelV4ToolCall, signal: AbortSignal): Promise<{ input: unknown; part: LanguageModelV4ToolResultPart }> {
+    const result = (output: LanguageModelV4ToolResultPart['output']): LanguageModelV4ToolResultPart => ({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output });
     let input: unknown;
     try {
       input = JSON.parse(call.input || '{}');

@@ -1,4 +1,4 @@
-import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3StreamPart, type LanguageModelV3StreamResult } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart, type LanguageModelV4StreamResult } from '@ai-sdk/provider';
 import type http from 'node:http';
 import { streamingChatBody } from './mistral-chat-request.ts';
 import { MistralChatStreamDecoder } from './mistral-chat-stream.ts';
@@ -11,23 +11,23 @@ import { MistralEndpoint, type MistralSettings } from '../mistral/mistral-endpoi
  * through four web streams with a schema check per chunk: 0.74–0.80 ms of CPU per call where this
  * takes 0.27–0.31 (a call to the end of its stream, same fake, same machine), on every agent turn.
  *
- * The request body and the parts are @ai-sdk/mistral 3's (mistral-chat-request.ts,
+ * The request body and the parts are @ai-sdk/mistral 4's (mistral-chat-request.ts,
  * mistral-chat-stream.ts); a call outside what the agent sends (files, reasoning parts, a JSON
  * response format, provider options), and every non-streaming call, goes to that provider's model.
  * Errors are the AI SDK's: an error status or an unreachable server throws an `APICallError`
  * (retryable for 408, 409, 429, 5xx and the network), never carrying the prompt; an abort ends
  * the call and drops the connection.
  */
-export class MistralAgentModel implements LanguageModelV3 {
-  readonly specificationVersion = 'v3';
+export class MistralAgentModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4';
   readonly provider: string;
   readonly modelId: string;
-  readonly supportedUrls: LanguageModelV3['supportedUrls'];
+  readonly supportedUrls: LanguageModelV4['supportedUrls'];
   private readonly endpoint: MistralEndpoint;
 
   /** Every request goes to `${baseUrl}/chat/completions`, the base URL checked here (INV-T02). */
   constructor(
-    private readonly sdkModel: LanguageModelV3,
+    private readonly sdkModel: LanguageModelV4,
     settings: MistralSettings,
   ) {
     this.endpoint = new MistralEndpoint(settings, 'chat/completions', 'text/event-stream');
@@ -36,11 +36,11 @@ export class MistralAgentModel implements LanguageModelV3 {
     this.supportedUrls = sdkModel.supportedUrls;
   }
 
-  doGenerate(options: LanguageModelV3CallOptions): ReturnType<LanguageModelV3['doGenerate']> {
+  doGenerate(options: LanguageModelV4CallOptions): ReturnType<LanguageModelV4['doGenerate']> {
     return this.sdkModel.doGenerate(options);
   }
 
-  async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
+  async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
     const body = streamingChatBody(this.modelId, options);
     if (!body) return this.sdkModel.doStream(options);
     options.abortSignal?.throwIfAborted();
@@ -72,8 +72,8 @@ export class MistralAgentModel implements LanguageModelV3 {
   }
 
   /** The response's events as stream parts, in one stream; cancelling it (or the call's abort) drops the connection. */
-  private parts(res: http.IncomingMessage, signal?: AbortSignal): ReadableStream<LanguageModelV3StreamPart> {
-    let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
+  private parts(res: http.IncomingMessage, signal?: AbortSignal): ReadableStream<LanguageModelV4StreamPart> {
+    let controller!: ReadableStreamDefaultController<LanguageModelV4StreamPart>;
     let over = false;
     const finish = (err?: unknown) => {
       if (over) return;
@@ -84,7 +84,7 @@ export class MistralAgentModel implements LanguageModelV3 {
       controller.error(err);
     };
     const onAbort = () => finish(signal!.reason);
-    return new ReadableStream<LanguageModelV3StreamPart>({
+    return new ReadableStream<LanguageModelV4StreamPart>({
       start(c) {
         controller = c;
         // An abort between the response and this stream has already fired: it ends the stream here.
@@ -114,7 +114,7 @@ export class MistralAgentModel implements LanguageModelV3 {
   }
 }
 
-function definedHeaders(headers: LanguageModelV3CallOptions['headers']): Record<string, string> {
+function definedHeaders(headers: LanguageModelV4CallOptions['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) out[name.toLowerCase()] = value;
   return out;

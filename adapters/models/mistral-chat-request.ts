@@ -1,4 +1,4 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3Message } from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions, LanguageModelV4Message } from '@ai-sdk/provider';
 
 /** A message of Mistral's `/v1/chat/completions`, as @ai-sdk/mistral writes it. */
 type MistralMessage =
@@ -8,33 +8,29 @@ type MistralMessage =
   | { role: 'tool'; name: string; tool_call_id: string; content: string };
 
 /**
- * The streaming request body for a call, written exactly as @ai-sdk/mistral 3 writes it
+ * The streaming request body for a call, written exactly as @ai-sdk/mistral 4 writes it
  * (`getArgs` + `convertToMistralChatMessages` + `prepareTools`), for the calls the agent makes:
  * text messages, function tools and their results, the standard settings. Anything else (files,
- * reasoning parts, a JSON response format, provider options, raw chunks, provider tools) is null:
+ * reasoning parts or effort, a JSON response format, provider options, raw chunks, provider tools) is null:
  * the caller hands that call to the AI SDK's model instead.
  */
-export function streamingChatBody(modelId: string, options: LanguageModelV3CallOptions): Record<string, unknown> | null {
-  if (options.responseFormat?.type === 'json' || options.providerOptions?.mistral || options.includeRawChunks || options.topK !== undefined) return null;
+export function streamingChatBody(modelId: string, options: LanguageModelV4CallOptions): Record<string, unknown> | null {
+  if (options.responseFormat?.type === 'json' || options.providerOptions?.mistral || options.includeRawChunks || options.topK !== undefined || (options.reasoning !== undefined && options.reasoning !== 'provider-default')) return null;
   const messages = chatMessages(options.prompt);
   if (!messages) return null;
   const tools = options.tools?.length ? options.tools : undefined;
   const functions = tools?.filter((tool) => tool.type === 'function');
   if (functions?.length !== tools?.length) return null;
-  let mistralTools = functions?.map((tool) => ({
+  const mistralTools = functions?.map((tool) => ({
     type: 'function' as const,
     function: { name: tool.name, description: tool.description, parameters: tool.inputSchema, ...(tool.strict != null ? { strict: tool.strict } : {}) },
   }));
-  let toolChoice: string | undefined;
+  let toolChoice: string | { type: 'function'; function: { name: string } } | undefined;
   if (mistralTools && options.toolChoice) {
     const choice = options.toolChoice;
     if (choice.type === 'auto' || choice.type === 'none') toolChoice = choice.type;
     else if (choice.type === 'required') toolChoice = 'any';
-    else {
-      // Mistral has no « this tool »: the others are left out and a tool call is required.
-      mistralTools = mistralTools.filter((tool) => tool.function.name === choice.toolName);
-      toolChoice = 'any';
-    }
+    else toolChoice = { type: 'function', function: { name: choice.toolName } };
   }
   return {
     model: modelId,
@@ -52,7 +48,7 @@ export function streamingChatBody(modelId: string, options: LanguageModelV3CallO
   };
 }
 
-function chatMessages(prompt: LanguageModelV3Message[]): MistralMessage[] | null {
+function chatMessages(prompt: LanguageModelV4Message[]): MistralMessage[] | null {
   const messages: MistralMessage[] = [];
   for (let i = 0; i < prompt.length; i++) {
     const message = prompt[i]!;

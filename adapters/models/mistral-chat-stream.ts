@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import type { LanguageModelV3FinishReason, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type { LanguageModelV4FinishReason, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 
 interface ToolCallDelta {
   id?: string | null;
@@ -22,11 +22,11 @@ class MistralChunkError extends Error {
   }
 }
 
-const FINISH_REASONS: Record<string, LanguageModelV3FinishReason['unified']> = { stop: 'stop', length: 'length', model_length: 'length', tool_calls: 'tool-calls' };
+const FINISH_REASONS: Record<string, LanguageModelV4FinishReason['unified']> = { stop: 'stop', length: 'length', model_length: 'length', tool_calls: 'tool-calls' };
 
 /**
  * Mistral's chat completion stream (server-sent events of `chat.completion.chunk`s) turned into
- * the language-model stream parts, as @ai-sdk/mistral 3 emits them: text (and reasoning) deltas,
+ * the language-model stream parts, as @ai-sdk/mistral 4 emits them: text (and reasoning) deltas,
  * tool calls gathered by id or index and emitted whole at the end, then `finish` with the usage.
  * A chunk that is not JSON, or has no choices, becomes an `error` part (the stream goes on, as
  * with the AI SDK; the agent ends its turn on one). Fed with the response's text as it comes.
@@ -41,14 +41,14 @@ export class MistralChatStreamDecoder {
   private textOpen = false;
   private reasoningId: string | null = null;
   private reasoningCount = 0;
-  private finishReason: LanguageModelV3FinishReason = { unified: 'other', raw: undefined };
+  private finishReason: LanguageModelV4FinishReason = { unified: 'other', raw: undefined };
   private usage: ChatChunk['usage'] = undefined;
   private readonly calls: Array<{ id: string; name: string; input: string }> = [];
   private readonly callsById = new Map<string, { id: string; name: string; input: string }>();
   private readonly callsByIndex = new Map<number, { id: string; name: string; input: string }>();
   private latestCall: { id: string; name: string; input: string } | undefined;
 
-  constructor(private readonly emit: (part: LanguageModelV3StreamPart) => void) {}
+  constructor(private readonly emit: (part: LanguageModelV4StreamPart) => void) {}
 
   /** The next piece of the response body. */
   push(text: string): void {
@@ -148,7 +148,7 @@ export class MistralChatStreamDecoder {
   }
 }
 
-function usageOf(usage: ChatChunk['usage']): LanguageModelV3Usage {
+function usageOf(usage: ChatChunk['usage']): LanguageModelV4Usage {
   if (usage == null) {
     return { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } };
   }

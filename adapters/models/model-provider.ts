@@ -1,5 +1,5 @@
 import { createMistral } from '@ai-sdk/mistral';
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { assertMistralBaseUrl, type KohamiEnv } from '../mistral/base-url.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { LocalHashEmbedder } from '../embedders/local-hash-embedder.ts';
@@ -8,9 +8,9 @@ import { MistralAgentModel } from './mistral-agent-model.ts';
 import { OfflineLanguageModel } from './offline-language-model.ts';
 
 export interface Models {
-  agent: LanguageModelV3;
+  agent: LanguageModelV4;
   /** Mood, summaries, extraction: Mistral Small by policy. */
-  subagent: LanguageModelV3;
+  subagent: LanguageModelV4;
   embedder: MemoryEmbedderPort;
   /** 'mistral' when a key is configured; 'offline' otherwise (said at start). */
   mode: 'mistral' | 'offline';

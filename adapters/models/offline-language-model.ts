@@ -1,4 +1,4 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 
 export const OFFLINE_MODEL_ID = 'kohami-offline-1';
 
@@ -9,12 +9,12 @@ const REPLIES = [
 ];
 const QUESTION_REPLY = "C'est une bonne question. Je fonctionne hors ligne pour le moment, mais je reste là pour discuter avec vous.";
 
-const usage = (output: number): LanguageModelV3Usage => ({
+const usage = (output: number): LanguageModelV4Usage => ({
   inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
   outputTokens: { total: output, text: output, reasoning: 0 },
 });
 
-function lastUserText(options: LanguageModelV3CallOptions): string {
+function lastUserText(options: LanguageModelV4CallOptions): string {
   for (let i = options.prompt.length - 1; i >= 0; i--) {
     const message = options.prompt[i]!;
     if (message.role !== 'user') continue;
@@ -53,14 +53,14 @@ export function neutralValue(schema: Schema): unknown {
  * The runtime's model when there is no MISTRAL_API_KEY. It implements the AI SDK
  * language-model interface, so the agent runs the very same streaming path.
  */
-export class OfflineLanguageModel implements LanguageModelV3 {
-  readonly specificationVersion = 'v3' as const;
+export class OfflineLanguageModel implements LanguageModelV4 {
+  readonly specificationVersion = 'v4' as const;
   readonly provider = 'kohami-offline';
   readonly supportedUrls = {};
 
   constructor(readonly modelId: string = OFFLINE_MODEL_ID) {}
 
-  async doGenerate(options: LanguageModelV3CallOptions) {
+  async doGenerate(options: LanguageModelV4CallOptions) {
     const json = options.responseFormat?.type === 'json' ? options.responseFormat.schema : undefined;
     const text = json ? JSON.stringify(neutralValue(json as Schema)) : offlineReply(lastUserText(options));
     return {
@@ -71,16 +71,16 @@ export class OfflineLanguageModel implements LanguageModelV3 {
     };
   }
 
-  async doStream(options: LanguageModelV3CallOptions) {
+  async doStream(options: LanguageModelV4CallOptions) {
     const words = offlineReply(lastUserText(options)).split(/(?<= )/);
-    const parts: LanguageModelV3StreamPart[] = [
+    const parts: LanguageModelV4StreamPart[] = [
       { type: 'stream-start', warnings: [] },
       { type: 'text-start', id: 't0' },
       ...words.map((delta) => ({ type: 'text-delta' as const, id: 't0', delta })),
       { type: 'text-end', id: 't0' },
       { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(words.length) },
     ];
-    const stream = new ReadableStream<LanguageModelV3StreamPart>({
+    const stream = new ReadableStream<LanguageModelV4StreamPart>({
       start(controller) {
         for (const part of parts) controller.enqueue(part);
         controller.close();

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
 
 /** A provider asking to slow down, or briefly unable to answer: worth waiting for, then trying again. */
@@ -80,14 +80,14 @@ export class ProviderGate {
   }
 
   /** The model with its calls going through the gate (streaming calls pass untouched: derivations do not stream). */
-  wrap(model: LanguageModelV3): LanguageModelV3 {
+  wrap(model: LanguageModelV4): LanguageModelV4 {
     return {
       specificationVersion: model.specificationVersion,
       provider: model.provider,
       modelId: model.modelId,
       supportedUrls: model.supportedUrls,
       doStream: (options) => model.doStream(options),
-      doGenerate: async (options: LanguageModelV3CallOptions) => {
+      doGenerate: async (options: LanguageModelV4CallOptions) => {
         const failed = this.tracking.getStore();
         const paused = this.pauseMs;
         if (paused > 0) {

@@ -1,4 +1,4 @@
-import type { LanguageModelV3, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { echoesTranscriptVerbatim, type Exchange, type VerbatimSources } from '../../machines/memory/derivation.ts';
 import { APICallError, asSchema, JSONParseError, TypeValidationError, type FlexibleSchema, type Schema } from 'ai';
@@ -55,12 +55,12 @@ function convertedOnce<T>(schema: FlexibleSchema<T>): Schema<T> {
  * schema's shape, fails the call (never retried, see `withDefences`).
  */
 export async function generateWithDefences<T>(
-  model: LanguageModelV3,
+  model: LanguageModelV4,
   request: { schema: FlexibleSchema<T>; system: string; prompt: string },
   attemptTimeoutMs: number,
 ): Promise<T> {
   const schema = convertedOnce(request.schema);
-  const prompt: LanguageModelV3Prompt = [
+  const prompt: LanguageModelV4Prompt = [
     { role: 'system', content: request.system },
     { role: 'user', content: [{ type: 'text', text: request.prompt }] },
   ];
@@ -101,7 +101,7 @@ export const reformulationRules = (source: string) =>
  * and on an output the verbatim guard refuses against `verbatim` (the conversation it was derived from).
  */
 export async function bestEffortSummary(
-  model: LanguageModelV3,
+  model: LanguageModelV4,
   request: { schema: FlexibleSchema<{ summary: string | null }>; system: string; prompt: string },
   verbatim: VerbatimSources,
   logger: Pick<Logger, 'warn'>,

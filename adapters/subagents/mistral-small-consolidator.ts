@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { verbatimGuard } from '../../machines/memory/derivation.ts';
 import { FACT_CATEGORIES } from '../../machines/memory/memory.port.ts';
@@ -40,7 +40,7 @@ const SYSTEM = [
  */
 export class MistralSmallConsolidator {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly attemptTimeoutMs = 20_000,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { verbatimSourcesOf, type ConversationSummarizerPort, type Exchange } from '../../machines/memory/derivation.ts';
@@ -21,7 +21,7 @@ const SYSTEM = [
  */
 export class MistralSmallConversationSummarizer implements ConversationSummarizerPort {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly logger: Pick<Logger, 'warn'>,
     private readonly attemptTimeoutMs = 4000,
   ) {}

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { jsonSchema } from 'ai';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -79,7 +79,7 @@ const REFERENCE = /^F?(\d{1,3})$/i;
  */
 export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly logger: Pick<Logger, 'warn'>,
     private readonly attemptTimeoutMs = 5000,
   ) {}

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { Exchange, MoodClassifierPort } from '../../machines/memory/derivation.ts';
 import { exchangesPrompt, generateWithDefences } from './llm-defences.ts';
@@ -14,7 +14,7 @@ const SYSTEM = [
 /** The per-turn mood classifier on Mistral Small (seed ADR: Small for every sub-agent). */
 export class MistralSmallMoodClassifier implements MoodClassifierPort {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly attemptTimeoutMs = 4000,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { echoesTranscriptVerbatim } from '../../machines/memory/derivation.ts';
 import type { ChatMessage, WindowSummarizerPort } from '../../machines/session/ports.ts';
@@ -21,7 +21,7 @@ const SYSTEM = [
  */
 export class MistralSmallWindowSummarizer implements WindowSummarizerPort {
   constructor(
-    private readonly model: LanguageModelV3,
+    private readonly model: LanguageModelV4,
     private readonly attemptTimeoutMs = 5000,
   ) {}
 

@@ -1,5 +1,5 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
-import type { LanguageModelV3FinishReason, LanguageModelV3Usage } from '@ai-sdk/provider';
+import type { LanguageModelV4FinishReason, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { failSpan, type TurnTraces } from './turn-traces.ts';
 
 /** OpenTelemetry's GenAI name for a provider, from the AI SDK's (`mistral.chat`); others keep theirs. */
@@ -45,7 +45,7 @@ export class ModelCallSpan {
     this.span.setAttribute('kohami.first_token_ms', Math.round(this.firstTokenAt - this.startedAt));
   }
 
-  finish(finishReason: LanguageModelV3FinishReason, usage: LanguageModelV3Usage): void {
+  finish(finishReason: LanguageModelV4FinishReason, usage: LanguageModelV4Usage): void {
     this.span.setAttribute('gen_ai.response.finish_reasons', [finishReason.raw ?? finishReason.unified]);
     if (usage.inputTokens.total !== undefined) this.span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens.total);
     if (usage.outputTokens.total !== undefined) this.span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens.total);

@@ -1,4 +1,4 @@
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 import WebSocket from 'ws';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
@@ -6,7 +6,7 @@ import type { Runtime } from '../../runtime/runtime.ts';
 
 /** The sub-agents' model (mood, summaries, facts): a fixed answer per schema after `latencyMs`. */
 export function subagent(latencyMs: number) {
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     doGenerate: async (options) => {
       if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
       const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';

@@ -102,6 +102,11 @@ function sendNext(): void {
   socket.send(JSON.stringify({ type: 'turn', turnId: `t${turn}`, transcript: text }));
 }
 const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'vous> ' });
+let inputOpen = true;
+/** The prompt, while there is an input to read: a piped script's input ends before its replies come (and Node 24 throws on a closed interface). */
+const prompt = (): void => {
+  if (inputOpen) rl.prompt();
+};
 
 socket.on('unexpected-response', (_req, res) => {
   const hint = res.statusCode === 401 || res.statusCode === 403 ? 'check the token' : `is ${values.url} a kohami runtime's kiosk socket?`;
@@ -126,7 +131,7 @@ socket.on('message', (raw, isBinary) => {
       process.stdout.write(`session ${String(frame.sessionId)}${frame.resumed ? ' (resumed)' : ''} — type a sentence, Enter to send; /stop interrupts, /end ends\n`);
       busy = false;
       sendNext();
-      rl.prompt();
+      prompt();
       break;
     case 'reply.delta':
       if (!streaming) process.stdout.write('kohami> ');
@@ -139,11 +144,11 @@ socket.on('message', (raw, isBinary) => {
       streaming = false;
       busy = false;
       sendNext();
-      rl.prompt();
+      prompt();
       break;
     case 'error':
       process.stdout.write(`\n[error ${String(frame.code)}] ${String(frame.message)}\n`);
-      rl.prompt();
+      prompt();
       break;
     case 'session.closed':
       process.stdout.write(`\n[session closed: ${String(frame.reason)}]\n`);
@@ -154,12 +159,13 @@ socket.on('message', (raw, isBinary) => {
 
 rl.on('line', (line) => {
   const text = line.trim();
-  if (!text) return rl.prompt();
+  if (!text) return prompt();
   if (text === '/stop') return void socket.send(JSON.stringify({ type: 'interrupt', turnId: `t${turn}` }));
   pending.push(text);
   if (!busy) sendNext();
 });
 rl.on('close', () => {
+  inputOpen = false;
   if (pending.length === 0 && !busy) socket.close();
 });
 

@@ -1,4 +1,4 @@
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
@@ -24,7 +24,7 @@ export class DreamScheduler {
     private readonly dream: Dream,
     private readonly logger: Pick<Logger, 'warn' | 'info'>,
   ) {
-    this.boss = new PgBoss({ db: { executeSql: (text: string, values: unknown[]) => pool.query(text, values) } } as unknown as PgBoss.ConstructorOptions);
+    this.boss = new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } });
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }
 
@@ -34,7 +34,7 @@ export class DreamScheduler {
       [NIGHTLY_QUEUE, {}],
       [SENIOR_QUEUE, { retryLimit: 3, retryDelay: 300, retryBackoff: true }],
     ] as const) {
-      if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, { name, ...options });
+      if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, options);
     }
     await this.boss.schedule(NIGHTLY_QUEUE, NIGHTLY_CRON, {}, { tz: DREAM_TIMEZONE });
     await this.boss.work(NIGHTLY_QUEUE, async () => {
@@ -54,6 +54,6 @@ export class DreamScheduler {
   }
 
   stop(): Promise<void> {
-    return this.boss.stop({ graceful: true, wait: true, timeout: 5000 });
+    return this.boss.stop({ graceful: true, timeout: 5000 });
   }
 }

@@ -1,5 +1,5 @@
-import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import { MockLanguageModelV3 } from 'ai/test';
+import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { MockLanguageModelV4 } from 'ai/test';
 import pgvector from 'pgvector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySearch } from '../../adapters/memory/memory-search.ts';
@@ -10,8 +10,8 @@ import { systemPromptOf } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
-const stream = (parts: LanguageModelV3StreamPart[]) =>
-  new ReadableStream<LanguageModelV3StreamPart>({
+const stream = (parts: LanguageModelV4StreamPart[]) =>
+  new ReadableStream<LanguageModelV4StreamPart>({
     start(c) {
       for (const p of parts) c.enqueue(p);
       c.close();
@@ -19,7 +19,7 @@ const stream = (parts: LanguageModelV3StreamPart[]) =>
   });
 
 /** First step: calls search_memory; second step: answers. Records what each step was given. */
-const model = new MockLanguageModelV3({
+const model = new MockLanguageModelV4({
   doStream: async (options) => {
     const answered = options.prompt.some((m) => m.role === 'tool');
     return {

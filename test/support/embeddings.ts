@@ -1,4 +1,4 @@
-import { MockEmbeddingModelV3 } from 'ai/test';
+import { MockEmbeddingModelV4 } from 'ai/test';
 import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 
 const DIMS = 1024;
@@ -22,7 +22,7 @@ function hashed(text: string): number[] {
  * (weights per dimension); any other text gets its own far-away axis.
  */
 export function topicEmbedder(placements: Record<string, Record<number, number>>, modelId = 'test-topics') {
-  const model = new MockEmbeddingModelV3({
+  const model = new MockEmbeddingModelV4({
     maxEmbeddingsPerCall: 100,
     doEmbed: async ({ values }) => ({ embeddings: values.map((v) => (placements[v] ? unit(placements[v]) : hashed(v))), warnings: [] }),
   });

@@ -1,5 +1,5 @@
-import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import { MockLanguageModelV3 } from 'ai/test';
+import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { MockLanguageModelV4 } from 'ai/test';
 
 /**
  * Agent models that misbehave after they started speaking: `stallAfter` sends its chunks, then
@@ -8,16 +8,16 @@ import { MockLanguageModelV3 } from 'ai/test';
  */
 function misbehavingModel(chunks: string[], ending: 'stall' | 'break') {
   const state = { aborted: 0 };
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doStream: async (options) => {
       const signal = options.abortSignal;
-      const parts: LanguageModelV3StreamPart[] = [
+      const parts: LanguageModelV4StreamPart[] = [
         { type: 'stream-start', warnings: [] },
         { type: 'text-start', id: 't' },
         ...chunks.map((delta) => ({ type: 'text-delta' as const, id: 't', delta })),
       ];
       return {
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(controller) {
             signal?.addEventListener('abort', () => {
               state.aborted += 1;
@@ -45,9 +45,9 @@ export const breakAfter = (chunks: string[]) => misbehavingModel(chunks, 'break'
 export function endlessModel(chunk = 'et puis ') {
   const state = { aborted: 0 };
   let push: (() => void) | null = null;
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doStream: async (options) => ({
-      stream: new ReadableStream<LanguageModelV3StreamPart>({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
         start(controller) {
           controller.enqueue({ type: 'stream-start', warnings: [] });
           controller.enqueue({ type: 'text-start', id: 't' });

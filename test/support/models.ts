@@ -1,13 +1,13 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
   outputTokens: { total: 1, text: 1, reasoning: 0 },
 };
 
-function textParts(chunks: string[]): LanguageModelV3StreamPart[] {
+function textParts(chunks: string[]): LanguageModelV4StreamPart[] {
   return [
     { type: 'stream-start', warnings: [] },
     { type: 'text-start', id: 't' },
@@ -18,11 +18,11 @@ function textParts(chunks: string[]): LanguageModelV3StreamPart[] {
 }
 
 /** A stream that yields `chunks`; `gate` (if given) holds the n-th text chunk until it resolves. */
-function streamOf(chunks: string[], options: LanguageModelV3CallOptions, gate?: (index: number) => Promise<void>) {
+function streamOf(chunks: string[], options: LanguageModelV4CallOptions, gate?: (index: number) => Promise<void>) {
   const parts = textParts(chunks);
   let i = 0;
   let delta = 0;
-  return new ReadableStream<LanguageModelV3StreamPart>({
+  return new ReadableStream<LanguageModelV4StreamPart>({
     async pull(controller) {
       if (i >= parts.length) return controller.close();
       const part = parts[i++]!;
@@ -35,13 +35,13 @@ function streamOf(chunks: string[], options: LanguageModelV3CallOptions, gate?: 
 
 /** Streams the given chunks at once. Calls are recorded on `doStreamCalls`. */
 export function streamingModel(chunks: string[]) {
-  return new MockLanguageModelV3({ doStream: async (options) => ({ stream: streamOf(chunks, options) }) });
+  return new MockLanguageModelV4({ doStream: async (options) => ({ stream: streamOf(chunks, options) }) });
 }
 
 /** Never answers until aborted: a model slower than any budget. Exposes how many calls were aborted. */
 export function hangingModel() {
   const state = { aborted: 0 };
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doStream: (options) =>
       new Promise((_resolve, reject) => {
         options.abortSignal?.addEventListener('abort', () => {
@@ -56,7 +56,7 @@ export function hangingModel() {
 /** Fails the first `failures` calls with an HTTP-like error, then streams `chunks`. */
 export function failingModel(failures: number, chunks: string[] = ['Je suis là.']) {
   let calls = 0;
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     doStream: async (options) => {
       calls += 1;
       if (calls <= failures) throw Object.assign(new Error('503 Service Unavailable'), { statusCode: 503 });
@@ -68,7 +68,7 @@ export function failingModel(failures: number, chunks: string[] = ['Je suis là.
 /** First chunk at once, then waits for `release()` before each further chunk: lets a test barge in mid-reply. */
 export function controllableModel(chunks: string[]) {
   const waiters: Array<() => void> = [];
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doStream: async (options) => ({
       stream: streamOf(chunks, options, (index) => (index === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r)))),
     }),
@@ -84,7 +84,7 @@ export type ScriptedAnswer = { json: unknown } | { text: string } | { status: nu
  */
 export function scriptedModel(...answers: ScriptedAnswer[]) {
   let call = 0;
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     doGenerate: async (options) => {
       const answer = answers[Math.min(call++, answers.length - 1)]!;
       if (answer === 'hang') {
@@ -105,7 +105,7 @@ export function scriptedModel(...answers: ScriptedAnswer[]) {
  */
 export function subagentModel(answers: { score?: number; summary?: string | null; facts?: unknown[] } = {}) {
   const state = { failScore: false, failSummary: false, delayMs: 0, inFlight: 0, maxInFlight: 0 };
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doGenerate: async (options) => {
       state.inFlight += 1;
       state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
@@ -132,7 +132,7 @@ export function subagentModel(answers: { score?: number; summary?: string | null
 }
 
 /** The system prompt a mock model was given on one of its streaming calls (the last by default). */
-export function systemPromptOf(model: MockLanguageModelV3, call = -1): string {
+export function systemPromptOf(model: MockLanguageModelV4, call = -1): string {
   return model.doStreamCalls
     .at(call)!
     .prompt.filter((m) => m.role === 'system')
@@ -141,19 +141,19 @@ export function systemPromptOf(model: MockLanguageModelV3, call = -1): string {
 }
 
 /** One agent model for a whole runtime, whose behaviour each test swaps with `use`; counts every call. */
-export function switchableModel(initial: MockLanguageModelV3) {
+export function switchableModel(initial: MockLanguageModelV4) {
   let current = initial;
   const state = { calls: 0 };
   const model = Object.assign(streamingModel([]), {
-    doStream: (options: LanguageModelV3CallOptions) => {
+    doStream: (options: LanguageModelV4CallOptions) => {
       state.calls += 1;
       return current.doStream(options);
     },
   });
   // A getter, not a copied value: Object.assign would read `calls` once.
-  return Object.defineProperties(Object.assign(model, { use: (next: MockLanguageModelV3) => (current = next) }), {
+  return Object.defineProperties(Object.assign(model, { use: (next: MockLanguageModelV4) => (current = next) }), {
     calls: { get: () => state.calls },
-  }) as typeof model & { use: (next: MockLanguageModelV3) => MockLanguageModelV3; readonly calls: number };
+  }) as typeof model & { use: (next: MockLanguageModelV4) => MockLanguageModelV4; readonly calls: number };
 }
 
 /** The three ways `quotingModel` copies what it reads. */
@@ -161,7 +161,7 @@ export const QUOTING_WAYS = ['whole', 'partial', 'clause'] as const;
 export type QuotingWay = (typeof QUOTING_WAYS)[number];
 
 /** The lines a sub-agent prompt shows — « Personne : … », « Compagnon : … », the dream's « - … » notes — prefixes removed. */
-function promptLines(options: LanguageModelV3CallOptions): string[] {
+function promptLines(options: LanguageModelV4CallOptions): string[] {
   const text = options.prompt
     .filter((m) => m.role === 'user')
     .flatMap((m) => m.content)
@@ -194,7 +194,7 @@ export function quotingModel(clean: { score: number; fact: string; pattern: stri
     if (way === 'partial') return `Le senior a parlé de sa journée ; il a évoqué ${pieces.map((p) => `« ${p} »`).join(' et ')}, sur un ton serein.`;
     return `Le senior a raconté que ${pieces.join(', puis que ')}, et il semblait serein.`;
   };
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doGenerate: async (options) => {
       const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';
       const system = options.prompt.find((m) => m.role === 'system')?.content ?? '';

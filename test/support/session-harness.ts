@@ -1,4 +1,4 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
 import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
@@ -11,7 +11,7 @@ export const GRACE = 30_000;
 const variations = loadCacheVariations();
 
 /** One session actor on a simulated clock, its agent the real AgentFluxAdapter over `model`; every emitted event recorded. */
-export function startSession(model: LanguageModelV3, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}) {
+export function startSession(model: LanguageModelV4, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}) {
   const clock = new SimulatedClock();
   const machine = sessionMachine.provide({
     actors: {

@@ -1,5 +1,5 @@
 import { APICallError } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ProviderGate, retryAfterMs } from '../../adapters/models/provider-gate.ts';
 import { backoffMs, DerivationPool, RETRY_BASE_MS, type Derivation } from '../../runtime/jobs/derivation-pool.ts';
@@ -146,7 +146,7 @@ describe('the provider’s Retry-After', () => {
   it('a 429 pauses every call through the gate for its Retry-After; a summary the sub-agent swallowed is derived again after it', async () => {
     const calls: number[] = [];
     const model = gate.wrap(
-      new MockLanguageModelV3({
+      new MockLanguageModelV4({
         doGenerate: async () => {
           calls.push(Date.now());
           if (calls.length === 1) {

@@ -1,4 +1,4 @@
-import { MockEmbeddingModelV3 } from 'ai/test';
+import { MockEmbeddingModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
@@ -47,7 +47,7 @@ describe('NoopMemoryEmbedder', () => {
 
 describe('AiSdkEmbedder', () => {
   it('refuses a response that is not 1024-d (MistralEmbedClientDimsMismatchError)', async () => {
-    const model = new MockEmbeddingModelV3({ doEmbed: async ({ values }) => ({ embeddings: values.map(() => [0.1, 0.2]), warnings: [] }) });
+    const model = new MockEmbeddingModelV4({ doEmbed: async ({ values }) => ({ embeddings: values.map(() => [0.1, 0.2]), warnings: [] }) });
     await expect(new AiSdkEmbedder(model, 'm').embed(['a'])).rejects.toThrow(MistralEmbedClientDimsMismatchError);
   });
 });

@@ -1,6 +1,6 @@
-import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { APICallError, JSONParseError, TypeValidationError } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateWithDefences } from '../../adapters/subagents/llm-defences.ts';
@@ -14,7 +14,7 @@ const request = { schema: Schema, system: 'Résume.', prompt: 'Personne : Bonjou
 
 /** A model answering each call with the next of `answers` (a text, or an error thrown). */
 function answering(...answers: Array<string | Error>) {
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     doGenerate: async () => {
       const answer = answers.shift()!;
       if (answer instanceof Error) throw answer;
@@ -29,7 +29,7 @@ describe('generateWithDefences: a structured sub-agent call straight on the prov
   it('hands the model what generateObject would (system, user prompt, JSON format with the schema) and returns the checked object', async () => {
     const model = answering('{"summary":"Une journée calme."}');
     expect(await generateWithDefences(model, request, 1000)).toEqual({ summary: 'Une journée calme.' });
-    const call: LanguageModelV3CallOptions = model.doGenerateCalls[0]!;
+    const call: LanguageModelV4CallOptions = model.doGenerateCalls[0]!;
     expect(call.prompt).toEqual([
       { role: 'system', content: 'Résume.' },
       { role: 'user', content: [{ type: 'text', text: 'Personne : Bonjour' }] },

@@ -1,5 +1,5 @@
 import { createMistral } from '@ai-sdk/mistral';
-import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MistralAgentModel } from '../../adapters/models/mistral-agent-model.ts';
@@ -13,7 +13,7 @@ import { FakeMistral } from '../support/fake-mistral.ts';
 let mistral: FakeMistral;
 /** When set, the chat endpoint answers with these raw server-sent events instead of the fake's modes. */
 let rawEvents: string | null = null;
-let sdk: LanguageModelV3;
+let sdk: LanguageModelV4;
 let lean: MistralAgentModel;
 
 beforeAll(async () => {
@@ -35,9 +35,9 @@ afterEach(() => {
   mistral.mode = { kind: 'stream', chunks: ['Bonjour.'] };
 });
 
-async function parts(model: LanguageModelV3, options: Partial<LanguageModelV3CallOptions> = {}): Promise<LanguageModelV3StreamPart[]> {
+async function parts(model: LanguageModelV4, options: Partial<LanguageModelV4CallOptions> = {}): Promise<LanguageModelV4StreamPart[]> {
   const { stream } = await model.doStream({ prompt: PROMPT, maxOutputTokens: 300, ...options });
-  const out: LanguageModelV3StreamPart[] = [];
+  const out: LanguageModelV4StreamPart[] = [];
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
@@ -46,7 +46,7 @@ async function parts(model: LanguageModelV3, options: Partial<LanguageModelV3Cal
   }
 }
 
-const PROMPT: LanguageModelV3CallOptions['prompt'] = [
+const PROMPT: LanguageModelV4CallOptions['prompt'] = [
   { role: 'system', content: 'Tu es une compagne attentive.' },
   { role: 'user', content: [{ type: 'text', text: 'Tu te souviens de ma fille ?' }] },
   { role: 'assistant', content: [{ type: 'text', text: 'Je regarde.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'search_memory', input: { query: 'fille' } }] },
@@ -58,7 +58,7 @@ const PROMPT: LanguageModelV3CallOptions['prompt'] = [
     ],
   },
 ];
-const TOOLS: LanguageModelV3CallOptions['tools'] = [
+const TOOLS: LanguageModelV4CallOptions['tools'] = [
   { type: 'function', name: 'search_memory', description: 'Cherche dans les souvenirs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
   { type: 'function', name: 'other', inputSchema: { type: 'object', properties: {} } },
 ];
@@ -79,7 +79,7 @@ describe('MistralAgentModel', () => {
     ['tools, required', { tools: TOOLS, toolChoice: { type: 'required' } }],
     ['one tool by name', { tools: TOOLS, toolChoice: { type: 'tool', toolName: 'search_memory' } }],
     ['the standard settings', { temperature: 0.3, topP: 0.9, stopSequences: ['FIN'], seed: 7, frequencyPenalty: 0.1, presencePenalty: 0.2 }],
-  ] as Array<[string, Partial<LanguageModelV3CallOptions>]>)('sends the request body the AI SDK sends (%s), with the key, to MISTRAL_BASE_URL', async (_name, options) => {
+  ] as Array<[string, Partial<LanguageModelV4CallOptions>]>)('sends the request body the AI SDK sends (%s), with the key, to MISTRAL_BASE_URL', async (_name, options) => {
     await parts(sdk, options);
     const expected = lastBody();
     await parts(lean, options);
@@ -88,7 +88,7 @@ describe('MistralAgentModel', () => {
   });
 
   it('an assistant message last is sent as a prefix, as the AI SDK does', async () => {
-    const prompt: LanguageModelV3CallOptions['prompt'] = [...PROMPT.slice(0, 2), { role: 'assistant', content: [{ type: 'text', text: 'Oui, ' }] }];
+    const prompt: LanguageModelV4CallOptions['prompt'] = [...PROMPT.slice(0, 2), { role: 'assistant', content: [{ type: 'text', text: 'Oui, ' }] }];
     await parts(sdk, { prompt });
     const expected = lastBody();
     await parts(lean, { prompt });
