@@ -49,7 +49,7 @@ function connect(url: string, kind: string): Promise<WebSocket> {
 async function run(kind: 'echo' | 'runtime', n: number): Promise<Result> {
   // Both servers are profiled: the share of the one ws write per turn they both pay is the yardstick.
   const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=/tmp/prof/${kind}-${n}`] : [];
-  const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--import', 'tsx', '--expose-gc', ...prof], stdio: 'inherit' });
+  const child = fork(new URL('./gateway-server.ts', import.meta.url), [kind, String(n)], { execArgv: ['--expose-gc', ...prof], stdio: 'inherit' });
   if (PIN) execFileSync('taskset', ['-a', '-p', '-c', '0', String(child.pid)], { stdio: 'ignore' });
   const { url } = await ask<{ url: string }>(child, 'ready');
   const base = await ask<{ rss: number }>(child, 'measure');

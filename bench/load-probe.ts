@@ -111,7 +111,10 @@ export class PoolProbe {
   private readonly wrapped = new WeakSet<object>();
   private since = performance.now();
 
-  constructor(private readonly pool: pg.Pool) {
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
     const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: pg.PoolClient, done: unknown) => void) => Promise<pg.PoolClient> | undefined;
     (pool as unknown as { connect: unknown }).connect = (cb?: (err: Error | undefined, client: pg.PoolClient, done: unknown) => void) => {
       const at = performance.now();
@@ -183,7 +186,10 @@ export class PoolProbe {
 export class ThreadProbe {
   private last: EventLoopUtilization;
 
-  constructor(private readonly utilization: (since?: EventLoopUtilization) => EventLoopUtilization) {
+  private readonly utilization: (since?: EventLoopUtilization) => EventLoopUtilization;
+
+  constructor(utilization: (since?: EventLoopUtilization) => EventLoopUtilization) {
+    this.utilization = utilization;
     this.last = utilization();
   }
 

@@ -77,11 +77,18 @@ class LoadKiosk {
   private timer: NodeJS.Timeout | null = null;
   private seq = 0;
 
+  private readonly ws: WebSocket;
+  private readonly name: string;
+  private readonly sink: { answered: Answered[]; errors: Map<string, number> };
+
   private constructor(
-    private readonly ws: WebSocket,
-    private readonly name: string,
-    private readonly sink: { answered: Answered[]; errors: Map<string, number> },
+    ws: WebSocket,
+    name: string,
+    sink: { answered: Answered[]; errors: Map<string, number> },
   ) {
+    this.ws = ws;
+    this.name = name;
+    this.sink = sink;
     ws.on('message', (raw) => this.receive(raw.toString()));
   }
 
@@ -172,7 +179,7 @@ interface Row {
 async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Row> {
   const load0 = loadavg()[0]!;
   const server = fork(new URL('./load-server.ts', import.meta.url), [String(n), String(FIRST_TOKEN_MS)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
+    execArgv: ['--expose-gc', ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [])],
     env: { ...process.env, MISTRAL_BASE_URL: fakesUrl },
     stdio: 'inherit',
   });
@@ -263,7 +270,7 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
 }
 
 checkLimits(Math.max(...SIZES));
-const fakes = fork(new URL('./load-fakes.ts', import.meta.url), [String(FIRST_TOKEN_MS)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const fakes = fork(new URL('./load-fakes.ts', import.meta.url), [String(FIRST_TOKEN_MS)], { execArgv: [], stdio: 'inherit' });
 const rows: Row[] = [];
 try {
   const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');

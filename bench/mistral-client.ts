@@ -16,7 +16,7 @@ const CALLS = Number(process.argv[2] ?? 400);
 const WARMUP = 50;
 const FIRST_BYTE_MS = 20;
 
-const fake = fork(new URL('./overhead-fake.ts', import.meta.url), [String(FIRST_BYTE_MS), '0'], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const fake = fork(new URL('./overhead-fake.ts', import.meta.url), [String(FIRST_BYTE_MS), '0'], { execArgv: [], stdio: 'inherit' });
 const [ready] = (await once(fake, 'message')) as [{ url: string }];
 const sdk = createMistral({ apiKey: 'bench', baseURL: ready.url })('mistral-small-2603');
 const own = new MistralAgentModel(sdk, { apiKey: 'bench', baseUrl: ready.url, env: 'test' });

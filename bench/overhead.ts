@@ -48,10 +48,15 @@ const fmt = (x: number) => (Number.isNaN(x) ? '–' : x.toFixed(2));
 class BenchKiosk {
   private readonly pending = new Map<string, { result: Result; resolve: (r: Result) => void }>();
   private seq = 0;
+  readonly ws: WebSocket;
+  readonly k: number;
+
   constructor(
-    readonly ws: WebSocket,
-    readonly k: number,
+    ws: WebSocket,
+    k: number,
   ) {
+    this.ws = ws;
+    this.k = k;
     ws.on('message', (raw) => {
       const at = performance.now();
       const frame = JSON.parse(raw.toString()) as { type: string; turnId?: string; flux?: string };
@@ -116,7 +121,7 @@ async function bare(fakeUrl: string, i: number): Promise<{ embed: number; chat: 
 }
 
 function startChild(script: string, args: string[]): ChildProcess {
-  return fork(new URL(script, import.meta.url), args, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  return fork(new URL(script, import.meta.url), args, { execArgv: [], stdio: 'inherit' });
 }
 
 interface SizeReport {

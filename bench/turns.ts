@@ -163,10 +163,15 @@ class Lane {
   private playing = new Set<string>();
   private quiet: (() => void) | null = null;
 
+  readonly ws: WebSocket;
+  readonly name: string;
+
   private constructor(
-    readonly ws: WebSocket,
-    readonly name: string,
+    ws: WebSocket,
+    name: string,
   ) {
+    this.ws = ws;
+    this.name = name;
     ws.on('message', (raw, isBinary) => {
       const now = performance.now();
       if (isBinary) {
@@ -268,7 +273,7 @@ interface Run {
 async function runConfig(label: string, settings: Record<string, string>, items: Item[], fakes: ChildProcess, baseUrl: string): Promise<Run> {
   const from = performance.now();
   const server = fork(new URL('./turns-server.ts', import.meta.url), [String(LANES)], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: [],
     env: { ...process.env, MISTRAL_BASE_URL: baseUrl, BENCH_RUNTIME_ENV: JSON.stringify(settings) },
     stdio: 'inherit',
   });
@@ -334,7 +339,7 @@ for (const b of built) {
 console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS} ms to its first audio, recognizer words STT_STREAMING_DELAY_MS behind the audio (as the runtime asks), final ${STT_MS} ms after a flush; ${LANES} kiosks at once, 20 ms frames in real time; node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
 if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.map((s) => s.text).join(' | ')}`);
 
-const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: [], stdio: 'inherit' });
 // Every lane asks the fakes for its script: a listener each while it waits.
 fakes.setMaxListeners(LANES + 10);
 const { baseUrl } = await new Promise<{ baseUrl: string }>((resolve) => fakes.once('message', resolve));

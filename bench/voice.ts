@@ -119,12 +119,19 @@ class PacedKiosk {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
+  readonly ws: WebSocket;
+  private readonly loop: Loop;
+  private readonly lane: string;
+
   private constructor(
-    readonly ws: WebSocket,
-    private readonly loop: Loop,
+    ws: WebSocket,
+    loop: Loop,
     /** The senior's name: the recognizer fake's script for this session goes under it. */
-    private readonly lane: string,
+    lane: string,
   ) {
+    this.ws = ws;
+    this.loop = loop;
+    this.lane = lane;
     ws.on('message', (raw, isBinary) => {
       const now = performance.now();
       if (isBinary) {
@@ -282,8 +289,6 @@ async function fakesCpu(): Promise<number> {
 async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl: string): Promise<Result> {
   const child = fork(new URL('./voice-server.ts', import.meta.url), [variant, String(n + 1)], {
     execArgv: [
-      '--import',
-      'tsx',
       '--expose-gc',
       ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
       // e.g. BENCH_NODE_ARGS=--trace-gc: V8 flags NODE_OPTIONS refuses, for the runtime process only.
@@ -404,7 +409,7 @@ async function detectorTail(loop: Loop): Promise<number[]> {
 
 const loop = await buildLoop();
 const physicsTail = await detectorTail(loop);
-const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: [], stdio: 'inherit' });
 const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');
 
 const results: Result[] = [];

@@ -11,12 +11,20 @@ import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral
  * AI SDK provider, and the tests' `MockEmbeddingModelV4`.
  */
 export class AiSdkEmbedder implements MemoryEmbedderPort {
+  private readonly model: EmbeddingModelV4;
+  readonly modelId: string;
+  private readonly timeoutMs;
+
   constructor(
-    private readonly model: EmbeddingModelV4,
-    readonly modelId: string,
+    model: EmbeddingModelV4,
+    modelId: string,
     /** No embedding request stays open longer, whoever asked for it (a hung provider would pile up sockets). */
-    private readonly timeoutMs = EMBED_TIMEOUT_MS,
-  ) {}
+    timeoutMs = EMBED_TIMEOUT_MS,
+  ) {
+    this.model = model;
+    this.modelId = modelId;
+    this.timeoutMs = timeoutMs;
+  }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     if (texts.length === 0) return [];

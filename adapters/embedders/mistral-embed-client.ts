@@ -21,8 +21,11 @@ export class MistralEmbedClientDimsMismatchError extends Error {
 /** Mistral answered an embeddings request with an error status (its body, which may echo the input, is not kept). */
 export class MistralEmbedHttpError extends Error {
   readonly retryable: boolean;
-  constructor(readonly status: number) {
+  readonly status: number;
+
+  constructor(status: number) {
     super(`mistral embeddings answered HTTP ${status}`);
+    this.status = status;
     this.name = 'MistralEmbedHttpError';
     this.retryable = status === 408 || status === 409 || status === 429 || status >= 500;
   }

@@ -48,10 +48,15 @@ export class SharedQuestionEmbedder implements MemoryEmbedderPort {
   private warming = 0;
   private pruneTimer: NodeJS.Timeout | null = null;
 
+  private readonly inner: MemoryEmbedderPort;
+  private readonly options: SharedQuestionEmbedderOptions;
+
   constructor(
-    private readonly inner: MemoryEmbedderPort,
-    private readonly options: SharedQuestionEmbedderOptions,
+    inner: MemoryEmbedderPort,
+    options: SharedQuestionEmbedderOptions,
   ) {
+    this.inner = inner;
+    this.options = options;
     this.modelId = inner.modelId;
     this.now = options.now ?? Date.now;
   }

@@ -41,11 +41,19 @@ const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
  * the senior's turn (`traces`), which stands in for the AI SDK's telemetry this skips.
  */
 export class AgentFluxAdapter implements AgentPort {
+  private readonly model: LanguageModelV4;
+  private readonly memory?: MemorySearchPort;
+  private readonly traces: TurnTraces;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly memory?: MemorySearchPort,
-    private readonly traces: TurnTraces = new TurnTraces(),
-  ) {}
+    model: LanguageModelV4,
+    memory?: MemorySearchPort,
+    traces: TurnTraces = new TurnTraces(),
+  ) {
+    this.model = model;
+    this.memory = memory;
+    this.traces = traces;
+  }
 
   async *stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk> {
     const prompt = buildAgentPrompt(request);

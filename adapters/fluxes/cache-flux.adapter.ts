@@ -40,7 +40,11 @@ export function resolveIntent(transcript: string): Intent | null {
 export class CacheFluxAdapter implements CacheFluxPort {
   private readonly cursors = new Map<Intent, number>();
 
-  constructor(private readonly variations: CacheVariations) {}
+  private readonly variations: CacheVariations;
+
+  constructor(variations: CacheVariations) {
+    this.variations = variations;
+  }
 
   resolve(transcript: string, profile: SeniorProfile): string | null {
     const intent = resolveIntent(transcript);

@@ -13,12 +13,22 @@ export const RECALL_LIMIT = 5;
  * turn goes on, it is never blocked by memory.
  */
 export class MemoryFluxAdapter implements RecallPort {
+  private readonly consents: ConsentPort;
+  private readonly memory: MemoryPort;
+  private readonly budgetMs: number;
+  private readonly logger: Pick<Logger, 'warn'>;
+
   constructor(
-    private readonly consents: ConsentPort,
-    private readonly memory: MemoryPort,
-    private readonly budgetMs: number,
-    private readonly logger: Pick<Logger, 'warn'>,
-  ) {}
+    consents: ConsentPort,
+    memory: MemoryPort,
+    budgetMs: number,
+    logger: Pick<Logger, 'warn'>,
+  ) {
+    this.consents = consents;
+    this.memory = memory;
+    this.budgetMs = budgetMs;
+    this.logger = logger;
+  }
 
   async recall({ seniorId, transcript }: { seniorId: string; transcript: string }, signal: AbortSignal): Promise<RecallOutcome> {
     if (!(await this.consents.hasConsent(seniorId, 'conversation', signal))) return { kind: 'reply', text: NEUTRAL_REPLY, flux: 'neutral' };

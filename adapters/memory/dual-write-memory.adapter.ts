@@ -14,12 +14,22 @@ type Operation = 'persist' | 'invalidate' | 'search' | 'delete';
  * answers are kept only while pgvector holds them valid: an invalidation Zep missed is never recalled).
  */
 export class DualWriteMemoryAdapter implements MemoryPort {
+  private readonly primary: MemoryPort;
+  private readonly backup: MemoryPort & FactValidity;
+  private readonly counter: Counter<'backend' | 'operation' | 'outcome'>;
+  private readonly logger: Pick<Logger, 'warn'>;
+
   constructor(
-    private readonly primary: MemoryPort,
-    private readonly backup: MemoryPort & FactValidity,
-    private readonly counter: Counter<'backend' | 'operation' | 'outcome'>,
-    private readonly logger: Pick<Logger, 'warn'>,
-  ) {}
+    primary: MemoryPort,
+    backup: MemoryPort & FactValidity,
+    counter: Counter<'backend' | 'operation' | 'outcome'>,
+    logger: Pick<Logger, 'warn'>,
+  ) {
+    this.primary = primary;
+    this.backup = backup;
+    this.counter = counter;
+    this.logger = logger;
+  }
 
   async persist(fact: NewMemoryFact): Promise<PersistedFact> {
     const stored = await this.track('pgvector', 'persist', () => this.backup.persist(fact));

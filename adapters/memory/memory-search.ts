@@ -9,12 +9,22 @@ import { vectorParam } from './pgvector-memory.adapter.ts';
  * which are never injected — nearest the query. Nothing without the conversation consent.
  */
 export class MemorySearch implements MemorySearchPort {
+  private readonly pool: pg.Pool;
+  private readonly consents: ConsentPort;
+  private readonly memory: MemoryPort;
+  private readonly embedder: MemoryEmbedderPort;
+
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly consents: ConsentPort,
-    private readonly memory: MemoryPort,
-    private readonly embedder: MemoryEmbedderPort,
-  ) {}
+    pool: pg.Pool,
+    consents: ConsentPort,
+    memory: MemoryPort,
+    embedder: MemoryEmbedderPort,
+  ) {
+    this.pool = pool;
+    this.consents = consents;
+    this.memory = memory;
+    this.embedder = embedder;
+  }
 
   /** `signal` is the agent call's: a turn that ends (stall, barge-in, close) cancels its search too. */
   async searchMemory(seniorId: string, query: string, signal?: AbortSignal): Promise<{ segments: string[]; facts: string[] }> {

@@ -136,12 +136,19 @@ export class PgVectorMemoryAdapter implements MemoryPort, FactValidity {
   private readonly maxDistance: number | null;
   readonly duplicateDistance: number;
 
+  private readonly pool: pg.Pool;
+  private readonly embedder: MemoryEmbedderPort;
+  private readonly logger: Pick<Logger, 'warn'>;
+
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly embedder: MemoryEmbedderPort,
-    private readonly logger: Pick<Logger, 'warn'>,
+    pool: pg.Pool,
+    embedder: MemoryEmbedderPort,
+    logger: Pick<Logger, 'warn'>,
     options: PgVectorMemoryOptions = {},
   ) {
+    this.pool = pool;
+    this.embedder = embedder;
+    this.logger = logger;
     this.exactScanLimit = options.exactScanLimit ?? 5000;
     this.efSearch = options.efSearch ?? 200;
     this.maxDistance = options.minSimilarity === null || options.minSimilarity === undefined ? null : 1 - options.minSimilarity;

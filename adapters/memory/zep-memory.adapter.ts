@@ -9,11 +9,14 @@ export class ZepNotProvisionedError extends Error {
 }
 
 export class ZepHttpError extends Error {
+  readonly status: number;
+
   constructor(
-    readonly status: number,
+    status: number,
     operation: string,
   ) {
     super(`Zep ${operation} failed with HTTP ${status}`);
+    this.status = status;
     this.name = 'ZepHttpError';
   }
 }
@@ -46,10 +49,15 @@ interface ZepEdge {
 export class ZepMemoryAdapter implements MemoryPort {
   private readonly timeoutMs: number;
 
+  private readonly settings: ZepSettings;
+  private readonly consents: ConsentPort;
+
   constructor(
-    private readonly settings: ZepSettings,
-    private readonly consents: ConsentPort,
+    settings: ZepSettings,
+    consents: ConsentPort,
   ) {
+    this.settings = settings;
+    this.consents = consents;
     this.timeoutMs = settings.timeoutMs ?? 2000;
   }
 

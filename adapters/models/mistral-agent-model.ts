@@ -25,11 +25,14 @@ export class MistralAgentModel implements LanguageModelV4 {
   readonly supportedUrls: LanguageModelV4['supportedUrls'];
   private readonly endpoint: MistralEndpoint;
 
+  private readonly sdkModel: LanguageModelV4;
+
   /** Every request goes to `${baseUrl}/chat/completions`, the base URL checked here (INV-T02). */
   constructor(
-    private readonly sdkModel: LanguageModelV4,
+    sdkModel: LanguageModelV4,
     settings: MistralSettings,
   ) {
+    this.sdkModel = sdkModel;
     this.endpoint = new MistralEndpoint(settings, 'chat/completions', 'text/event-stream');
     this.provider = sdkModel.provider;
     this.modelId = sdkModel.modelId;

@@ -48,7 +48,11 @@ export class MistralChatStreamDecoder {
   private readonly callsByIndex = new Map<number, { id: string; name: string; input: string }>();
   private latestCall: { id: string; name: string; input: string } | undefined;
 
-  constructor(private readonly emit: (part: LanguageModelV4StreamPart) => void) {}
+  private readonly emit: (part: LanguageModelV4StreamPart) => void;
+
+  constructor(emit: (part: LanguageModelV4StreamPart) => void) {
+    this.emit = emit;
+  }
 
   /** The next piece of the response body. */
   push(text: string): void {

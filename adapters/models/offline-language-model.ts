@@ -58,7 +58,11 @@ export class OfflineLanguageModel implements LanguageModelV4 {
   readonly provider = 'kohami-offline';
   readonly supportedUrls = {};
 
-  constructor(readonly modelId: string = OFFLINE_MODEL_ID) {}
+  readonly modelId: string;
+
+  constructor(modelId: string = OFFLINE_MODEL_ID) {
+    this.modelId = modelId;
+  }
 
   async doGenerate(options: LanguageModelV4CallOptions) {
     const json = options.responseFormat?.type === 'json' ? options.responseFormat.schema : undefined;

@@ -25,7 +25,11 @@ const HAS_CONSENT = 'SELECT 1 FROM consents WHERE senior_id = $1::uuid AND categ
 
 /** Consents per senior and category (INV-C01). A revocation keeps the row, and the facts. */
 export class PgConsentAdapter implements ConsentPort {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async hasConsent(seniorId: string, category: ConsentCategory, signal?: AbortSignal): Promise<boolean> {
     signal?.throwIfAborted();

@@ -7,7 +7,11 @@ import type { FactCategory } from '../../machines/memory/memory.port.ts';
  * Europe/Paris day) and `consolidation_candidates` (patterns waiting to be promoted).
  */
 export class PgDreamRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /** The seniors with a capture or a segment in the last 7 days: those the nightly dream is for. */
   async seniorsActiveInLastWeek(): Promise<string[]> {

@@ -17,7 +17,11 @@ const interval = (param: string) => `make_interval(secs => ${param}::float8 / 10
  * is running (the notifier's), never to the idle listener.
  */
 export class PgErasureNoticesRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /**
    * Tells the other live processes (a heartbeat fresher than `staleMs`) that the senior is being

@@ -21,7 +21,11 @@ export async function seniorTables(pool: Pick<pg.Pool, 'query'>): Promise<string
  * row, in one transaction.
  */
 export class PgErasureRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /** Rows deleted per table (`seniors` included); zero counts when the senior is already gone. */
   async eraseSenior(seniorId: string): Promise<Record<string, number>> {

@@ -39,7 +39,11 @@ export interface FactToReembed {
  * reads valid facts only — a superseded fact (`invalid_at` set) is never used again.
  */
 export class PgMemoryFactsRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /** The senior's newest valid, consented facts (of one category if given), whatever model embedded them. */
   async known(seniorId: string, limit: number, category?: FactCategory): Promise<KnownFact[]> {

@@ -38,7 +38,11 @@ const EXACT_TIME = `to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:M
 
 /** `mood_scores` (never verbatim: scores, tiers and summaries only), always scoped by senior (INV-P05). */
 export class PgMoodScoresRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async insert(row: { seniorId: string; score: number; tier: MoodTier; summary: string | null; recordedAt: Date }): Promise<string> {
     const res = await this.pool.query<{ id: string }>(

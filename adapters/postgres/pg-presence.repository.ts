@@ -33,7 +33,11 @@ export class PgPresenceRepository {
   /** The view last written to each of this process's session rows. */
   private readonly written = new Map<string, string>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /** Registers the session as the senior's live one; returns the session it replaced, if any. */
   async claim(seniorId: string, sessionId: string, processId: string): Promise<{ sessionId: string; processId: string } | null> {

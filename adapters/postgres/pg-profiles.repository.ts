@@ -23,7 +23,11 @@ export type Compass = z.infer<typeof CompassSchema>;
 
 /** Personas, interlocutor profiles and compasses (derived, never verbatim), scoped by senior. */
 export class PgProfilesRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   /** The senior's persona, else the deployment's, else null (the built-in one applies). */
   async persona(seniorId: string | null): Promise<string | null> {

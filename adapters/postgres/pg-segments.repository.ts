@@ -11,7 +11,11 @@ export interface SegmentRow {
 
 /** `segments`: tier 2 of the conversation memory, scoped by senior (INV-P05). */
 export class PgSegmentsRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async insert(segment: { seniorId: string; summary: string | null; startedAt: Date; endedAt: Date; turnCount: number }): Promise<string> {
     const res = await this.pool.query<{ id: string }>(

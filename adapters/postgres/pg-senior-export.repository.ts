@@ -23,7 +23,11 @@ export interface SeniorExport {
  * the senior row — read in one snapshot, as JSON values.
  */
 export class PgSeniorExportRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async export(seniorId: string): Promise<SeniorExport> {
     // One snapshot: a session closing meanwhile cannot leave half its rows in the document.

@@ -6,7 +6,11 @@ export type ApiRole = 'admin' | 'operator' | 'caregiver';
 
 /** Reads and writes the identity tables: seniors, kiosk devices, API tokens. */
 export class SeniorDirectory {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
 
   async seniorForKioskToken(token: string): Promise<string | null> {
     const res = await this.pool.query<{ senior_id: string }>('SELECT senior_id FROM devices WHERE token_hash = $1', [hashToken(token)]);

@@ -55,11 +55,16 @@ class Shard {
   /** Rows, most recent first. */
   readonly recency: number[] = [];
 
+  readonly scope: string;
+  readonly seniorId: string;
+
   constructor(
-    readonly scope: string,
-    readonly seniorId: string,
+    scope: string,
+    seniorId: string,
     capacity: number,
   ) {
+    this.scope = scope;
+    this.seniorId = seniorId;
     this.matrix = new DotMatrix(capacity, EMBEDDING_DIMENSIONS);
     this.entries = new Array<Entry | null>(capacity).fill(null);
   }
@@ -94,7 +99,10 @@ export class SemanticCache implements SemanticCachePort {
   private readonly lru = new Map<Entry, true>();
   private readonly now: () => number;
 
-  constructor(private readonly options: SemanticCacheOptions) {
+  private readonly options: SemanticCacheOptions;
+
+  constructor(options: SemanticCacheOptions) {
+    this.options = options;
     this.now = options.now ?? Date.now;
   }
 

@@ -39,10 +39,16 @@ const SYSTEM = [
  * dropped alone (a list item removed, a single value set to null), the rest kept.
  */
 export class MistralSmallConsolidator {
+  private readonly model: LanguageModelV4;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly attemptTimeoutMs = 20_000,
-  ) {}
+    model: LanguageModelV4,
+    attemptTimeoutMs = 20_000,
+  ) {
+    this.model = model;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   async propose(inputs: ConsolidationInputs): Promise<Consolidation> {
     const prompt = [

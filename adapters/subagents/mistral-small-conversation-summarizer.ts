@@ -20,11 +20,19 @@ const SYSTEM = [
  * against any exchange of the session all give null, and the mood row is written anyway.
  */
 export class MistralSmallConversationSummarizer implements ConversationSummarizerPort {
+  private readonly model: LanguageModelV4;
+  private readonly logger: Pick<Logger, 'warn'>;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly logger: Pick<Logger, 'warn'>,
-    private readonly attemptTimeoutMs = 4000,
-  ) {}
+    model: LanguageModelV4,
+    logger: Pick<Logger, 'warn'>,
+    attemptTimeoutMs = 4000,
+  ) {
+    this.model = model;
+    this.logger = logger;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   summarize(exchange: Exchange, session: readonly Exchange[] = []): Promise<string | null> {
     const request = { schema: SummarySchema, system: SYSTEM, prompt: exchangesPrompt([exchange]) };

@@ -78,11 +78,19 @@ const REFERENCE = /^F?(\d{1,3})$/i;
  * checked alone: a malformed, unsure or verbatim one is dropped, the others kept.
  */
 export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
+  private readonly model: LanguageModelV4;
+  private readonly logger: Pick<Logger, 'warn'>;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly logger: Pick<Logger, 'warn'>,
-    private readonly attemptTimeoutMs = 5000,
-  ) {}
+    model: LanguageModelV4,
+    logger: Pick<Logger, 'warn'>,
+    attemptTimeoutMs = 5000,
+  ) {
+    this.model = model;
+    this.logger = logger;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   /** The session's facts, all new (nothing held shown). */
   async extract(exchanges: Exchange[]): Promise<ExtractedFact[]> {

@@ -13,10 +13,16 @@ const SYSTEM = [
 
 /** The per-turn mood classifier on Mistral Small (seed ADR: Small for every sub-agent). */
 export class MistralSmallMoodClassifier implements MoodClassifierPort {
+  private readonly model: LanguageModelV4;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly attemptTimeoutMs = 4000,
-  ) {}
+    model: LanguageModelV4,
+    attemptTimeoutMs = 4000,
+  ) {
+    this.model = model;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   async classify(exchange: Exchange): Promise<number> {
     const { score } = await generateWithDefences(this.model, { schema: MoodSchema, system: SYSTEM, prompt: exchangesPrompt([exchange]) }, this.attemptTimeoutMs);

@@ -20,11 +20,19 @@ const SYSTEM = [
  * gives null.
  */
 export class MistralSmallSegmentSummarizer implements SegmentSummarizerPort {
+  private readonly model: LanguageModelV4;
+  private readonly logger: Pick<Logger, 'warn'>;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly logger: Pick<Logger, 'warn'>,
-    private readonly attemptTimeoutMs = 5000,
-  ) {}
+    model: LanguageModelV4,
+    logger: Pick<Logger, 'warn'>,
+    attemptTimeoutMs = 5000,
+  ) {
+    this.model = model;
+    this.logger = logger;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   async summarize(exchanges: readonly Exchange[]): Promise<string | null> {
     if (exchanges.length === 0) return null;

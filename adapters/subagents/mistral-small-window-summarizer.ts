@@ -20,10 +20,16 @@ const SYSTEM = [
  * the previous summary stays, as when the call fails.
  */
 export class MistralSmallWindowSummarizer implements WindowSummarizerPort {
+  private readonly model: LanguageModelV4;
+  private readonly attemptTimeoutMs;
+
   constructor(
-    private readonly model: LanguageModelV4,
-    private readonly attemptTimeoutMs = 5000,
-  ) {}
+    model: LanguageModelV4,
+    attemptTimeoutMs = 5000,
+  ) {
+    this.model = model;
+    this.attemptTimeoutMs = attemptTimeoutMs;
+  }
 
   async summarize({ previousSummary, messages }: { previousSummary: string | null; messages: ChatMessage[] }): Promise<string | null> {
     const prompt = [

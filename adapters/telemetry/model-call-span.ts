@@ -17,7 +17,11 @@ export class ModelCallSpan {
   private readonly startedAt = performance.now();
   private firstTokenAt: number | null = null;
 
-  private constructor(private readonly span: Span) {}
+  private readonly span: Span;
+
+  private constructor(span: Span) {
+    this.span = span;
+  }
 
   /** Null when the senior has no turn open (a preemptive turn's call, made before its turn). */
   static start(traces: TurnTraces, seniorId: string, model: { provider: string; modelId: string }, request: { maxTokens: number; tools: boolean }): ModelCallSpan | null {

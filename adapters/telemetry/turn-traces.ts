@@ -88,7 +88,11 @@ export class TurnTraces {
   private readonly bySenior = new Map<string, ActiveTurn>();
   private readonly cut = new Map<string, ActiveTurn>();
 
-  constructor(readonly tracer: Tracer = trace.getTracer(TRACER_NAME)) {}
+  readonly tracer: Tracer;
+
+  constructor(tracer: Tracer = trace.getTracer(TRACER_NAME)) {
+    this.tracer = tracer;
+  }
 
   /** Opens the turn's span (voice: from the end of speech, with its transcription); returns its context, for spans that outlive it. */
   begin(ids: TurnIds, mode: 'text' | 'voice', voice?: VoiceTurnTiming): Context {

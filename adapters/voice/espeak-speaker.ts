@@ -75,10 +75,16 @@ class Job {
   private waiter: (() => void) | undefined;
   cancelled = false;
 
+  readonly id: number;
+  readonly request: JobRequest;
+
   constructor(
-    readonly id: number,
-    readonly request: JobRequest,
-  ) {}
+    id: number,
+    request: JobRequest,
+  ) {
+    this.id = id;
+    this.request = request;
+  }
 
   push(chunk: Int16Array): void {
     this.chunks.push(chunk);

@@ -194,11 +194,19 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** `maxReconnects` ran out: the stream opens no socket again, and every flush fails with this. */
   private exhausted: TranscriberUnavailableError | undefined;
 
+  private readonly client: RealtimeTranscription;
+  private readonly settings: StreamSettings;
+  private readonly contextBias: string[];
+
   constructor(
-    private readonly client: RealtimeTranscription,
-    private readonly settings: StreamSettings,
-    private readonly contextBias: string[],
-  ) {}
+    client: RealtimeTranscription,
+    settings: StreamSettings,
+    contextBias: string[],
+  ) {
+    this.client = client;
+    this.settings = settings;
+    this.contextBias = contextBias;
+  }
 
   connected(): Promise<RealtimeConnection> {
     this.connecting ??= this.connectWithBackoff().finally(() => (this.connecting = undefined));

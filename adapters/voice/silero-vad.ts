@@ -215,10 +215,15 @@ export class SileroSpeechProbability implements SpeechProbability {
   private resolve: ((probability: number) => void) | undefined;
   private reject: ((error: Error) => void) | undefined;
 
+  private readonly worker: SileroWorker;
+  private readonly slot: number;
+
   private constructor(
-    private readonly worker: SileroWorker,
-    private readonly slot: number,
+    worker: SileroWorker,
+    slot: number,
   ) {
+    this.worker = worker;
+    this.slot = slot;
     slots.register(this, { worker, slot }, this);
   }
 

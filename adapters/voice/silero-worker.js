@@ -1,7 +1,7 @@
 // Silero VAD v5 for every voice stream of the process, in one worker thread: onnxruntime-node's
 // InferenceSession.run is synchronous on the thread that calls it, so on the main thread it would
 // stall the event loop that moves every kiosk's audio.
-// Plain JavaScript: a worker thread on Node 20 cannot load TypeScript through tsx's hooks.
+// Plain JavaScript: written when a worker thread (Node 20) could not load TypeScript; it needs no types.
 //
 // Nothing is posted per window. Each stream owns a slot in shared memory (silero-vad.ts):
 // the main thread writes the slot's 512-sample window, marks it PENDING and bumps WAKE; this

@@ -28,7 +28,10 @@ export class WebRtcVoiceGate implements VoiceGate {
   private handle: number;
   private readonly buffer: number;
 
-  private constructor(private readonly wasm: FvadModule) {
+  private readonly wasm: FvadModule;
+
+  private constructor(wasm: FvadModule) {
+    this.wasm = wasm;
     this.handle = wasm._fvad_new();
     if (this.handle === 0) throw new Error('WebRTC VAD: out of memory');
     if (wasm._fvad_set_sample_rate(this.handle, INPUT_SAMPLE_RATE) !== 0 || wasm._fvad_set_mode(this.handle, GATE_MODE) !== 0) {

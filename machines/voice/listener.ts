@@ -77,10 +77,15 @@ export class Listener {
   private generation = 0;
   private work: Promise<void> = Promise.resolve();
 
+  private readonly options: ListenerOptions;
+  private readonly events: ListenerEvents;
+
   constructor(
-    private readonly options: ListenerOptions,
-    private readonly events: ListenerEvents,
+    options: ListenerOptions,
+    events: ListenerEvents,
   ) {
+    this.options = options;
+    this.events = events;
     validateEndpointingConfig(options);
     this.endpointMaxMs = options.endpointMaxMs ?? options.endpointSilenceMs;
     if (!(this.endpointMaxMs >= options.endpointSilenceMs)) throw new RangeError(`listener: endpointMaxMs (${this.endpointMaxMs}) must be at least endpointSilenceMs (${options.endpointSilenceMs})`);

@@ -16,10 +16,15 @@ export class Resampler {
   private previous: number | null = null;
   private readonly step: number;
 
+  readonly fromRate: number;
+  readonly toRate: number;
+
   constructor(
-    readonly fromRate: number,
-    readonly toRate: number,
+    fromRate: number,
+    toRate: number,
   ) {
+    this.fromRate = fromRate;
+    this.toRate = toRate;
     for (const rate of [fromRate, toRate]) {
       if (!Number.isInteger(rate) || rate < 8_000 || rate > 192_000) throw new RangeError(`resample: unsupported sample rate ${rate}`);
     }

@@ -32,11 +32,14 @@ const CONVERT_HINT =
 
 /** A CLI failure with a message for the user and an exit code. */
 export class VoiceFileError extends Error {
+  readonly exitCode: number;
+
   constructor(
     message: string,
-    readonly exitCode: number,
+    exitCode: number,
   ) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 

@@ -42,16 +42,23 @@ const record = z.object({
 export type LockRecord = z.infer<typeof record>;
 
 export class DataDirLockedError extends Error {
+  readonly dir: string;
+  readonly holder: LockRecord;
+  readonly otherHost: boolean;
+
   constructor(
-    readonly dir: string,
-    readonly holder: LockRecord,
-    readonly otherHost: boolean,
+    dir: string,
+    holder: LockRecord,
+    otherHost: boolean,
   ) {
     const who = `${holder.holder} (pid ${holder.pid} on host ${holder.host}, since ${holder.since})`;
     const what = otherHost
       ? `is locked by ${who}, another host sharing this directory: stop it there, or if that host is gone delete ${path.join(dir, LOCK_FILE)}`
       : `is in use by ${who}: ${holder.serves ? 'one process owns an embedded database; stop it first or set another PGLITE_DATA_DIR' : 'run this again once it has finished'}`;
     super(`PGLITE_DATA_DIR ${dir} ${what}`);
+    this.dir = dir;
+    this.holder = holder;
+    this.otherHost = otherHost;
     this.name = 'DataDirLockedError';
   }
 }

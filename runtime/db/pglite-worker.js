@@ -2,7 +2,7 @@
 // (`pglite-thread.ts` says why never on TCP: PGlite lets in any login as superuser).
 // PGlite executes queries synchronously in WASM; here that time is spent off the event loop
 // that answers kiosks (one insert under the HNSW index takes ~13 ms).
-// Plain JavaScript: a worker thread on Node 20 cannot load TypeScript through tsx's hooks.
+// Plain JavaScript: written when a worker thread (Node 20) could not load TypeScript; it needs no types.
 //
 // PGlite is ONE Postgres session, shared by every connection (the runtime's pool, and the
 // commands run while the runtime is up). @electric-sql/pglite-socket queues single wire

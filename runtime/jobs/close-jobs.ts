@@ -56,7 +56,10 @@ export class CloseJobs {
   /** Per live session, how many of its turns (from the first) already have their mood job. */
   private readonly derivedTurns = new Map<string, number>();
 
-  constructor(private readonly deps: CloseJobsDeps) {
+  private readonly deps: CloseJobsDeps;
+
+  constructor(deps: CloseJobsDeps) {
+    this.deps = deps;
     this.pool = new DerivationPool({
       concurrency: deps.concurrency,
       maxAttempts: deps.maxAttempts,

@@ -95,7 +95,10 @@ export class DerivationPool {
   /** The most turns (and bytes) held at once since start: for benchmarks. */
   peak = { transcripts: 0, bytes: 0 };
 
-  constructor(private readonly options: PoolOptions) {
+  private readonly options: PoolOptions;
+
+  constructor(options: PoolOptions) {
+    this.options = options;
     this.concurrency = options.concurrency;
     this.random = options.random ?? Math.random;
   }

@@ -18,12 +18,19 @@ export const DREAM_TIMEZONE = 'Europe/Paris';
 export class DreamScheduler {
   readonly boss: PgBoss;
 
+  private readonly store: PgDreamRepository;
+  private readonly dream: Dream;
+  private readonly logger: Pick<Logger, 'warn' | 'info'>;
+
   constructor(
     pool: pg.Pool,
-    private readonly store: PgDreamRepository,
-    private readonly dream: Dream,
-    private readonly logger: Pick<Logger, 'warn' | 'info'>,
+    store: PgDreamRepository,
+    dream: Dream,
+    logger: Pick<Logger, 'warn' | 'info'>,
   ) {
+    this.store = store;
+    this.dream = dream;
+    this.logger = logger;
     this.boss = new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } });
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }

@@ -34,8 +34,21 @@ const union = (a: readonly string[] | undefined, b: readonly string[]) => [...ne
  * Consent-gated, and once per Europe/Paris day: a re-run the same day changes nothing.
  */
 export class Dream {
+  private readonly deps: {
+      store: PgDreamRepository;
+      moodScores: PgMoodScoresRepository;
+      segments: PgSegmentsRepository;
+      facts: PgMemoryFactsRepository;
+      consents: ConsentPort;
+      memory: MemoryPort;
+      embedder: MemoryEmbedderPort;
+      profiles: PgProfilesRepository;
+      consolidator: MistralSmallConsolidator;
+      now?: () => Date;
+    };
+
   constructor(
-    private readonly deps: {
+    deps: {
       store: PgDreamRepository;
       moodScores: PgMoodScoresRepository;
       segments: PgSegmentsRepository;
@@ -47,7 +60,9 @@ export class Dream {
       consolidator: MistralSmallConsolidator;
       now?: () => Date;
     },
-  ) {}
+  ) {
+    this.deps = deps;
+  }
 
   async consolidate(seniorId: string, day: string): Promise<DreamReport> {
     const report: DreamReport = { seniorId, day, promoted: [], candidates: 0, compassWritten: false, profileEnriched: false, notesPurged: 0, segmentsVectorized: 0 };

@@ -21,14 +21,23 @@ export interface FactsReconciled {
  * sure no copy is stored, whatever the model answered.
  */
 export class SessionFacts {
+  private readonly deps: {
+      extractor: MemoryExtractorPort;
+      facts: Pick<PgMemoryFactsRepository, 'known'>;
+      memory: MemoryPort;
+      logger: Pick<Logger, 'debug'>;
+    };
+
   constructor(
-    private readonly deps: {
+    deps: {
       extractor: MemoryExtractorPort;
       facts: Pick<PgMemoryFactsRepository, 'known'>;
       memory: MemoryPort;
       logger: Pick<Logger, 'debug'>;
     },
-  ) {}
+  ) {
+    this.deps = deps;
+  }
 
   /** The caller has checked the `conversation` consent. */
   async reconcile(seniorId: string, exchanges: Exchange[]): Promise<FactsReconciled> {

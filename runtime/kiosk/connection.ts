@@ -64,12 +64,21 @@ export class KioskConnection {
   /** The socket has closed: a start still waiting on the database finds its kiosk gone. */
   private gone = false;
 
+  private readonly socket: WebSocket;
+  private readonly seniorId: string;
+  private readonly log: FastifyBaseLogger;
+  private readonly context: KioskConnectionContext;
+
   constructor(
-    private readonly socket: WebSocket,
-    private readonly seniorId: string,
-    private readonly log: FastifyBaseLogger,
-    private readonly context: KioskConnectionContext,
+    socket: WebSocket,
+    seniorId: string,
+    log: FastifyBaseLogger,
+    context: KioskConnectionContext,
   ) {
+    this.socket = socket;
+    this.seniorId = seniorId;
+    this.log = log;
+    this.context = context;
     this.frameBudget = new TokenBucket(context.rateLimit.perSecond, context.rateLimit.burst);
     this.link = {
       send: (frame) => this.send(frame),

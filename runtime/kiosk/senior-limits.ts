@@ -38,11 +38,18 @@ export type StartAdmission = { ok: true } | { ok: false; retryAfterMs: number };
 export class SeniorLimits {
   private readonly seniors = new Map<string, SeniorState>();
 
+  readonly settings: SeniorLimitSettings;
+  private readonly now: () => number;
+  private readonly maxTracked;
+
   constructor(
-    readonly settings: SeniorLimitSettings,
-    private readonly now: () => number = () => performance.now(),
-    private readonly maxTracked = MAX_TRACKED_SENIORS,
+    settings: SeniorLimitSettings,
+    now: () => number = () => performance.now(),
+    maxTracked = MAX_TRACKED_SENIORS,
   ) {
+    this.settings = settings;
+    this.now = now;
+    this.maxTracked = maxTracked;
     for (const [name, value] of Object.entries(settings)) {
       if (!(value > 0) || !Number.isFinite(value)) throw new RangeError(`senior limits: ${name} must be positive, got ${value}`);
     }

@@ -10,11 +10,18 @@ export class TokenBucket {
   private tokens: number;
   private last: number;
 
+  private readonly perSecond: number;
+  private readonly capacity: number;
+  private readonly now: () => number;
+
   constructor(
-    private readonly perSecond: number,
-    private readonly capacity: number,
-    private readonly now: () => number = () => performance.now(),
+    perSecond: number,
+    capacity: number,
+    now: () => number = () => performance.now(),
   ) {
+    this.perSecond = perSecond;
+    this.capacity = capacity;
+    this.now = now;
     if (!(perSecond > 0) || !Number.isFinite(perSecond)) throw new RangeError(`token bucket: perSecond must be positive, got ${perSecond}`);
     if (!(capacity > 0) || !Number.isFinite(capacity)) throw new RangeError(`token bucket: capacity must be positive, got ${capacity}`);
     this.tokens = capacity;

@@ -35,13 +35,25 @@ const REMOTE_CLOSE_POLLS = 4;
  * Idempotent: a second run returns zero counts.
  */
 export class SeniorErasure {
+  private readonly tables: PgErasureRepository;
+  private readonly memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>;
+  private readonly registry: SessionRegistry;
+  private readonly inMemory: InMemoryStores;
+  private readonly across: ErasureAcrossProcesses | null;
+
   constructor(
-    private readonly tables: PgErasureRepository,
-    private readonly memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>,
-    private readonly registry: SessionRegistry,
-    private readonly inMemory: InMemoryStores = {},
-    private readonly across: ErasureAcrossProcesses | null = null,
-  ) {}
+    tables: PgErasureRepository,
+    memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>,
+    registry: SessionRegistry,
+    inMemory: InMemoryStores = {},
+    across: ErasureAcrossProcesses | null = null,
+  ) {
+    this.tables = tables;
+    this.memoryStores = memoryStores;
+    this.registry = registry;
+    this.inMemory = inMemory;
+    this.across = across;
+  }
 
   async erase(seniorId: string): Promise<Record<string, number>> {
     this.registry.close(seniorId, 'erased');
@@ -101,11 +113,19 @@ export class RemoteErasures {
   /** Notices already acted on, while they are kept in the table: at most the erasures of `retainMs`. */
   private readonly applied = new Set<string>();
 
+  private readonly across: ErasureAcrossProcesses;
+  private readonly registry: SessionRegistry;
+  private readonly inMemory: InMemoryStores;
+
   constructor(
-    private readonly across: ErasureAcrossProcesses,
-    private readonly registry: SessionRegistry,
-    private readonly inMemory: InMemoryStores,
-  ) {}
+    across: ErasureAcrossProcesses,
+    registry: SessionRegistry,
+    inMemory: InMemoryStores,
+  ) {
+    this.across = across;
+    this.registry = registry;
+    this.inMemory = inMemory;
+  }
 
   /** Presence's heartbeat: counts the live peers (the fast poll runs while there are), then reads and prunes the notices. */
   async heartbeat(): Promise<void> {

@@ -53,11 +53,16 @@ export type StartStep = 'load_profile' | 'claim_presence';
 /** A start failed at `step`; `cause` is the database's (or driver's) error, never logged as text. */
 export class SessionStartError extends Error {
   override name = 'SessionStartError';
+  readonly step: StartStep;
+  override readonly cause: unknown;
+
   constructor(
-    readonly step: StartStep,
-    override readonly cause: unknown,
+    step: StartStep,
+    cause: unknown,
   ) {
     super(`session start failed at ${step}`);
+    this.step = step;
+    this.cause = cause;
   }
 }
 
@@ -122,7 +127,10 @@ export class SessionRegistry {
   private beatHook: (() => Promise<void>) | null = null;
   readonly traces: TurnTraces;
 
-  constructor(private readonly options: RegistryOptions) {
+  private readonly options: RegistryOptions;
+
+  constructor(options: RegistryOptions) {
+    this.options = options;
     this.traces = options.traces ?? new TurnTraces();
     // Someone starts or stops watching (an operator opens the ops stream…): every live actor follows.
     options.inspect?.watching?.onChange((active) => {

@@ -61,7 +61,10 @@ export class FallbackSpeaker implements SpeakerPort {
   private samplesPerChar: number;
   private paceMeasured = false;
 
-  constructor(private readonly options: FallbackSpeakerOptions) {
+  private readonly options: FallbackSpeakerOptions;
+
+  constructor(options: FallbackSpeakerOptions) {
+    this.options = options;
     this.sampleRate = options.primary.sampleRate;
     this.voiceId = `${options.primary.voiceId}|${options.fallback.voiceId}`;
     this.firstAudioMs = options.firstAudioMs ?? 1_500;

@@ -27,7 +27,11 @@ export class IdleCheckin {
   /** The senior has spoken since the last check-in (true at first). */
   private spokenSince = true;
 
-  constructor(private readonly o: IdleCheckinOptions) {}
+  private readonly o: IdleCheckinOptions;
+
+  constructor(o: IdleCheckinOptions) {
+    this.o = o;
+  }
 
   get armed(): boolean {
     return this.timer !== null;

@@ -62,10 +62,16 @@ export class SharedLines {
   /** Per voice, performance.now() of its speaker's last failure. */
   private readonly failedAt = new Map<string, number>();
 
+  readonly retryMs;
+  readonly maxPersonalBytes;
+
   constructor(
-    readonly retryMs = LINE_RETRY_MS,
-    readonly maxPersonalBytes = PERSONAL_LINES_MAX_BYTES,
-  ) {}
+    retryMs = LINE_RETRY_MS,
+    maxPersonalBytes = PERSONAL_LINES_MAX_BYTES,
+  ) {
+    this.retryMs = retryMs;
+    this.maxPersonalBytes = maxPersonalBytes;
+  }
 
   /** The voice's speaker failed less than `retryMs` ago: not worth asking yet. */
   resting(voiceId: string): boolean {
@@ -215,7 +221,10 @@ export class LineCache {
   private readonly lineTimeoutMs: number;
   private readonly warmupMs: number;
 
-  constructor(private readonly options: LineCacheOptions) {
+  private readonly options: LineCacheOptions;
+
+  constructor(options: LineCacheOptions) {
+    this.options = options;
     this.sampleRate = options.sampleRate ?? options.speaker.sampleRate;
     this.lineTimeoutMs = options.lineTimeoutMs ?? 5_000;
     this.warmupMs = options.warmupMs ?? 20_000;

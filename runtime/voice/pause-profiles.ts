@@ -13,11 +13,19 @@ import { PAUSES_PER_SESSION_MAX, recordPauses } from '../../machines/voice/pause
 export class PauseProfiles {
   private readonly pending = new Set<Promise<void>>();
 
+  private readonly profiles: PgProfilesRepository;
+  private readonly consents: ConsentPort;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly profiles: PgProfilesRepository,
-    private readonly consents: ConsentPort,
-    private readonly logger: Logger,
-  ) {}
+    profiles: PgProfilesRepository,
+    consents: ConsentPort,
+    logger: Logger,
+  ) {
+    this.profiles = profiles;
+    this.consents = consents;
+    this.logger = logger;
+  }
 
   save(seniorId: string, pauses: readonly number[]): void {
     if (pauses.length === 0) return;

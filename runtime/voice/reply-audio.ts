@@ -63,7 +63,10 @@ export class ReplyAudio {
    */
   readonly sent: Promise<void>;
 
-  constructor(private readonly o: ReplyAudioOptions) {
+  private readonly o: ReplyAudioOptions;
+
+  constructor(o: ReplyAudioOptions) {
+    this.o = o;
     this.turnId = o.turnId;
     this.sent = this.run();
   }

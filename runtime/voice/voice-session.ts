@@ -199,10 +199,15 @@ class VoiceSession implements VoiceSessionHandle {
   /** Starts the speculative turn when the end of the pause comes within the preemption's lead (one at a time). */
   private preemptTimer: NodeJS.Timeout | null = null;
 
+  private readonly services: VoiceServices;
+  private readonly request: VoiceSessionRequest;
+
   constructor(
-    private readonly services: VoiceServices,
-    private readonly request: VoiceSessionRequest,
+    services: VoiceServices,
+    request: VoiceSessionRequest,
   ) {
+    this.services = services;
+    this.request = request;
     const { session } = request;
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.

@@ -134,8 +134,8 @@ describe('npm run dream', () => {
   it('runs one consolidation and prints what it did; refuses a bad senior id', async () => {
     const run = promisify(execFile);
     const env = { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: path.join(await mkdtemp(path.join(tmpdir(), 'dream-')), 'pglite') };
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'runtime/cli/dream.ts', '--senior', '00000000-0000-4000-8000-000000000000'], { env });
+    const { stdout } = await run(process.execPath, ['runtime/cli/dream.ts', '--senior', '00000000-0000-4000-8000-000000000000'], { env });
     expect(stdout).toContain('skipped (no consent)');
-    await expect(run(process.execPath, ['--import', 'tsx', 'runtime/cli/dream.ts', '--senior', 'nope'], { env })).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, ['runtime/cli/dream.ts', '--senior', 'nope'], { env })).rejects.toMatchObject({ code: 2 });
   });
 });

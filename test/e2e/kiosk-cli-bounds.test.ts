@@ -13,7 +13,7 @@ import { KIOSK_TOKEN, startTestRuntime } from '../support/runtime.ts';
  * shortened through KOHAMI_KIOSK_WAIT_MS, so no test waits ten seconds.
  */
 
-const TSX = path.resolve('node_modules/.bin/tsx');
+const NODE = process.execPath;
 const CLI = path.resolve('runtime/cli/kiosk.ts');
 const WAIT_MS = 300;
 const closers: Array<() => void> = [];
@@ -32,7 +32,7 @@ interface Ended {
 /** Runs the CLI with a short wait bound; its stdin stays open, as a terminal's would, unless `input` is piped. */
 async function kiosk(url: string, args: string[] = [], token = 'kiosk_any_token_0000', input?: string): Promise<Ended> {
   const started = performance.now();
-  const child = spawn(TSX, [CLI, '--url', url, '--token', token, ...args], {
+  const child = spawn(NODE, [CLI, '--url', url, '--token', token, ...args], {
     env: { ...process.env, KOHAMI_KIOSK_WAIT_MS: String(WAIT_MS), DEV_KIOSK_TOKEN: '' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -131,7 +131,7 @@ describe('npm run kiosk (text mode): bounded waits and foreign answers', () => {
   }, 20_000);
 
   it('KOHAMI_KIOSK_WAIT_MS that is not a positive number: exit 2', async () => {
-    const child = spawn(TSX, [CLI, '--token', 'kiosk_any_token_0000'], { env: { ...process.env, KOHAMI_KIOSK_WAIT_MS: 'soon' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(NODE, [CLI, '--token', 'kiosk_any_token_0000'], { env: { ...process.env, KOHAMI_KIOSK_WAIT_MS: 'soon' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = (await once(child, 'exit')) as [number | null];

@@ -19,7 +19,7 @@ import { speechScript } from '../support/speech.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 /**
- * What these tests wait for happens in real time: Chromium, the kiosk CLI loading tsx, a second
+ * What these tests wait for happens in real time: Chromium, the kiosk CLI loading, a second
  * runtime opening PGlite, audio played at its own pace. Each wait is on an event or on the page's
  * state; this bounds the whole, generously, since a loaded machine stretches all of it.
  */
@@ -298,7 +298,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
 describe('npm run kiosk -- --voice', () => {
   const cli = (args: string[], url = rt.wsUrl) =>
-    run(process.execPath, ['--import', 'tsx', 'runtime/cli/kiosk.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: REAL_TIME_TEST_MS }).then(
+    run(process.execPath, ['runtime/cli/kiosk.ts', '--url', url, ...args], { cwd: process.cwd(), timeout: REAL_TIME_TEST_MS }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
     );

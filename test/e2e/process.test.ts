@@ -6,7 +6,7 @@ import { KIOSK_TOKEN } from '../support/runtime.ts';
 
 /** `npm start`'s entry point, as a real child process. */
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+  const child = spawn(process.execPath, ['runtime/main.ts'], {
     env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -47,7 +47,7 @@ async function deadPid(): Promise<number> {
 
 /** A child process running `code` with the lock module imported as `lockDataDir`; its stdout lines. */
 function child(code: string): { proc: ChildProcess; lines: AsyncIterator<string> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `const { lockDataDir } = await import('./runtime/db/data-dir-lock.ts');\n${code}`], {
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', `const { lockDataDir } = await import('./runtime/db/data-dir-lock.ts');\n${code}`], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   children.push(proc);

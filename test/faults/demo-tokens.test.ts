@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 /** `npm start`'s entry point as a child process, on a persistent data directory. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+  const child = spawn(process.execPath, ['runtime/main.ts'], {
     env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'development', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -64,7 +64,7 @@ async function databaseProcess(older = false): Promise<{ dir: string; proc: Chil
   // A file, not -e: the database's worker thread inherits the process's flags, and --input-type fails a worker's file.
   const script = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-access-script-')), 'database.mjs');
   await writeFile(script, code);
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(proc);
   const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
   /** Sends `command` (if any), then waits for the process's next line, which must be `answer`. */

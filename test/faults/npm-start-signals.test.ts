@@ -19,7 +19,7 @@ describe('npm start', () => {
     npm.stderr!.on('data', (d) => (out += d));
     // 'close' fires once every holder of npm's pipes is gone: an orphaned runtime would keep it open.
     const closed = once(npm, 'close');
-    // Its banner, however long npm, tsx and PGlite take to load on a loaded machine; an npm that exits first fails here.
+    // Its banner, however long npm, Node and PGlite take to load on a loaded machine; an npm that exits first fails here.
     await new Promise<void>((resolve, reject) => {
       const check = () => out.includes('demo kiosk token') && resolve();
       npm.stdout!.on('data', check);

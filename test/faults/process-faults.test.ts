@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '..
 
 /**
  * A test that starts runtimes or commands as child processes waits, in real time, for each to load
- * tsx and open PGlite: seconds when the machine is idle, much more when it is loaded. Every wait in
+ * its TypeScript and open PGlite: seconds when the machine is idle, much more when it is loaded. Every wait in
  * these tests is on an event (a banner, an exit); this bounds the whole, as in npm-start-signals.
  */
 const CHILD_PROCESS_TEST_MS = 120_000;
@@ -27,7 +27,7 @@ interface Proc {
 
 /** `npm start`'s entry point as a real child process on `dir`. */
 function spawnRuntime(): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['runtime/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -48,7 +48,7 @@ async function startRuntime(): Promise<Proc & { url: string }> {
 const run = promisify(execFile);
 /** `npm run cli -- …` as a real child process on `dir`. */
 async function cli(...args: string[]): Promise<string> {
-  return (await run(process.execPath, ['--import', 'tsx', 'runtime/cli/admin.ts', ...args], { env: env() })).stdout;
+  return (await run(process.execPath, ['runtime/cli/admin.ts', ...args], { env: env() })).stdout;
 }
 const value = (out: string, prefix: string) => out.split('\n').find((l) => l.startsWith(prefix))!.slice(prefix.length);
 

@@ -75,7 +75,11 @@ export class FakeMistral {
   private server!: Server;
   baseUrl = '';
 
-  constructor(private readonly mount?: FakeMistralMount) {}
+  private readonly mount?: FakeMistralMount;
+
+  constructor(mount?: FakeMistralMount) {
+    this.mount = mount;
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {

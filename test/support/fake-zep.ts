@@ -21,7 +21,11 @@ export class FakeZep {
   private server!: Server;
   url = '';
 
-  constructor(readonly apiKey = 'zep-test-key') {}
+  readonly apiKey;
+
+  constructor(apiKey = 'zep-test-key') {
+    this.apiKey = apiKey;
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));

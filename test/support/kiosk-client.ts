@@ -27,7 +27,10 @@ export class KioskClient {
   closeCode: number | null = null;
   readonly closed: Promise<number>;
 
-  private constructor(readonly socket: WebSocket) {
+  readonly socket: WebSocket;
+
+  private constructor(socket: WebSocket) {
+    this.socket = socket;
     socket.on('message', (raw) => {
       const frame = JSON.parse(raw.toString()) as Frame;
       this.frames.push(frame);

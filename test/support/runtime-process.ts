@@ -14,7 +14,7 @@ export interface RuntimeProcess {
 
 /** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
 export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+  const child = spawn(process.execPath, ['runtime/main.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       KOHAMI_ENV: 'test',

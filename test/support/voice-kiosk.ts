@@ -16,7 +16,10 @@ export class VoiceKiosk {
   private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (err: Error) => void }> = [];
   private closeCode: number | null = null;
 
-  private constructor(readonly socket: WebSocket) {
+  readonly socket: WebSocket;
+
+  private constructor(socket: WebSocket) {
+    this.socket = socket;
     socket.on('close', (code) => {
       // Every frame has come before 'close': what is still awaited never will.
       this.closeCode = code;

@@ -116,7 +116,7 @@ describe('npm run cache:evaluate', () => {
   it('as a command: the configured (offline) embedder, exit codes 0 and 2, the last line on stdout', async () => {
     const exec = promisify(execFile);
     const env = { ...process.env, MISTRAL_API_KEY: '' };
-    const cli = ['--import', 'tsx', 'runtime/cli/cache-evaluate.ts'];
+    const cli = ['runtime/cli/cache-evaluate.ts'];
     const ok = await exec(process.execPath, [...cli, '--pairs', await file('cli.jsonl', jsonl(SAMPLE))], { env });
     expect(ok.stdout.trimEnd().split('\n').at(-1)).toMatch(SUMMARY);
     const bad = await exec(process.execPath, [...cli, '--pairs', await file('cli-bad.jsonl', 'nope')], { env }).catch((e: { code: number; stderr: string }) => e);

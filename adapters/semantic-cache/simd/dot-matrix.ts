@@ -21,10 +21,15 @@ export class DotMatrix {
   private readonly out: Float32Array;
   private readonly offsets: { query: number; rows: number; out: number };
 
+  readonly capacity: number;
+  readonly dimensions: number;
+
   constructor(
-    readonly capacity: number,
-    readonly dimensions: number,
+    capacity: number,
+    dimensions: number,
   ) {
+    this.capacity = capacity;
+    this.dimensions = dimensions;
     if (dimensions % 8 !== 0) throw new Error('DotMatrix needs a dimension that is a multiple of 8');
     const matrixBytes = capacity * dimensions * 4;
     this.offsets = { query: matrixBytes, rows: matrixBytes + dimensions * 4, out: matrixBytes + dimensions * 4 + capacity * 4 };

@@ -57,11 +57,16 @@ export class Preemptions implements PreemptiveTurns {
   /** The session machine with the recording ports: a shadow turn leaves its work here, nothing else. */
   readonly shadowMachine: typeof sessionMachine;
 
+  private readonly ports: TurnPorts;
+  private readonly metrics: PreemptionMetrics;
+
   constructor(
-    private readonly ports: TurnPorts,
-    private readonly metrics: PreemptionMetrics,
+    ports: TurnPorts,
+    metrics: PreemptionMetrics,
     settings: PreemptionSettings,
   ) {
+    this.ports = ports;
+    this.metrics = metrics;
     this.leadMs = settings.leadMs;
     this.maxPerUtterance = settings.maxPerUtterance;
     this.answersAtOnce = settings.answersAtOnce;

@@ -11,10 +11,13 @@ export class Replay<T> {
   private changed: Promise<void>;
   private notify!: () => void;
 
+  private readonly maxItems: number;
+
   constructor(
     source: AsyncIterable<T>,
-    private readonly maxItems: number,
+    maxItems: number,
   ) {
+    this.maxItems = maxItems;
     this.changed = this.nextChange();
     void this.pump(source);
   }

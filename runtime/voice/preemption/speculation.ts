@@ -52,7 +52,10 @@ export class Speculation {
   private shadowAnswered = false;
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly o: SpeculationOptions) {
+  private readonly o: SpeculationOptions;
+
+  constructor(o: SpeculationOptions) {
+    this.o = o;
     this.transcript = o.transcript;
   }
 
