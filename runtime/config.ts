@@ -187,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? 'environment');
     const value = env[name];
-    const shown = value === undefined || /KEY|TOKEN|URL|ENDPOINT/.test(name) ? '' : ` (got "${value}")`;
+    const shown = value === undefined || /KEY|TOKEN|URL|OTLP_ENDPOINT/.test(name) ? '' : ` (got "${value}")`;
     return `invalid configuration: ${name}${shown}: ${issue.message}`;
   });
   throw new ConfigError(lines.join('\n'));
