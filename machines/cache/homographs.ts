@@ -151,7 +151,7 @@ const est = ({ tokens, i }: HomographContext): Reading =>
  * joue » a cheek, « le bois » wood, « une prise » a socket, « le sens » a direction), else the verb
  * the lexicon lists (« ferme la porte », « je bois », « tu sens »).
  */
-const nounOrVerb = (key: string) => (c: HomographContext): Reading => (c.noun ? key : ORDINARY);
+const nounOrVerb = (form: string) => (c: HomographContext): Reading => (c.noun ? `=${form}-nom` : ORDINARY);
 
 /**
  * « livre »: a book (« le livre », « un bon livre »), a pound (« une livre de cerises »), a delivery
@@ -176,12 +176,23 @@ function peche({ tokens, said, i, noun }: HomographContext): Reading {
   return AMBIGUOUS;
 }
 
+/**
+ * Folding accents (what the lexicon is matched against) makes one spelling of two words told apart
+ * by an accent: « sûr » / « sur », « mûr » / « mur », « tâche » / « tache », « jeûne » / « jeune »,
+ * « forêt » / « foret », « maïs » / « mais », « prés » / « près », « dû » / « du ». The accented
+ * word, as said, keeps its own key (« sûre » is « sûr »).
+ */
+const byAccent = (forms: string, key: string, otherwise: (c: HomographContext) => Reading = () => ORDINARY) => {
+  const accented = new Set(forms.split(' '));
+  return (c: HomographContext): Reading => (accented.has(c.said[c.i]!) ? key : otherwise(c));
+};
+
 /** After an article, these stop words are nouns: « une personne », « le car », « de l'or », « un as », « une vis ». */
 const ARTICLES = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'chaque', 'quelques', 'plusieurs', 'en', ...POSSESSIVES]);
 const afterArticle = (key: string) => (c: HomographContext): Reading => (c.noun && ARTICLES.has(c.tokens[c.i - 1] ?? '') ? key : ORDINARY);
 
-/** « son »: after a determiner a sound (« monte le son »), else the possessive. */
-const son = (c: HomographContext): Reading => (c.noun && c.tokens[c.i - 1] !== 'de' && c.tokens[c.i - 1] !== 'd' ? '=son-bruit' : ORDINARY);
+/** « son »: after an article a sound (« monte le son », « au son de »), else the possessive (« à son fils »). */
+const son = (c: HomographContext): Reading => (c.noun && /^(le|un|du|au|ce)$/.test(c.tokens[c.i - 1] ?? '') ? '=son-bruit' : ORDINARY);
 
 /** « vers »: after a determiner a verse or a worm, and nothing tells which; else the preposition. */
 const vers = (c: HomographContext): Reading => (c.noun && DETERMINERS.has(c.tokens[c.i - 1] ?? '') ? AMBIGUOUS : ORDINARY);
@@ -193,13 +204,15 @@ function cote({ tokens, said, i, noun }: HomographContext): Reading {
 }
 
 /**
- * « temps »: weather (« quel temps fait-il », « le temps demain ») as the lexicon lists it, or a
- * while (« combien de temps », « le temps de », « à temps », « j'ai le temps », « de temps en temps »).
+ * « temps »: weather (« quel temps fait-il », « le temps de demain ») as the lexicon lists it, or a
+ * while (« combien de temps », « le temps de lire », « à temps », « j'ai le temps », « de temps en temps »).
  */
 function temps({ tokens, said, i }: HomographContext): Reading {
   const before = tokens[i - 1] ?? '';
   const next = tokens[i + 1] ?? '';
-  if (before === 'de' || before === 'd' || said[i - 1] === 'à' || next === 'de' || next === 'd' || next === 'en' || POSSESSIVES.has(before) || before === 'du' || before === 'meme') return '=temps-duree';
+  // « le temps de lire » is a while, « le temps de demain » the weather.
+  const forDoing = (next === 'de' || next === 'd') && /(er|ir|re|oir)$/.test(tokens[i + 2] ?? '');
+  if (before === 'de' || before === 'd' || said[i - 1] === 'à' || forDoing || POSSESSIVES.has(before) || before === 'du' || before === 'meme') return '=temps-duree';
   if (before === 'le' && AVOIR.has(tokens[i - 2] ?? '')) return '=temps-duree';
   return ORDINARY;
 }
@@ -216,23 +229,34 @@ export const HOMOGRAPHS: ReadonlyMap<string, (c: HomographContext) => Reading> =
   ['vers', vers],
   ['cote', cote],
   ['temps', temps],
-  ['ferme', nounOrVerb('=ferme-exploitation')],
-  ['fermes', nounOrVerb('=ferme-exploitation')],
-  ['joue', nounOrVerb('=joue-visage')],
-  ['joues', nounOrVerb('=joue-visage')],
-  ['bois', nounOrVerb('=bois-matiere')],
-  ['sens', nounOrVerb('=sens-direction')],
-  ['prise', nounOrVerb('=prise-courant')],
-  ['prises', nounOrVerb('=prise-courant')],
-  ['part', nounOrVerb('=part-portion')],
-  ['sort', nounOrVerb('=sort-destin')],
-  ['vue', nounOrVerb('=vue-regard')],
-  ['passe', nounOrVerb('=passe-autrefois')],
-  ['coupe', nounOrVerb('=coupe-objet')],
-  ['presse', nounOrVerb('=presse-journaux')],
-  ['caille', nounOrVerb('=caille-oiseau')],
-  ['peche', peche],
-  ['peches', peche],
+  ['ferme', nounOrVerb('ferme')],
+  ['fermes', nounOrVerb('ferme')],
+  ['joue', nounOrVerb('joue')],
+  ['joues', nounOrVerb('joue')],
+  ['bois', nounOrVerb('bois')],
+  ['sens', nounOrVerb('sens')],
+  ['prise', nounOrVerb('prise')],
+  ['prises', nounOrVerb('prise')],
+  // « quelque part », « nulle part »: a place, no « partir »
+  ['part', (c) => (/^(quelque|nulle|autre)$/.test(c.tokens[c.i - 1] ?? '') ? '=part-lieu' : nounOrVerb('part')(c))],
+  ['sort', nounOrVerb('sort')],
+  ['vue', nounOrVerb('vue')],
+  ['passe', nounOrVerb('passe')],
+  ['coupe', nounOrVerb('coupe')],
+  ['presse', nounOrVerb('presse')],
+  ['caille', nounOrVerb('caille')],
+  ['remise', nounOrVerb('remise')],
+  ['peche', byAccent('péché péchés', '=péché', peche)],
+  ['peches', byAccent('péché péchés', '=péché', peche)],
+  ...['sur', 'sure', 'surs', 'sures'].map((f) => [f, byAccent('sûr sûre sûrs sûres', '=sûr')] as const),
+  ...['mur', 'mure', 'murs', 'mures'].map((f) => [f, byAccent('mûr mûre mûrs mûres', '=mûr')] as const),
+  ...['tache', 'taches'].map((f) => [f, byAccent('tâche tâches', '=tâche')] as const),
+  ...['jeune', 'jeunes'].map((f) => [f, byAccent('jeûne jeûnes', '=jeûne')] as const),
+  ...['foret', 'forets'].map((f) => [f, byAccent('forêt forêts', '=forêt')] as const),
+  ['mais', byAccent('maïs', '=maïs')],
+  ['pres', byAccent('prés', '=prés')],
+  // « il a dû partir » must, as « il doit » does; « du » is the article
+  ['du', byAccent('dû', 'm:must')],
   // « il n'y a personne » is no one; « une personne », « des personnes » someone
   ['personne', afterArticle('=personne-gens')],
   ['personnes', () => '=personne-gens'],
@@ -240,7 +264,6 @@ export const HOMOGRAPHS: ReadonlyMap<string, (c: HomographContext) => Reading> =
   ['or', afterArticle('=or-metal')],
   ['as', afterArticle('=as-carte')],
   ['vis', afterArticle('=vis-objet')],
-  ['remise', nounOrVerb('=remise-abri')],
 ]);
 
 /** How the homograph at `c.i` reads, or undefined when the word there is no homograph. */
