@@ -217,6 +217,21 @@ function temps({ tokens, said, i }: HomographContext): Reading {
   return ORDINARY;
 }
 
+/** Noun forms spelled as a form of a verb the lexicon lists, each group by its singular: « la ferme » / « ferme la porte ». */
+const NOUNS_OR_VERBS = ['ferme fermes', 'joue joues', 'bois', 'sens', 'prise prises', 'sort', 'vue', 'passe', 'coupe', 'presse', 'caille', 'remise'];
+/** Folded forms and, after « = », the accented spellings of another word (« sur » / « sûr »). */
+const BY_ACCENT = ['sur sure surs sures=sûr sûre sûrs sûres', 'mur mure murs mures=mûr mûre mûrs mûres', 'tache taches=tâche tâches', 'jeune jeunes=jeûne jeûnes', 'foret forets=forêt forêts', 'mais=maïs', 'pres=prés'];
+/** Each folded form of a group with the reading its group's first form (and what follows « = ») gives. */
+const forms = (groups: readonly string[], read: (one: string, accented: string) => (c: HomographContext) => Reading) =>
+  groups.flatMap((group) => {
+    const [folded, accented = ''] = group.split('=');
+    const list = folded!.split(' ');
+    const reading = read(list[0]!, accented);
+    return list.map((f) => [f, reading] as const);
+  });
+
+const partNoun = nounOrVerb('part');
+
 /** The homographs by form (folded: « été » is « ete »), each with how its readings are told apart. */
 export const HOMOGRAPHS: ReadonlyMap<string, (c: HomographContext) => Reading> = new Map([
   ['plu', plu],
@@ -229,32 +244,12 @@ export const HOMOGRAPHS: ReadonlyMap<string, (c: HomographContext) => Reading> =
   ['vers', vers],
   ['cote', cote],
   ['temps', temps],
-  ['ferme', nounOrVerb('ferme')],
-  ['fermes', nounOrVerb('ferme')],
-  ['joue', nounOrVerb('joue')],
-  ['joues', nounOrVerb('joue')],
-  ['bois', nounOrVerb('bois')],
-  ['sens', nounOrVerb('sens')],
-  ['prise', nounOrVerb('prise')],
-  ['prises', nounOrVerb('prise')],
   // « quelque part », « nulle part »: a place, no « partir »
-  ['part', (c) => (/^(quelque|nulle|autre)$/.test(c.tokens[c.i - 1] ?? '') ? '=part-lieu' : nounOrVerb('part')(c))],
-  ['sort', nounOrVerb('sort')],
-  ['vue', nounOrVerb('vue')],
-  ['passe', nounOrVerb('passe')],
-  ['coupe', nounOrVerb('coupe')],
-  ['presse', nounOrVerb('presse')],
-  ['caille', nounOrVerb('caille')],
-  ['remise', nounOrVerb('remise')],
+  ['part', (c) => (/^(quelque|nulle|autre)$/.test(c.tokens[c.i - 1] ?? '') ? '=part-lieu' : partNoun(c))],
   ['peche', byAccent('péché péchés', '=péché', peche)],
   ['peches', byAccent('péché péchés', '=péché', peche)],
-  ...['sur', 'sure', 'surs', 'sures'].map((f) => [f, byAccent('sûr sûre sûrs sûres', '=sûr')] as const),
-  ...['mur', 'mure', 'murs', 'mures'].map((f) => [f, byAccent('mûr mûre mûrs mûres', '=mûr')] as const),
-  ...['tache', 'taches'].map((f) => [f, byAccent('tâche tâches', '=tâche')] as const),
-  ...['jeune', 'jeunes'].map((f) => [f, byAccent('jeûne jeûnes', '=jeûne')] as const),
-  ...['foret', 'forets'].map((f) => [f, byAccent('forêt forêts', '=forêt')] as const),
-  ['mais', byAccent('maïs', '=maïs')],
-  ['pres', byAccent('prés', '=prés')],
+  ...forms(NOUNS_OR_VERBS, (one) => nounOrVerb(one)),
+  ...forms(BY_ACCENT, (_one, accented) => byAccent(accented, `=${accented.split(' ')[0]}`)),
   // « il a dû partir » must, as « il doit » does; « du » is the article
   ['du', byAccent('dû', 'm:must')],
   // « il n'y a personne » is no one; « une personne », « des personnes » someone
