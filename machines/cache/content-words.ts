@@ -122,7 +122,7 @@ function listedInflection(word: string): string | undefined {
  * The key a word is matched by: its group's name when the lexicon lists it (or proves it one of a
  * listed word's inflections); else a noun (after a determiner, « quel » or a preposition: « le boucher »,
  * « la bouche », « quelle heure », « sans sucre ») keeps its own form but for its plural and a final
- * « e »; else a verb's stem, joined to a listed
+ * « e » (which, with its determiner's gender, still counts: ContentSignature.nounEnds); else a verb's stem, joined to a listed
  * verb only through that verb's infinitive (« dormez » → « dormir »).
  */
 export function contentKey(word: string, noun = false, said = word, infinitive = true): string {
