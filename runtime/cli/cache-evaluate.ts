@@ -59,6 +59,13 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : ', not offered: its held-out precision missed its promise'})`);
       io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
       if (health.length > 0) io.out(`  paraphrase hit rate outside health ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} (${s.positivesOutsideHealth} same-meaning pairs)`);
+      // A file that marks its longer sentences (`"long": true`) gets each part's figures: their promises differ.
+      if (scored.some((p) => p.long)) {
+        for (const [part, subset] of [['short questions', scored.filter((p) => !p.long)], ['longer sentences', scored.filter((p) => p.long)]] as const) {
+          const t = score(subset, threshold);
+          io.out(`  ${part}: pairs ${t.pairs}, precision ${t.precision.toFixed(3)}, paraphrase hit rate ${t.hitRate.toFixed(3)} (${(t.hitRateOutsideHealth ?? 0).toFixed(3)} outside health), hits ${t.hits}, false hits ${t.falseHits}`);
+        }
+      }
       const falseHits = scored.filter((p) => !p.same && isHit(p, threshold));
       for (const p of falseHits.slice(0, MAX_EXAMPLES)) io.out(`  false hit${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}): « ${p.a} » / « ${p.b} »`);
       if (falseHits.length > MAX_EXAMPLES) io.out(`  … and ${falseHits.length - MAX_EXAMPLES} more`);

@@ -78,6 +78,22 @@ describe('npm run cache:evaluate', () => {
     expect(training.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${8 - kept} pairs$`));
   });
 
+  it('gives the short questions and the longer sentences apart when the file marks them', async () => {
+    const rows = [
+      ...SAMPLE,
+      { a: 'Je voudrais savoir à quelle heure ma fille passe demain, pour préparer le déjeuner.', b: 'Ma fille passe à quelle heure demain ? Je voudrais préparer le déjeuner.', same: true, kind: 'paraphrase', long: true },
+      { a: 'Il fait froid dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', b: 'Il fait chaud dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', same: false, kind: 'adjective', long: true },
+    ];
+    const { code, out } = await run(['--pairs', await file('long.jsonl', jsonl(rows)), '--profile', 'strict']);
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    expect(text).toMatch(/^ {2}short questions: pairs 6, precision 0\.667, paraphrase hit rate 1\.000 \(1\.000 outside health\), hits 3, false hits 1$/m);
+    expect(text).toMatch(/^ {2}longer sentences: pairs 2, precision \d\.\d{3}, paraphrase hit rate \d\.\d{3} \(\d\.\d{3} outside health\), hits \d, false hits 0$/m);
+    // a file with no marks prints neither
+    const plain = await run(['--pairs', await file('plain.jsonl', jsonl(SAMPLE)), '--profile', 'strict']);
+    expect(plain.out.join('\n')).not.toContain('longer sentences');
+  });
+
   it('--profile evaluates that profile alone, and ends on its summary', async () => {
     const { code, out } = await run(['--pairs', await file('one.jsonl', jsonl(SAMPLE)), '--profile', 'permissive']);
     expect(code).toBe(0);
