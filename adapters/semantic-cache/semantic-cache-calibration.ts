@@ -52,7 +52,8 @@ const ModelCalibration = z.object({
 export type ModelCalibration = z.infer<typeof ModelCalibration>;
 
 /** A labelled pair; `kind` (paraphrase, reorder, object, verb, …) is optional and only groups the figures. */
-export const LabelledPair = z.object({ a: z.string().min(1), b: z.string().min(1), same: z.boolean(), kind: z.string().min(1).optional() });
+/** `long`: a pair of longer sentences (two clauses), reported apart by cache:evaluate — its promise differs. */
+export const LabelledPair = z.object({ a: z.string().min(1), b: z.string().min(1), same: z.boolean(), kind: z.string().min(1).optional(), long: z.boolean().optional() });
 export type LabelledPair = z.infer<typeof LabelledPair>;
 
 /**

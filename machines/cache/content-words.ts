@@ -8,6 +8,7 @@
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
  */
 import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
+import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from './homographs.ts';
 import { NUMBER_WORDS } from './question-details.ts';
 
 export interface ContentSignature {
@@ -15,6 +16,14 @@ export interface ContentSignature {
   key: string;
   /** The keys, stop words included, that have an opposite in the contrast lexicon. */
   contrasts: string[];
+  /**
+   * For each unlisted noun's key, whether it ended in « e » and the gender its determiner gave it
+   * (« le port » / « la porte », « les ports » / « les portes », « le poste » / « la poste »): the key
+   * drops a final « e » so a noun still joins the same word said as a verb or without a determiner
+   * (« de Pâques » / « quand Pâques »), and these say what the key cannot.
+   */
+  nounEnds: Record<string, string>;
+  nounGenders: Record<string, string>;
 }
 
 /**
@@ -113,7 +122,7 @@ function listedInflection(word: string): string | undefined {
  * The key a word is matched by: its group's name when the lexicon lists it (or proves it one of a
  * listed word's inflections); else a noun (after a determiner, « quel » or a preposition: « le boucher »,
  * « la bouche », « quelle heure », « sans sucre ») keeps its own form but for its plural and a final
- * « e »; else a verb's stem, joined to a listed
+ * « e » (which, with its determiner's gender, still counts: ContentSignature.nounEnds); else a verb's stem, joined to a listed
  * verb only through that verb's infinitive (« dormez » → « dormir »).
  */
 export function contentKey(word: string, noun = false, said = word, infinitive = true): string {
@@ -154,7 +163,8 @@ function nounPosition(tokens: string[], said: string[], i: number): boolean {
   const before = said[i - 1] === 'a' ? 'has' : (tokens[i - 1] ?? '');
   if (PRE_ADJECTIVES.has(before) && DETERMINERS_OF_NOUNS.has(tokens[i - 2] ?? '')) return true;
   // « pour ranger », « sans manger », « de ranger », « à planter »: an infinitive after a preposition.
-  if (before === 'en') return true; // « en hiver »: no infinitive after « en »
+  // « en hiver »: no infinitive after « en »; « j'en bois », « il y en a »: that « en » is a pronoun.
+  if (before === 'en') return !BEFORE_CLITIC.has(tokens[i - 2] ?? '') && tokens[i - 2] !== 'y';
   if (PREPOSITIONS_OF_NOUNS.has(before) || before === 'de' || before === 'd') return !infinitive(tokens[i]!);
   if (!DETERMINERS_OF_NOUNS.has(before)) return false;
   // « je la range »: a clitic, not an article.
@@ -285,6 +295,8 @@ export function contentSignature(question: string, split: Words = words(question
   const { said, folded: tokens } = split;
   const keys = new Set<string>();
   const contrasts = new Set<string>();
+  const nounEnds: Record<string, string> = {};
+  const nounGenders: Record<string, string> = {};
   let request = false;
   let how = false;
   let when = false;
@@ -356,9 +368,21 @@ export function contentSignature(question: string, split: Words = words(question
       if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' ? generic : keys).add(modal);
       continue;
     }
+    const noun = nounPosition(tokens, said, i);
+    // One spelling, two words (« plu »: plaire or pleuvoir): the reading grammar gives it, or, where it
+    // cannot tell, a key only the same wording shares (machines/cache/homographs.ts).
+    const reading = homographReading({ tokens, said, i, noun });
+    if (reading === AMBIGUOUS) {
+      keys.add(`?${word}@${tokens.join('_')}`);
+      continue;
+    }
+    if (reading !== undefined && reading !== ORDINARY) {
+      keys.add(reading);
+      continue;
+    }
     const lemma = REQUEST_LEMMA.get(word);
     if (lemma) requestLemmas.add(lemma);
-    const key = contentKey(word, nounPosition(tokens, said, i), said[i], infinitivePosition(tokens, i));
+    const key = contentKey(word, noun, said[i], infinitivePosition(tokens, i));
     // The impersonal « il » is about no one: no contrast with « je » or « tu ».
     const impersonal = word === 'il' && (IMPERSONAL.has(tokens[i + 1] ?? '') || (tokens[i + 1] === 'va' && WEATHER.has(tokens[i + 2] ?? '')));
     const asked = (word === 'tu' || word === 'vous' || word === 't') && asksOnly(tokens, i);
@@ -382,6 +406,12 @@ export function contentSignature(question: string, split: Words = words(question
       continue;
     }
     keys.add(key);
+    if (noun && !key.startsWith('=')) {
+      const one = word.length > 3 ? word.replace(/[sx]$/, '') : word;
+      nounEnds[key] = mark(nounEnds[key], one.length > 3 && one.endsWith('e') ? 'e' : '-');
+      const gender = determinerGender(tokens, i);
+      if (gender) nounGenders[key] = mark(nounGenders[key], gender);
+    }
   }
   // A request with no question word asks « what »; « la recette de », « la bonne façon de » ask « how »,
   // « la date de », « à quel moment » ask « when ».
@@ -401,7 +431,16 @@ export function contentSignature(question: string, split: Words = words(question
   if (falls && !keys.has('q:when')) keys.add(stem('tombe'));
   // A question with no content word at all (« tu es là ? ») proves nothing: only its own words match it.
   const key = keys.size > 0 ? [...keys].sort().join(' ') : `~${[...tokens].sort().join(' ')}`;
-  return { key, contrasts: [...contrasts] };
+  return { key, contrasts: [...contrasts], nounEnds, nounGenders };
+}
+
+/** A noun's marks, each once, in a fixed order (« e- » when it is said both ways). */
+const mark = (marks: string | undefined, m: string) => (marks === undefined ? m : marks.includes(m) ? marks : [...marks, m].sort().join(''));
+
+/** Nouns both questions say after a determiner must agree on their final « e » and, where both tell it, their gender. */
+function nounsAgree(a: Record<string, string>, b: Record<string, string>): boolean {
+  for (const k in a) if (b[k] !== undefined && b[k] !== a[k]) return false;
+  return true;
 }
 
 /**
@@ -409,7 +448,7 @@ export function contentSignature(question: string, split: Words = words(question
  * both or neither speak of the past: « il y a eu de l'orage ? » is not « il y a de l'orage ? ».
  */
 export function contentAgree(a: ContentSignature, b: ContentSignature): boolean {
-  if (a.key !== b.key) return false;
+  if (a.key !== b.key || !nounsAgree(a.nounEnds, b.nounEnds) || !nounsAgree(a.nounGenders, b.nounGenders)) return false;
   if (a.contrasts.includes(HAPPENED) !== b.contrasts.includes(HAPPENED) && !(a.contrasts.includes(PAST) && b.contrasts.includes(PAST))) return false;
   for (const x of a.contrasts) {
     if (b.contrasts.includes(x) || x === HAPPENED) continue;

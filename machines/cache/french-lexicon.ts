@@ -159,7 +159,8 @@ export const EQUIVALENTS: readonly string[] = [
   // persons, subject and possessive (« où ai-je posé » / « où j'ai posé »): stop words, kept for their contrasts
   'je j',
   'tu vous',
-  'il elle ils elles',
+  'il ils',
+  'elle elles',
   'mon ma mes',
   'ton ta tes votre vos',
   'son sa ses',
@@ -213,6 +214,8 @@ export const EQUIVALENTS: readonly string[] = [
   // stories, songs, games
   'histoire histoires conte',
   'blague blagues plaisanterie plaisanteries',
+  // what « un film drôle » becomes (SPOKEN_PHRASES, below): listed, so the rewritten « un comédie » carries no gender
+  'comédie comédies',
   'chanson chansons chansonnette chant chants chanter chante chantes chantez chanté',
   'jouer joue joues jouez joué jeu jeux',
   'ajouter ajoute ajoutes ajoutez ajouté rajouter rajoute rajoutes rajoutez rajouté',
@@ -243,6 +246,8 @@ export const EQUIVALENTS: readonly string[] = [
   'venir viens vient venons venez viennent vienne viennes venu venue viendra viendrait venait passer passe passes passez passent passé passée passera passait',
   'prendre prends prend prenons prenez prennent prenne prennes pris prise prenais prenait prendra avaler avale avales avalez avalé',
   'mettre mets met mettez mis mise',
+  'suivre suit suivez suivons suivent suivi suivie',
+  'livrer livré livrée livrés livrées livrent livrez livraison livraisons',
   'voir vois voit voyons voyez voient voie vu vue verra verrai voyait',
   'boire bois boit buvons buvez boivent boive boives bu boira',
   'lire lis lisons lisez lise lu lira lecture',
@@ -341,6 +346,10 @@ export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
   ['je', 'tu'],
   ['je', 'il'],
   ['tu', 'il'],
+  ['je', 'elle'],
+  ['tu', 'elle'],
+  // a pronoun's gender, as a determiner's: « il est mort ? » is not « elle est morte ? »
+  ['il', 'elle'],
   ['mon', 'ton'],
   ['mon', 'son'],
   ['ton', 'son'],

@@ -5,14 +5,15 @@ import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs 
 import { ConfigError } from '../config.ts';
 
 /**
- * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out]`:
+ * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training]`:
  * a deployer's check of the semantic cache on their own labelled pairs. Embeds them with the
  * configured embedder and applies the CURRENT calibrated thresholds, near-miss guard and health
  * refusal — no recalibration. `--held-out` keeps only the pairs the fixed split holds out (those a
- * calibration on this file never tuned on). The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
+ * calibration on this file never tuned on), `--training` the others: the part a rule may be tuned on
+ * without reading the held-out figures. The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
  * `--profile` names another).
  */
-const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out]';
+const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training]';
 const MAX_EXAMPLES = 10;
 
 export interface EvaluateIo {
@@ -25,26 +26,27 @@ export interface EvaluateIo {
 /** Runs the command; resolves to its exit code (2 on bad input, said in one line on `err`). */
 export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<number> {
   try {
-    let values: { pairs?: string; profile?: string; 'held-out'?: boolean };
+    let values: { pairs?: string; profile?: string; 'held-out'?: boolean; training?: boolean };
     try {
-      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' }, 'held-out': { type: 'boolean' } } }));
+      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' }, 'held-out': { type: 'boolean' }, training: { type: 'boolean' } } }));
     } catch (err) {
       throw new ConfigError(`${(err as Error).message}; ${USAGE}`);
     }
     if (!values.pairs) throw new ConfigError(USAGE);
+    if (values['held-out'] && values.training) throw new ConfigError(`--held-out and --training name the two parts of the split: one at most; ${USAGE}`);
     if (values.profile !== undefined && !ACTIVE_PROFILES.includes(values.profile as ActiveProfile)) {
       throw new ConfigError(`unknown profile "${values.profile}": strict, permissive or aggressive`);
     }
     const profiles = values.profile ? [values.profile as ActiveProfile] : [...ACTIVE_PROFILES].reverse();
     const all = readPairs(values.pairs);
-    const pairs = values['held-out'] ? all.filter(isHeldOut) : all;
-    if (pairs.length === 0) throw new ConfigError(`${values.pairs}: no held-out pairs`);
+    const pairs = values['held-out'] ? all.filter(isHeldOut) : values.training ? all.filter((p) => !isHeldOut(p)) : all;
+    if (pairs.length === 0) throw new ConfigError(`${values.pairs}: no ${values.training ? 'training' : 'held-out'} pairs`);
     const embedder = (io.embedder ?? configuredEmbedder)();
     const calibration = (io.calibrations ?? readCalibrations)()[embedder.modelId];
     if (!calibration) throw new ConfigError(`no calibration for embedding model ${embedder.modelId}: run npm run cache:calibrate -- --pairs FILE first`);
     const scored = scorePairs(pairs, await pairSimilarities(embedder, pairs));
     const same = pairs.filter((p) => p.same).length;
-    const part = values['held-out'] ? ` held out of ${all.length}` : '';
+    const part = values['held-out'] ? ` held out of ${all.length}` : values.training ? ` for training of ${all.length}` : '';
     io.out(`cache:evaluate — ${embedder.modelId}, ${pairs.length} pairs${part} (${same} same, ${pairs.length - same} different), thresholds calibrated ${calibration.calibratedAt}`);
     const health = scored.filter((p) => p.health);
     if (health.length > 0) io.out(`${health.length} pair${health.length === 1 ? '' : 's'} about health (${health.filter((p) => p.same).length} same-meaning): never served from the cache, counted as misses`);
@@ -57,6 +59,13 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : ', not offered: its held-out precision missed its promise'})`);
       io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
       if (health.length > 0) io.out(`  paraphrase hit rate outside health ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} (${s.positivesOutsideHealth} same-meaning pairs)`);
+      // A file that marks its longer sentences (`"long": true`) gets each part's figures: their promises differ.
+      if (scored.some((p) => p.long)) {
+        for (const [part, subset] of [['short questions', scored.filter((p) => !p.long)], ['longer sentences', scored.filter((p) => p.long)]] as const) {
+          const t = score(subset, threshold);
+          io.out(`  ${part}: pairs ${t.pairs}, precision ${t.precision.toFixed(3)}, paraphrase hit rate ${t.hitRate.toFixed(3)} (${(t.hitRateOutsideHealth ?? 0).toFixed(3)} outside health), hits ${t.hits}, false hits ${t.falseHits}`);
+        }
+      }
       const falseHits = scored.filter((p) => !p.same && isHit(p, threshold));
       for (const p of falseHits.slice(0, MAX_EXAMPLES)) io.out(`  false hit${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}): « ${p.a} » / « ${p.b} »`);
       if (falseHits.length > MAX_EXAMPLES) io.out(`  … and ${falseHits.length - MAX_EXAMPLES} more`);

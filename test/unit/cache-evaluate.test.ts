@@ -72,6 +72,26 @@ describe('npm run cache:evaluate', () => {
     const kept = rows.filter(isHeldOut).length;
     expect(heldOut.out[0]).toMatch(new RegExp(`^cache:evaluate — kohami-local-hash-v1, ${kept} pairs held out of 8 `));
     expect(heldOut.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${kept} pairs$`));
+    // --training keeps the other part: the pairs a rule may be tuned on.
+    const training = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict', '--training']);
+    expect(training.out[0]).toMatch(new RegExp(`^cache:evaluate — kohami-local-hash-v1, ${8 - kept} pairs for training of 8 `));
+    expect(training.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${8 - kept} pairs$`));
+  });
+
+  it('gives the short questions and the longer sentences apart when the file marks them', async () => {
+    const rows = [
+      ...SAMPLE,
+      { a: 'Je voudrais savoir à quelle heure ma fille passe demain, pour préparer le déjeuner.', b: 'Ma fille passe à quelle heure demain ? Je voudrais préparer le déjeuner.', same: true, kind: 'paraphrase', long: true },
+      { a: 'Il fait froid dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', b: 'Il fait chaud dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', same: false, kind: 'adjective', long: true },
+    ];
+    const { code, out } = await run(['--pairs', await file('long.jsonl', jsonl(rows)), '--profile', 'strict']);
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    expect(text).toMatch(/^ {2}short questions: pairs 6, precision 0\.667, paraphrase hit rate 1\.000 \(1\.000 outside health\), hits 3, false hits 1$/m);
+    expect(text).toMatch(/^ {2}longer sentences: pairs 2, precision \d\.\d{3}, paraphrase hit rate \d\.\d{3} \(\d\.\d{3} outside health\), hits \d, false hits 0$/m);
+    // a file with no marks prints neither
+    const plain = await run(['--pairs', await file('plain.jsonl', jsonl(SAMPLE)), '--profile', 'strict']);
+    expect(plain.out.join('\n')).not.toContain('longer sentences');
   });
 
   it('--profile evaluates that profile alone, and ends on its summary', async () => {
@@ -96,6 +116,7 @@ describe('npm run cache:evaluate', () => {
     ['an empty file', () => file('empty.jsonl', ''), [], /empty\.jsonl: no labelled pairs/],
     ['a missing file', async () => path.join(dir, 'nowhere.jsonl'), [], /nowhere\.jsonl: cannot read the pairs file \(ENOENT\)/],
     ['an unknown profile', () => file('ok.jsonl', jsonl(SAMPLE)), ['--profile', 'yolo'], /^unknown profile "yolo": strict, permissive or aggressive$/],
+    ['both parts of the split', () => file('ok.jsonl', jsonl(SAMPLE)), ['--held-out', '--training'], /^--held-out and --training name the two parts of the split: one at most; usage/],
   ] as const)('refuses %s with one clear line and exit code 2', async (_what, make, extra, message) => {
     const { code, out, err } = await run(['--pairs', await make(), ...extra]);
     expect(code).toBe(2);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { contentKey } from '../../machines/cache/content-words.ts';
+import { contentKey, words } from '../../machines/cache/content-words.ts';
 import { cacheRefusal, isHealthQuestion } from '../../machines/cache/health-topics.ts';
+import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from '../../machines/cache/homographs.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { questionRoles } from '../../machines/cache/question-roles.ts';
 
@@ -102,6 +103,65 @@ describe.each([
       ['Ma fille passe me voir dimanche ?', 'Ma fille vient dimanche ?'],
     ],
   },
+  {
+    rule: 'a homograph is read as grammar tells it, and where it cannot, joins only the same wording',
+    nearMisses: [
+      // « plu »: plaire (an indirect object, a thing liked) or pleuvoir (an impersonal « il »)
+      ['Le spectacle t’a plu ?', 'Il a plu pendant le spectacle ?'],
+      // « été »: the season after « en » or a determiner, « être » after « avoir »
+      ['Il fait bon en été ?', 'Il fait bon ?'],
+      // « est »: the compass point after an article
+      ['Le vent vient de l’est ?', 'Le vent vient ?'],
+      // « livre »: the determiner's gender picks the noun (a book, a pound)
+      ['Tu me conseilles un livre ?', 'Tu me conseilles une livre ?'],
+      // a noun after a determiner, a verb after a subject: « la ferme » is a farm, « la joue » a cheek, « le bois » wood
+      ['On va à la ferme demain ?', 'On ferme demain ?'],
+      ['Tu as vu la joue de ma fille ?', 'Tu as vu ma fille qui joue ?'],
+      ['Il y a du bois dans la cave ?', 'Il y a à boire dans la cave ?'],
+      // folding accents makes one spelling of two words: the accent said keeps them apart
+      ['C’est ma tâche ?', 'C’est ma tache ?'],
+      ['Il a dû partir ?', 'Il est parti ?'],
+      // « je suis le guide »: être or suivre, grammar cannot tell — only the same wording joins it
+      ['Je suis le guide ?', 'Est-ce que je suis le guide ?'],
+    ],
+    paraphrases: [
+      ['Il a plu cette nuit ?', 'Est-ce qu’il a plu cette nuit ?'],
+      ['A-t-il plu cette nuit ?', 'Il a plu cette nuit ?'],
+      ['Le spectacle t’a plu ?', 'Est-ce que le spectacle t’a plu ?'],
+      ['Il fait chaud en été ?', 'Il fait chaud l’été ?'],
+      ['J’ai été malade cet hiver ?', 'Cet hiver, j’ai été malade ?'],
+      ['Tu me conseilles un livre ?', 'Tu me conseilles un bon livre ?'],
+      ['On me livre les courses demain ?', 'Les courses, on me les livre demain ?'],
+      ['Je suis fatiguée ce soir.', 'Ce soir, je suis fatiguée.'],
+      ['Je suis le guide ?', 'Je suis le guide ?'],
+      ['La poste ferme à quelle heure ?', 'À quelle heure ferme la poste ?'],
+      ['Je bois assez d’eau ?', 'Est-ce que je bois assez d’eau ?'],
+      ['Tu es sûre ?', 'Vous êtes sûr ?'],
+      ['Il a dû partir ?', 'Est-ce qu’il a dû partir ?'],
+    ],
+  },
+  {
+    rule: 'a noun keeps its final « e » and its determiner’s gender',
+    nearMisses: [
+      ['Le port est fermé ?', 'La porte est fermée ?'],
+      ['Les ports sont fermés ?', 'Les portes sont fermées ?'],
+      ['Le mort est enterré où ?', 'La morte est enterrée où ?'],
+      ['Le poste est allumé ?', 'La poste est allumée ?'],
+      ['Le tour est loin ?', 'La tour est loin ?'],
+      ['On a vu un pot ?', 'On a vu un pote ?'],
+      // a pronoun's gender too
+      ['Il est mort ?', 'Elle est morte ?'],
+    ],
+    paraphrases: [
+      // plurals, feminine participles, a noun said once without its determiner: joined as before
+      ['La porte est fermée ?', 'Est-ce que la porte est fermée ?'],
+      ['La porte est fermée ?', 'Les portes sont fermées ?'],
+      ['Ma voisine est partie ?', 'Elle est partie, ma voisine ?'],
+      ['C’est quand Pâques ?', 'C’est quoi la date de Pâques ?'],
+      ['Il faut arroser les tomates ?', 'Il faut que j’arrose les tomates ?'],
+      ['Elle ferme quand, la poste ?', 'La poste ferme quand ?'],
+    ],
+  },
 ])('$rule', ({ nearMisses, paraphrases }) => {
   it.each(nearMisses)('refuses « %s » / « %s »', (a, b) => expect(agree(a, b)).toBe(false));
   it.each(paraphrases)('lets « %s » / « %s » through', (a, b) => expect(agree(a, b)).toBe(true));
@@ -116,6 +176,59 @@ describe('the stemmer', () => {
     expect(contentKey('prise')).not.toBe(contentKey('prix'));
     expect(contentKey('paris')).not.toBe(contentKey('pars'));
     expect(contentKey('vent')).not.toBe(contentKey('vente'));
+  });
+});
+
+describe('homographs', () => {
+  /** The reading of the homograph `form` in `question` (its first occurrence). */
+  const reading = (question: string, form: string, noun = false) => {
+    const { folded: tokens, said } = words(question);
+    return homographReading({ tokens, said, i: tokens.indexOf(form), noun });
+  };
+
+  it('reads « plu » as plaire with an indirect object or a thing liked, as pleuvoir after an impersonal « il »', () => {
+    expect(reading('Ça t’a plu ?', 'plu')).toBe('=plaire');
+    expect(reading('Le film a plu à ma mère ?', 'plu')).toBe('=plaire');
+    expect(reading('Le concert vous a beaucoup plu ?', 'plu')).toBe('=plaire');
+    expect(reading('Il a plu cette nuit ?', 'plu')).toBe('=pleuvoir');
+    expect(reading('A-t-il plu ?', 'plu')).toBe('=pleuvoir');
+    expect(reading('Il n’a pas plu ?', 'plu')).toBe('=pleuvoir');
+    expect(reading('Il t’a plu ?', 'plu')).toBe('=plaire');
+    // a town and a person look alike after « à »
+    expect(reading('Il a plu à Brest ?', 'plu')).toBe(AMBIGUOUS);
+  });
+
+  it('reads « suis », « été », « est » and « livre » by what stands around them', () => {
+    expect(reading('Je suis fatiguée.', 'suis')).toBe(ORDINARY);
+    expect(reading('Je te suis ?', 'suis')).toBe('=suivre');
+    expect(reading('Tu suis le match ?', 'suis')).toBe('=suivre');
+    expect(reading('Je suis au jardin.', 'suis')).toBe(ORDINARY);
+    expect(reading('Je suis le guide ?', 'suis')).toBe(AMBIGUOUS);
+    expect(reading('J’ai été malade.', 'ete')).toBe(ORDINARY);
+    expect(reading('Il fait chaud en été ?', 'ete')).toBe('=saison-ete');
+    expect(reading('Le vent vient de l’est ?', 'est', true)).toBe('=point-est');
+    expect(reading('Où est le chat ?', 'est')).toBe(ORDINARY);
+    expect(reading('Tu as lu le livre ?', 'livre', true)).toBe(ORDINARY);
+    expect(reading('Une livre de cerises ?', 'livre', true)).toBe('=livre-poids');
+    expect(reading('Tu as lu mes livres ?', 'livres', true)).toBe(AMBIGUOUS);
+    expect(reading('On me livre demain ?', 'livre')).toBe('=livrer');
+    expect(reading('Tu veux une part ?', 'part', true)).toBe('=part-nom');
+    expect(reading('On part quand ?', 'part')).toBe(ORDINARY);
+    expect(reading('Quelle heure est-il ?', 'heure')).toBeUndefined();
+  });
+
+  it('takes a noun’s gender from its determiner, never from an object pronoun or an elision', () => {
+    const gender = (question: string, noun: string) => {
+      const { folded } = words(question);
+      return determinerGender(folded, folded.indexOf(noun));
+    };
+    expect(gender('Le port est fermé ?', 'port')).toBe('m');
+    expect(gender('La porte est fermée ?', 'porte')).toBe('f');
+    expect(gender('Une grande porte ?', 'porte')).toBe('f');
+    expect(gender('Mon ami vient ?', 'ami')).toBeUndefined(); // « mon amie »
+    expect(gender('L’ami vient ?', 'ami')).toBeUndefined();
+    expect(gender('Les portes sont fermées ?', 'portes')).toBeUndefined();
+    expect(gender('Je la porte ?', 'porte')).toBeUndefined();
   });
 });
 
