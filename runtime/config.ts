@@ -81,6 +81,11 @@ const schema = z
     KIOSK_STARTS_PER_MINUTE: z.coerce.number().int().min(1).max(60_000).default(60),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
     /**
+     * A takeover of a senior whose session lives in another live process: how long the new session
+     * waits for that process to say its session is closed (LISTEN/NOTIFY) before it answers anyway.
+     */
+    TAKEOVER_ACK_MS: z.coerce.number().int().min(50).max(10_000).default(500),
+    /**
      * While another runtime process shares the database: how often this one looks for erasures made
      * through the others (their sessions of the senior close as `erased`, their caches are purged).
      */

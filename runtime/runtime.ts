@@ -18,6 +18,7 @@ import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.re
 import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
+import { PgSignals } from '../adapters/postgres/pg-signals.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
 import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-consolidator.ts';
 import { Dream } from './jobs/dream.ts';
@@ -42,6 +43,7 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses, type InMemoryStores } from './sessions/erasure.ts';
+import { Takeovers } from './sessions/takeover.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -209,12 +211,19 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const profiles = new PgProfilesRepository(db.pool);
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
+  const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
+  // Before the first session: a takeover by another process is heard from the start.
+  const signals = new PgSignals(db.pool, processId, logger);
+  await signals.start();
+  const takeovers = new Takeovers(signals, processId, config.TAKEOVER_ACK_MS, logger);
   const variations = loadCacheVariations();
   const inspection = new InspectionHub();
   inspection.forward = overrides.inspect ?? null;
   const registry = new SessionRegistry({
     presence,
     processId,
+    presenceStaleMs,
+    takeovers,
     inspect: inspection.observe,
     machine,
     variations,
@@ -272,7 +281,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     if (done.cacheTicket) semanticCache.store(done.cacheTicket, done.text);
   });
   metrics.sources.liveSessions = () => registry.size;
-  const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
+  takeovers.serve(registry);
   const beat = () => registry.heartbeat(presenceStaleMs).catch((err: unknown) => logger.warn({ err }, 'presence heartbeat failed'));
   const presenceTimer = setInterval(beat, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
@@ -361,6 +370,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       remoteErasures.stop();
       registry.shutdown();
       await presence.releaseProcess(processId).catch(() => {});
+      await signals.stop();
       await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);
       await app.close();
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));

@@ -9,6 +9,7 @@ import type { WindowBudget } from '../../machines/session/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
 import type { ServerFrame } from '../protocol/messages.ts';
 import type { InspectionObserver } from '../ops/inspection-hub.ts';
+import type { Takeovers } from './takeover.ts';
 
 /** Where a live session's frames go; the gateway implements it over a WebSocket. */
 export interface KioskLink {
@@ -33,6 +34,13 @@ export interface RegistryOptions {
   /** Presence across runtime processes sharing the database. */
   presence: PgPresenceRepository;
   processId: string;
+  /** A process whose heartbeat is older than this is dead (presence's rule): a takeover from it waits for nothing. */
+  presenceStaleMs: number;
+  /**
+   * How a takeover of a session living in another process waits for that process to close it before
+   * the new session answers (LISTEN/NOTIFY, bounded); without it, the old one closes at its next heartbeat.
+   */
+  takeovers?: Pick<Takeovers, 'released'>;
   /**
    * XState's inspection events of every session actor (ops stream, Stately inspector): attached to the
    * actors only while the observer says someone watches, if it can tell (`watching`), else always.
@@ -216,10 +224,12 @@ export class SessionRegistry {
       });
       if (!profile) throw new SeniorNotFoundError(seniorId);
       const sessionId = randomUUID();
-      // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
-      await this.options.presence.claim(seniorId, sessionId, this.options.processId).catch((err: unknown) => {
+      // Another live process's session for this senior is told at the claim's commit; this one answers
+      // once that one has stopped (bounded: see Takeovers), and its heartbeat is the fallback.
+      const previous = await this.options.presence.claim(seniorId, sessionId, this.options.processId, this.options.presenceStaleMs).catch((err: unknown) => {
         throw new SessionStartError('claim_presence', err);
       });
+      if (previous?.live && previous.processId !== this.options.processId) await this.options.takeovers?.released(previous.sessionId);
       // A shutdown may have begun during the awaits: the new session would be born orphaned.
       if (this.shuttingDown) {
         await this.options.presence.release(sessionId).catch(() => {});
@@ -244,6 +254,12 @@ export class SessionRegistry {
     if (session.link !== link) return;
     session.link = null;
     session.actor.send({ type: 'SOCKET.LOST' });
+  }
+
+  /** Another process took the senior over: its session `sessionId`, if it still lives here, closes now. */
+  closeReplaced(seniorId: string, sessionId: string): void {
+    const session = this.bySenior.get(seniorId);
+    if (session?.sessionId === sessionId) session.actor.send({ type: 'CLOSE', reason: 'replaced' });
   }
 
   close(seniorId: string, reason: CloseReason): boolean {

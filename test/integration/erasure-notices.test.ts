@@ -32,6 +32,7 @@ function processOn(processId: string, pollMs: number) {
     logger,
     presence,
     processId,
+    presenceStaleMs: STALE_MS,
   });
   const cached = new Set<string>();
   const inMemory = { semantic_cache: { invalidateSenior: (id: string) => Number(cached.delete(id)) } };

@@ -37,6 +37,7 @@ function setup() {
     logger: createLogger('silent'),
     presence: new PgPresenceRepository(db.pool),
     processId: `test-${Math.random()}`,
+    presenceStaleMs: 15_000,
     inspect: observe,
   });
   const frames: ServerFrame[] = [];
