@@ -54,6 +54,8 @@ const schema = z
     REPLY_MAX_MS: positiveMs.default(15_000),
     /** On SIGTERM, how long the close-time derivations may take to finish (fits a 30 s grace period). */
     SHUTDOWN_DRAIN_MS: positiveMs.default(25_000),
+    /** At shutdown, how long a turn in flight may take to be answered before its session closes (0: SOS at once). */
+    SHUTDOWN_TURN_GRACE_MS: z.coerce.number().int().min(0).max(30_000).default(3_000),
     /** The close-time pool's concurrency while draining at shutdown. */
     SHUTDOWN_DRAIN_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(64),
     /** Default: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */

@@ -224,6 +224,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     processId,
     presenceStaleMs,
     takeovers,
+    shutdownTurnGraceMs: config.SHUTDOWN_TURN_GRACE_MS,
     inspect: inspection.observe,
     machine,
     variations,
@@ -368,10 +369,13 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     (closing ??= (async () => {
       clearInterval(presenceTimer);
       remoteErasures.stop();
-      registry.shutdown();
+      const began = performance.now();
+      const answered = await registry.shutdown();
+      // The turns answered at shutdown count against the same budget: the exit bound stays SHUTDOWN_DRAIN_MS + margin.
+      const drainMs = answered > 0 ? Math.max(0, Math.floor(config.SHUTDOWN_DRAIN_MS - (performance.now() - began))) : config.SHUTDOWN_DRAIN_MS;
       await presence.releaseProcess(processId).catch(() => {});
       await signals.stop();
-      await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);
+      await closeJobs.shutdown(drainMs, config.SHUTDOWN_DRAIN_CONCURRENCY);
       await app.close();
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
       // The closed voice sessions' pause profiles are written before the database goes.

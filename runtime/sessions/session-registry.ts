@@ -42,6 +42,11 @@ export interface RegistryOptions {
    */
   takeovers?: Pick<Takeovers, 'released'>;
   /**
+   * SHUTDOWN_TURN_GRACE_MS: at shutdown, how long a session's turn in flight may take to be answered
+   * before the session closes (0, or absent: it ends at once with the SOS line, reason `shutdown`).
+   */
+  shutdownTurnGraceMs?: number;
+  /**
    * XState's inspection events of every session actor (ops stream, Stately inspector): attached to the
    * actors only while the observer says someone watches, if it can tell (`watching`), else always.
    */
@@ -139,10 +144,39 @@ export class SessionRegistry {
     return !this.shuttingDown;
   }
 
-  /** SIGTERM: refuse every new start, then close every live session as `shutdown`. */
-  shutdown(): void {
+  /**
+   * SIGTERM: refuse every new start, then close every live session as `shutdown` — an idle one at
+   * once, one in a turn right after that turn's reply.done (at most `shutdownTurnGraceMs`, past which
+   * the turn ends with the SOS line): a deploy answers the question a senior has just asked.
+   * Resolves with the number of turns it waited for.
+   */
+  async shutdown(): Promise<number> {
     this.shuttingDown = true;
-    this.closeAll('shutdown');
+    const graceMs = this.options.shutdownTurnGraceMs ?? 0;
+    const answering: Promise<void>[] = [];
+    for (const session of [...this.bySenior.values()]) {
+      if (graceMs > 0 && session.actor.getSnapshot().context.current) answering.push(this.closeAfterTurn(session, graceMs));
+      else session.actor.send({ type: 'CLOSE', reason: 'shutdown' });
+    }
+    await Promise.all(answering);
+    return answering.length;
+  }
+
+  private closeAfterTurn(session: LiveSession, graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const close = () => {
+        clearTimeout(timer);
+        done.unsubscribe();
+        ended.unsubscribe();
+        // Queued behind the reply.done being emitted (the kiosk gets it first), before any frame the socket brings next.
+        session.actor.send({ type: 'CLOSE', reason: 'shutdown' });
+        resolve();
+      };
+      const timer = setTimeout(close, graceMs);
+      const done = session.actor.on('reply.done', close);
+      // Closed meanwhile (its kiosk ended it, an erasure): nothing to wait for.
+      const ended = session.actor.on('SessionClosed', close);
+    });
   }
 
   get size(): number {
