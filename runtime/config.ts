@@ -82,6 +82,12 @@ const schema = z
     /** `session.start` frames per minute per senior after the burst; more get `start_rate_limited`. */
     KIOSK_STARTS_PER_MINUTE: z.coerce.number().int().min(1).max(60_000).default(60),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
+    /** A nightly consolidation job still active after this many seconds (its process died) is retried by a live process. */
+    DREAM_JOB_EXPIRE_S: z.coerce.number().int().min(1).max(86_400).default(300),
+    /** The first retry's delay of a failed or expired consolidation job (backed off from there). */
+    DREAM_JOB_RETRY_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(60),
+    /** How often the processes look for expired jobs (one of them at a time). */
+    DREAM_JOB_MAINTENANCE_S: z.coerce.number().int().min(1).max(3_600).default(60),
     /**
      * A takeover of a senior whose session lives in another live process: how long the new session
      * waits for that process to say its session is closed (LISTEN/NOTIFY) before it answers anyway.

@@ -299,7 +299,11 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     profiles,
     consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
   });
-  const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger);
+  const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger, {
+    expireSeconds: config.DREAM_JOB_EXPIRE_S,
+    retryDelaySeconds: config.DREAM_JOB_RETRY_DELAY_S,
+    maintenanceSeconds: config.DREAM_JOB_MAINTENANCE_S,
+  });
   await dreams.start();
 
   const prefetchTurn = (seniorId: string, transcript: string): void => {

@@ -10,10 +10,22 @@ export const SENIOR_QUEUE = 'kohami-dream';
 export const NIGHTLY_CRON = '0 3 * * *';
 export const DREAM_TIMEZONE = 'Europe/Paris';
 
+/** How a consolidation job held by a process that died comes back (DREAM_JOB_* settings). */
+export interface DreamJobTiming {
+  /** An active job older than this is taken back (failed, then retried), whoever held it. */
+  expireSeconds: number;
+  /** The first retry's delay (pg-boss backs off from it: one to two times this, then doubling). */
+  retryDelaySeconds: number;
+  /** How often some process looks for expired jobs (pg-boss's maintenance, one process at a time). */
+  maintenanceSeconds: number;
+}
+
 /**
  * The nightly dream on pg-boss, over the runtime's own pool (so embedded PGlite works too):
  * at 03:00 Europe/Paris one job per senior active in the last 7 days, payloads carrying ids
- * only; a failed consolidation is retried by pg-boss; the dream itself is idempotent per day.
+ * only; a failed consolidation is retried by pg-boss; the dream itself is idempotent per day. A job
+ * whose process was killed mid-run expires after `expireSeconds` and is retried by a live process
+ * (pg-boss 10 has no worker heartbeat: the expiry is the bound).
  */
 export class DreamScheduler {
   readonly boss: PgBoss;
@@ -23,18 +35,25 @@ export class DreamScheduler {
     private readonly store: PgDreamRepository,
     private readonly dream: Dream,
     private readonly logger: Pick<Logger, 'warn' | 'info'>,
+    private readonly timing: DreamJobTiming,
   ) {
-    this.boss = new PgBoss({ db: { executeSql: (text: string, values: unknown[]) => pool.query(text, values) } } as unknown as PgBoss.ConstructorOptions);
+    this.boss = new PgBoss({
+      db: { executeSql: (text: string, values: unknown[]) => pool.query(text, values) },
+      maintenanceIntervalSeconds: timing.maintenanceSeconds,
+    } as unknown as PgBoss.ConstructorOptions);
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }
 
   async start(): Promise<void> {
     await this.boss.start();
+    const { expireSeconds, retryDelaySeconds } = this.timing;
     for (const [name, options] of [
-      [NIGHTLY_QUEUE, {}],
-      [SENIOR_QUEUE, { retryLimit: 3, retryDelay: 300, retryBackoff: true }],
+      [NIGHTLY_QUEUE, { expireInSeconds: expireSeconds }],
+      [SENIOR_QUEUE, { retryLimit: 3, retryDelay: retryDelaySeconds, retryBackoff: true, expireInSeconds: expireSeconds }],
     ] as const) {
+      // A queue made by an earlier version (or other settings) takes these: its new jobs expire so.
       if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, { name, ...options });
+      else await this.boss.updateQueue(name, { name, ...options });
     }
     await this.boss.schedule(NIGHTLY_QUEUE, NIGHTLY_CRON, {}, { tz: DREAM_TIMEZONE });
     await this.boss.work(NIGHTLY_QUEUE, async () => {
