@@ -323,6 +323,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const across: ErasureAcrossProcesses = {
     notices: new PgErasureNoticesRepository(db.pool),
     presence,
+    signals,
     processId,
     staleMs: presenceStaleMs,
     pollMs: config.ERASURE_POLL_MS,
@@ -331,6 +332,9 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   };
   const remoteErasures = new RemoteErasures(across, registry, inMemory);
   registry.onBeat(() => remoteErasures.heartbeat());
+  signals.on((signal) => {
+    if (signal.kind === 'erasure') remoteErasures.wake();
+  });
   // A first beat at once: the other processes know this one (and this one them) from the start, not a heartbeat later.
   await beat();
   const app = await buildHttpApp({

@@ -4,14 +4,19 @@ import type { Logger } from 'pino';
 /** The one channel the runtime processes sharing a database signal each other on. */
 export const SIGNAL_CHANNEL = 'kohami_signals';
 
+/** `to` of a signal for every other process. */
+export const EVERY_PROCESS = '*';
+
 /**
  * What one process tells another, ids only (a payload is readable by anyone who can LISTEN):
  * - `takeover`: `by` claimed the senior's session; `to` must stop its session `session` now;
- * - `released`: `to`'s takeover of `session` may go on, it answers nothing any more.
+ * - `released`: `to`'s takeover of `session` may go on, it answers nothing any more;
+ * - `erasure`: `by` published an erasure notice (every process): read the notices now.
  */
 export type ProcessSignal =
   | { kind: 'takeover'; to: string; by: string; senior: string; session: string }
-  | { kind: 'released'; to: string; session: string };
+  | { kind: 'released'; to: string; session: string }
+  | { kind: 'erasure'; to: typeof EVERY_PROCESS; by: string };
 
 export const signalPayload = (signal: ProcessSignal): string => JSON.stringify(signal);
 
@@ -21,6 +26,7 @@ function parseSignal(payload: string | undefined): ProcessSignal | null {
     const text = (k: string) => typeof s[k] === 'string';
     if (s.kind === 'takeover' && text('to') && text('by') && text('senior') && text('session')) return s as ProcessSignal;
     if (s.kind === 'released' && text('to') && text('session')) return s as ProcessSignal;
+    if (s.kind === 'erasure' && s.to === EVERY_PROCESS && text('by')) return s as ProcessSignal;
   } catch {
     // Not ours (someone else NOTIFYing on the channel): ignored.
   }
@@ -71,7 +77,7 @@ export class PgSignals {
     client.on('notification', (message) => {
       if (message.channel !== SIGNAL_CHANNEL) return;
       const signal = parseSignal(message.payload);
-      if (!signal || signal.to !== this.processId) return;
+      if (!signal || !this.addressedHere(signal)) return;
       for (const handler of this.handlers) handler(signal);
     });
     try {
@@ -83,7 +89,12 @@ export class PgSignals {
     }
   }
 
-  /** Signals addressed to this process. */
+  private addressedHere(signal: ProcessSignal): boolean {
+    if (signal.to === EVERY_PROCESS) return !('by' in signal) || signal.by !== this.processId;
+    return signal.to === this.processId;
+  }
+
+  /** Signals addressed to this process (or to every process, but from another). */
   on(handler: (signal: ProcessSignal) => void): () => void {
     this.handlers.add(handler);
     return () => this.handlers.delete(handler);

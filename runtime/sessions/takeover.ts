@@ -66,6 +66,7 @@ export class Takeovers {
       this.early.add(signal.session);
       return;
     }
+    if (signal.kind !== 'takeover') return;
     // Closed first, answered after: once the answer leaves, the old session cannot send a frame.
     registry.closeReplaced(signal.senior, signal.session);
     this.signals.send({ kind: 'released', to: signal.by, session: signal.session }).catch((err: unknown) => {
