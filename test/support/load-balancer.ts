@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -71,6 +72,7 @@ ${upstreams.map((port) => `    server 127.0.0.1:${port} max_fails=0;`).join('\n'
 
 /** nginx in front of the runtime processes on `upstreams`, on a free loopback port; started within START_BOUND_MS. */
 export async function startLoadBalancer(upstreams: number[]): Promise<LoadBalancer> {
+  if (!existsSync(NGINX)) throw new Error(`no nginx at ${NGINX}: apt-get install -y nginx (or set NGINX_BIN)`);
   const dir = await mkdtemp(path.join(tmpdir(), 'kohami-lb-'));
   // nginx started as root runs its worker as `nobody`, which must reach its temporary directories here.
   await chmod(dir, 0o755);
