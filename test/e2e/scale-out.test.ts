@@ -118,6 +118,7 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
     const readyAt = performance.now();
 
     expect(await chatter).toEqual({ type: 'session.closed', reason: 'replaced' });
+    console.info(`${n} processes: takeover live ${Math.round(readyAt - began)} ms after session.start; old session closed ${Math.round(readyAt - oldClosedAt)} ms before, after ${oldReplies.length} reply frames`);
     expect(readyAt - began).toBeLessThan(TAKEOVER_BOUND_MS);
     expect(oldClosedAt).toBeLessThan(readyAt);
     expect(Math.max(...oldReplies)).toBeLessThan(readyAt);
@@ -142,6 +143,7 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
     const killedAt = performance.now();
     victim.p.child.kill('SIGKILL');
     await Promise.all(orphans.map((k) => k.resumeWhenLost()));
+    console.info(`${n} processes: kill -9, ${orphans.length} kiosks back in ${orphans.map((k) => Math.round(k.sessions.at(-1)!.at - killedAt)).join(', ')} ms`);
     for (const k of orphans) expect(k.sessions.at(-1)!.at - killedAt).toBeLessThan(RESUME_BOUND_MS);
     for (const [i, k] of orphans.entries()) expect((await k.turn(`after-${i}`, 'merci beaucoup')).flux).not.toBe('sos');
     for (const k of orphans) expect(await holder(k.sessions.at(-1)!.sessionId)).not.toBe(victim);
@@ -179,6 +181,7 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
       expect(new Set(done.map((f) => f.turnId)).size).toBe(sent[i]);
       expect(done.filter((f) => f.flux === 'sos')).toEqual([]);
     }
+    console.info(`${n} processes: rolling restart, ${sent.reduce((a, b) => a + b, 0)} turns answered, ${kiosks.reduce((sum, k) => sum + k.reconnects, 0)} reconnections`);
     // The restarts did reach the kiosks: every process held some of them.
     expect(kiosks.reduce((sum, k) => sum + k.reconnects, 0)).toBeGreaterThanOrEqual(n);
     for (const k of kiosks) k.close();
