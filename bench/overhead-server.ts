@@ -15,9 +15,10 @@ import { recordAgentStages, type AgentStages } from './load-probe.ts';
  * The runtime side of bench:overhead, in its own process: the real runtime with its real
  * Mistral clients pointed at the fakes' process, and N bench seniors with every consent,
  * those the turns go to with 3 facts each. It timestamps each agent turn's stages (from XState's inspection events) and
- * each embedding request, and hands them over on `stages`.
+ * each embedding request, and hands them over on `stages`. A fourth argument, a collector's URL,
+ * turns the runtime's traces on (BENCH_TRACES=on).
  */
-const [fakeUrl, seniorsArg, talkingArg] = process.argv.slice(2);
+const [fakeUrl, seniorsArg, talkingArg, collectorUrl] = process.argv.slice(2);
 const seniors = Number(seniorsArg);
 /** The bench's turns go to the first `talking` sessions; the others are held live and idle. */
 const talking = Number(talkingArg);
@@ -48,7 +49,7 @@ const inspect = (event: InspectionEvent): void =>
     return stages;
   });
 
-const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'bench-key', MISTRAL_BASE_URL: fakeUrl! });
+const config = loadConfig({ KOHAMI_ENV: 'test', PORT: '0', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'bench-key', MISTRAL_BASE_URL: fakeUrl!, ...(collectorUrl ? { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl } : {}) });
 // The runtime's own Mistral embeddings client, asking the fake for the local hash embedder's vectors.
 const embedder = counting(new MistralEmbedClient({ apiKey: 'bench-key', baseUrl: fakeUrl!, env: 'test', model: EMBED_MODEL }));
 const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 }, embedder, inspect });

@@ -18,7 +18,8 @@ import { percentile } from './support/stats.ts';
  * One session: sequential turns (agent, CacheFlux, semantic cache hits). N sessions: all live, and
  * agent turns at BENCH_RATE per second in all (Poisson) on sessions drawn at random among the first
  * 1,000 (the others held live and idle), so the figure
- * is the per-turn overhead with N sessions held, not a throughput (bench:load measures that). BENCH_PROF=1: a CPU profile of the runtime over the measured turns. N sessions: each sends an agent turn every 5 s on average (Poisson).
+ * is the per-turn overhead with N sessions held, not a throughput (bench:load measures that).
+ * BENCH_TRACES=on: the runtime exports its traces (OTLP/HTTP) to a collector in the fakes' process. BENCH_PROF=1: a CPU profile of the runtime over the measured turns. N sessions: each sends an agent turn every 5 s on average (Poisson).
  */
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);
 const SIZES = sizes.length > 0 ? sizes : [1, 1000, 10000];
@@ -28,6 +29,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARM_UP = 20;
 const RATE = Number(process.env.BENCH_RATE ?? 20);
+const TRACES = process.env.BENCH_TRACES === 'on';
 /** Sessions the turns go to (they have facts to recall); the others are held live and idle. */
 const TALKING = 1_000;
 const THEMES = ['jardin', 'marché', 'village', 'voyage', 'livre', 'chanson', 'film', 'repas', 'voisin', 'musée'];
@@ -131,8 +133,8 @@ interface SizeReport {
   load: string;
 }
 
-async function measure(fakeUrl: string, n: number): Promise<SizeReport> {
-  const server = startChild('./overhead-server.ts', [fakeUrl, String(n), String(Math.min(n, TALKING))]);
+async function measure(fakeUrl: string, n: number, collector: string): Promise<SizeReport> {
+  const server = startChild('./overhead-server.ts', [fakeUrl, String(n), String(Math.min(n, TALKING)), TRACES ? collector : '']);
   const { url } = await ask<{ url: string }>(server, 'ready');
   const kiosks: BenchKiosk[] = [];
   for (let k = 1; k <= n; k += 200) kiosks.push(...(await Promise.all(Array.from({ length: Math.min(200, n - k + 1) }, (_, j) => BenchKiosk.open(url, k + j)))));
@@ -222,12 +224,12 @@ async function measure(fakeUrl: string, n: number): Promise<SizeReport> {
 }
 
 const fake = startChild('./overhead-fake.ts', [String(CHAT_MS), String(EMBED_MS)]);
-const { url: fakeUrl } = await ask<{ url: string }>(fake, 'ready');
+const { url: fakeUrl, collector } = await ask<{ url: string; collector: string }>(fake, 'ready');
 const reports: SizeReport[] = [];
-for (const n of SIZES) reports.push(await measure(fakeUrl, n));
+for (const n of SIZES) reports.push(await measure(fakeUrl, n, collector));
 fake.kill('SIGINT');
 
-console.log(`\nbench:overhead — fakes: chat first byte ${CHAT_MS} ms, embedding ${EMBED_MS} ms; N sessions: ${RATE} agent turns/s in all; node ${process.version}\n`);
+console.log(`\nbench:overhead — fakes: chat first byte ${CHAT_MS} ms, embedding ${EMBED_MS} ms; N sessions: ${RATE} agent turns/s in all; traces ${TRACES ? 'on (OTLP/HTTP)' : 'off'}; node ${process.version}\n`);
 console.log('| sessions | what | turns | p50 ms | p99 ms | load (1 min) |');
 console.log('|---:|---|---:|---:|---:|---:|');
 for (const r of reports) {

@@ -142,6 +142,9 @@ const schema = z
     MISTRAL_STT_MODEL: z.string().min(1).default('voxtral-mini-transcribe-realtime-2602'),
     MISTRAL_TTS_MODEL: z.string().min(1).default('voxtral-mini-tts-2603'),
     MISTRAL_TTS_VOICE: z.string().min(1).default('fr_marie_neutral'),
+    /** OpenTelemetry: the collector's OTLP/HTTP base URL; unset, no span is recorded or sent. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    OTEL_SERVICE_NAME: z.string().trim().min(1).default('kohami-runtime'),
     DEV_KIOSK_TOKEN: optionalText.pipe(z.string().min(16).optional()),
     DEV_ADMIN_TOKEN: optionalText.pipe(z.string().min(16).optional()),
   })
@@ -197,7 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? 'environment');
     const value = env[name];
-    const shown = value === undefined || /KEY|TOKEN|URL/.test(name) ? '' : ` (got "${value}")`;
+    const shown = value === undefined || /KEY|TOKEN|URL|ENDPOINT/.test(name) ? '' : ` (got "${value}")`;
     return `invalid configuration: ${name}${shown}: ${issue.message}`;
   });
   throw new ConfigError(lines.join('\n'));

@@ -1,8 +1,33 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Resolution of the event-loop delay histogram behind `nodejs_eventloop_lag_*` (perf_hooks'
+ * monitorEventLoopDelay): 10 ms, prom-client's own, fine enough for a lag that matters at a
+ * reply's 20 ms audio frames and cheap (one timer per process).
+ */
+export const EVENT_LOOP_MONITORING_PRECISION_MS = 10;
+
+let processRegistry: Registry | null = null;
+
+/**
+ * prom-client's process and Node.js metrics (CPU, RSS, heap spaces, GC by kind, event-loop lag,
+ * handles), unprefixed as every Node exporter has them so stock dashboards and alerts apply. Made once
+ * per process and shared by its runtimes' registries: they describe the process, and their collectors
+ * (an event-loop delay monitor, a GC observer) cannot be stopped, so one per runtime would pile up.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+  }
+  return processRegistry;
+}
 
 /** Every Prometheus metric of one runtime, on its own registry (tests start several runtimes). */
 export function createMetrics() {
   const registry = new Registry();
+  const shared = processMetrics();
+  for (const { name } of shared.getMetricsAsArray()) registry.registerMetric(shared.getSingleMetric(name)!);
   /** Set once the session registry and the cache exist; read at each scrape. */
   const sources = {
     liveSessions: () => 0,
@@ -120,7 +145,9 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
-  return { registry, sources, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
+  const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
+  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -21,6 +21,9 @@ import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repositor
 import { PgSignals } from '../adapters/postgres/pg-signals.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
 import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-consolidator.ts';
+import { tracedConsents, tracedMemory, tracedRecall, tracedSemanticCache } from '../adapters/telemetry/traced-ports.ts';
+import { createTracing } from '../adapters/telemetry/tracing.ts';
+import { TurnTraces } from '../adapters/telemetry/turn-traces.ts';
 import { Dream } from './jobs/dream.ts';
 import { DreamScheduler } from './jobs/dream-scheduler.ts';
 import { readCalibrations, thresholdFor } from '../adapters/semantic-cache/semantic-cache-calibration.ts';
@@ -76,6 +79,10 @@ export interface Runtime {
   memory: ProvidedMemory;
   embedder: MemoryEmbedderPort;
   metrics: Metrics;
+  /** The turns' spans (the OpenTelemetry API's no-op tracer unless OTEL_EXPORTER_OTLP_ENDPOINT is set). */
+  traces: TurnTraces;
+  /** True when spans are exported (OTLP/HTTP). */
+  tracesExported: boolean;
   /**
    * Voice's warm-up: starts embedding an interim transcript (after the consent check recall would
    * make), so that a final transcript of the same text finds its embedding ready or in flight.
@@ -107,6 +114,11 @@ export interface Runtime {
 
 /** What a graceful shutdown may take beyond draining the close-time jobs (HTTP, pg-boss, database). */
 export const SHUTDOWN_MARGIN_MS = 4_000;
+/**
+ * The last spans' export at shutdown: it runs beside the drain, from the moment the live sessions
+ * are closed (their turns' spans end then), and is given up after this long, within the margin.
+ */
+export const TRACE_FLUSH_MS = 2_000;
 /**
  * Erasure notices are kept this many presence heartbeats: twice the silence after which a process
  * counts as dead, so every live process reads a notice at least once (its heartbeat reads them).
@@ -158,6 +170,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   // A turn's question is embedded by recall, then by the semantic cache when it is on.
   const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });
   const metrics = createMetrics();
+  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const tracing = createTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME, instanceId: processId });
+  const traces = new TurnTraces(tracing.tracer);
+  if (tracing.exporting) logger.info({ serviceName: config.OTEL_SERVICE_NAME }, 'traces: each turn exported as spans over OTLP/HTTP');
   const memory = provideMemory({
     pool: db.pool,
     embedder,
@@ -184,9 +200,10 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
 
   const turnPorts: TurnPorts = {
-    recall: new MemoryFluxAdapter(consents, memory.memory, config.RECALL_BUDGET_MS, logger),
+    // Recall's consent query and memory search are spans of the turn's recall.
+    recall: new MemoryFluxAdapter(tracedConsents(consents, traces), tracedMemory(memory.memory, traces), config.RECALL_BUDGET_MS, logger),
     cache: semanticCache,
-    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder)),
+    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces),
   };
   // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
   // sessions' ports adopt what it recorded when the turn asks the same.
@@ -202,14 +219,14 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const machine = sessionMachine.provide({
     actors: {
       agentReply: agentReplyLogic(ports.agent),
-      semanticCache: semanticCacheLogic(ports.cache),
+      // The stages as the turn sees them: a preemptive turn's adopted work shows as its wait here.
+      semanticCache: semanticCacheLogic(tracedSemanticCache(ports.cache, traces)),
       summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
-      recall: recallLogic(ports.recall),
+      recall: recallLogic(tracedRecall(ports.recall, traces)),
     },
   });
   const segments = new PgSegmentsRepository(db.pool);
   const profiles = new PgProfilesRepository(db.pool);
-  const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const presence = new PgPresenceRepository(db.pool);
   const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
   // Before the first session: a takeover by another process is heard from the start.
@@ -226,6 +243,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     takeovers,
     shutdownTurnGraceMs: config.SHUTDOWN_TURN_GRACE_MS,
     inspect: inspection.observe,
+    traces,
     machine,
     variations,
     // Two rounds of independent reads rather than five in a row: a start waits on the database for
@@ -316,7 +334,16 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       () => {},
     );
   };
-  const voiceServices = createVoiceServices(config, { pool: db.pool, consents, variations, metrics, logger, prefetchTurn, ...(preemptions ? { preemption: preemptions } : {}) });
+  const voiceServices = createVoiceServices(config, {
+    pool: db.pool,
+    consents,
+    variations,
+    metrics,
+    logger,
+    prefetchTurn,
+    turns: { start: (session, turnId, transcript, voice, opened) => registry.turn(session, turnId, transcript, voice, opened), traces },
+    ...(preemptions ? { preemption: preemptions } : {}),
+  });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
   // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).
   const inMemory: InMemoryStores = { semantic_cache: semanticCache, voice_lines: voiceServices, derivations: closeJobs };
@@ -381,6 +408,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       const answered = await registry.shutdown();
       // The turns answered at shutdown count against the same budget: the exit bound stays SHUTDOWN_DRAIN_MS + margin.
       const drainMs = answered > 0 ? Math.max(0, Math.floor(config.SHUTDOWN_DRAIN_MS - (performance.now() - began))) : config.SHUTDOWN_DRAIN_MS;
+      // After the last turns' spans have ended.
+      const tracesFlushed = tracing.shutdown(TRACE_FLUSH_MS);
       await presence.releaseProcess(processId).catch(() => {});
       await signals.stop();
       await closeJobs.shutdown(drainMs, config.SHUTDOWN_DRAIN_CONCURRENCY);
@@ -388,11 +417,12 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
       // The closed voice sessions' pause profiles are written before the database goes.
       await voiceServices.pausesSettled?.();
+      await tracesFlushed;
       await db.close();
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
   const voiceInput = voiceServices.transcriber !== null;
-  return { app, db, directory, consents, memory, embedder, metrics, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
 }

@@ -4,12 +4,15 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
   LanguageModelV3Message,
+  LanguageModelV3StreamPart,
   LanguageModelV3ToolCall,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { AgentChunk, AgentPort, AgentRequest, MemorySearchPort } from '../../machines/session/ports.ts';
 import { buildAgentPrompt } from '../../machines/session/prompt.ts';
+import { ModelCallSpan } from '../telemetry/model-call-span.ts';
+import { TurnTraces } from '../telemetry/turn-traces.ts';
 
 /** Replies are spoken: short is kind, and a bound keeps a runaway stream cheap. */
 const MAX_OUTPUT_TOKENS = 300;
@@ -34,12 +37,14 @@ const SEARCH_MEMORY_TOOL: LanguageModelV3FunctionTool = {
  * At most two steps: with `memory`, the model may call `search_memory` (tier 3) once, and the
  * second step must answer (tool choice `none`): a turn never loops on tools. Retries are the
  * machine's decision (one, within the turn budget); errors surface as a thrown exception, and an
- * abort ends the stream (the fetch is aborted through `signal`).
+ * abort ends the stream (the fetch is aborted through `signal`). Each model call is a GenAI span of
+ * the senior's turn (`traces`), which stands in for the AI SDK's telemetry this skips.
  */
 export class AgentFluxAdapter implements AgentPort {
   constructor(
     private readonly model: LanguageModelV3,
     private readonly memory?: MemorySearchPort,
+    private readonly traces: TurnTraces = new TurnTraces(),
   ) {}
 
   async *stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk> {
@@ -49,11 +54,11 @@ export class AgentFluxAdapter implements AgentPort {
       ...prompt.messages.map((m) => ({ role: m.role, content: [{ type: 'text' as const, text: m.content }] })),
     ];
     if (!this.memory) {
-      yield* this.step(messages, {}, signal);
+      yield* this.step(request.seniorId, messages, {}, signal);
       return;
     }
     const tools = [SEARCH_MEMORY_TOOL];
-    const first = yield* this.step(messages, { tools, toolChoice: { type: 'auto' } }, signal);
+    const first = yield* this.step(request.seniorId, messages, { tools, toolChoice: { type: 'auto' } }, signal);
     if (first.calls.length === 0) return;
     const results = await Promise.all(first.calls.map((call) => this.runTool(request.seniorId, call, signal)));
     const assistant: LanguageModelV3Message = {
@@ -64,34 +69,44 @@ export class AgentFluxAdapter implements AgentPort {
       ],
     };
     const answers: LanguageModelV3Message = { role: 'tool', content: results.map((r) => r.part) };
-    yield* this.step([...messages, assistant, answers], { tools, toolChoice: { type: 'none' } }, signal);
+    yield* this.step(request.seniorId, [...messages, assistant, answers], { tools, toolChoice: { type: 'none' } }, signal);
   }
 
   /** One model call: yields its text as it comes, returns its text and tool calls. */
   private async *step(
+    seniorId: string,
     prompt: LanguageModelV3Message[],
     tools: Pick<LanguageModelV3CallOptions, 'tools' | 'toolChoice'>,
     signal: AbortSignal,
   ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV3ToolCall[] }> {
-    const { stream } = await this.model.doStream({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools });
-    const reader = stream.getReader();
+    const span = ModelCallSpan.start(this.traces, seniorId, this.model, { maxTokens: MAX_OUTPUT_TOKENS, tools: tools.tools !== undefined });
+    let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | null = null;
     let text = '';
     const calls: LanguageModelV3ToolCall[] = [];
     try {
+      const { stream } = await this.model.doStream({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools });
+      reader = stream.getReader();
       for (;;) {
         const { done, value: part } = await reader.read();
         if (done) return { text, calls };
         if (part.type === 'text-delta' && part.delta) {
+          span?.firstToken();
           text += part.delta;
           yield { type: 'text', text: part.delta };
         } else if (part.type === 'tool-call') {
+          span?.toolCall(part.toolName);
           calls.push(part);
           yield { type: 'tool', name: part.toolName };
-        } else if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error('model stream error');
+        } else if (part.type === 'finish') span?.finish(part.finishReason, part.usage);
+        else if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error('model stream error');
       }
+    } catch (err) {
+      span?.fail(err);
+      throw err;
     } finally {
       // Left early (abort, barge-in, an error part): the response is not read any further.
-      reader.cancel().catch(() => {});
+      reader?.cancel().catch(() => {});
+      span?.end();
     }
   }
 
@@ -107,7 +122,12 @@ export class AgentFluxAdapter implements AgentPort {
     const parsed = SEARCH_MEMORY_INPUT.safeParse(input);
     if (call.toolName !== SEARCH_MEMORY_TOOL.name || !parsed.success) return { input, part: result({ type: 'error-text', value: `invalid call to ${call.toolName}` }) };
     try {
-      const found = await this.memory!.searchMemory(seniorId, parsed.data.query, signal);
+      const found = await this.traces.stage(
+        seniorId,
+        `execute_tool ${SEARCH_MEMORY_TOOL.name}`,
+        () => this.memory!.searchMemory(seniorId, parsed.data.query, signal),
+        (found) => ({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': SEARCH_MEMORY_TOOL.name, 'kohami.memory.segments': found.segments.length, 'kohami.memory.facts': found.facts.length }),
+      );
       return { input, part: result({ type: 'json', value: found as unknown as JSONValue }) };
     } catch {
       signal.throwIfAborted();

@@ -50,6 +50,14 @@ export interface MistralTranscriberOptions {
    */
   maxReconnects?: number;
   logger?: Logger;
+  /** Told of every socket to the service as it opens and as it closes (the runtime's open-sockets gauge). */
+  sockets?: SocketCounter;
+}
+
+/** Each `opened()` is followed, once the socket has closed (by either side, or cut), by exactly one `closed()`. */
+export interface SocketCounter {
+  opened(): void;
+  closed(): void;
 }
 
 /** The reconnect policy's defaults (MistralTranscriberOptions says what each bounds). */
@@ -96,6 +104,7 @@ export class MistralTranscriber implements TranscriberPort {
       healthyAfterMs: options.healthyAfterMs ?? TRANSCRIBER_RECONNECT.healthyAfterMs,
       maxReconnects: options.maxReconnects ?? TRANSCRIBER_RECONNECT.maxReconnects,
       logger: options.logger,
+      sockets: options.sockets,
     };
   }
 
@@ -140,6 +149,7 @@ interface StreamSettings {
   healthyAfterMs: number;
   maxReconnects: number;
   logger: Logger | undefined;
+  sockets: SocketCounter | undefined;
 }
 
 interface PendingFlush {
@@ -353,6 +363,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private async connectOnce(): Promise<RealtimeConnection> {
     const deadline = Date.now() + this.settings.connectTimeoutMs;
     const connection = await this.client.connect(this.settings.model, { serverUrl: this.settings.serverUrl, timeoutMs: this.settings.connectTimeoutMs });
+    countSocket(connection, this.settings.sockets);
     const events = connection[Symbol.asyncIterator]();
     try {
       sendSessionUpdate(connection, {
@@ -490,10 +501,27 @@ interface RawSocket {
   terminate?: () => void;
   on?: (event: 'pong', listener: () => void) => void;
   off?: (event: 'pong', listener: () => void) => void;
+  once?: (event: 'close', listener: () => void) => void;
+  readyState?: number;
 }
+
+/** `ws`'s readyState once the socket has closed. */
+const WS_CLOSED = 3;
 
 function rawSocket(connection: RealtimeConnection): RawSocket {
   return (Reflect.get(connection, 'websocket') as RawSocket | undefined) ?? {};
+}
+
+/**
+ * Counts `connection`'s socket until it closes. Counted from the SDK's connect (the socket is open),
+ * whatever happens next: a set-up that fails closes it, and `ws` emits `close` after a handshake,
+ * its timeout, or a terminate alike.
+ */
+function countSocket(connection: RealtimeConnection, sockets: SocketCounter | undefined): void {
+  const socket = rawSocket(connection);
+  if (!sockets || typeof socket.once !== 'function' || socket.readyState === WS_CLOSED) return;
+  sockets.opened();
+  socket.once('close', () => sockets.closed());
 }
 
 function describeError(event: unknown): string {

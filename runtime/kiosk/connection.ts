@@ -242,7 +242,7 @@ export class KioskConnection {
     }
     // In voice mode a typed turn also cuts the reply audio playing, and is answered with speech.
     if (this.voice) this.voice.handle.typedTurn(frame.turnId, frame.transcript);
-    else session.actor.send({ type: 'TURN', turnId: frame.turnId, transcript: frame.transcript });
+    else this.context.registry.turn(session, frame.turnId, frame.transcript);
   }
 
   private interrupt(session: LiveSession, frame: FrameOf<'interrupt'>): void {

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { createActor, type Subscription } from 'xstate';
 import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { CacheFluxAdapter, type CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { tracedCacheFlux } from '../../adapters/telemetry/traced-ports.ts';
+import { TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
 import type { SeniorProfile } from '../../machines/session/ports.ts';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
 import type { WindowBudget } from '../../machines/session/window.ts';
@@ -51,6 +54,8 @@ export interface RegistryOptions {
    * actors only while the observer says someone watches, if it can tell (`watching`), else always.
    */
   inspect?: InspectionObserver;
+  /** Each turn's span and its stages' (a no-op tracer unless traces are exported). */
+  traces?: TurnTraces;
 }
 
 export class SeniorNotFoundError extends Error {}
@@ -128,8 +133,10 @@ export class SessionRegistry {
   private readonly inspected = new WeakMap<SessionActor, Subscription>();
   /** Run at each beat before a session missing from presence is closed as `replaced` (see `onBeat`). */
   private beatHook: (() => Promise<void>) | null = null;
+  readonly traces: TurnTraces;
 
   constructor(private readonly options: RegistryOptions) {
+    this.traces = options.traces ?? new TurnTraces();
     // Someone starts or stops watching (an operator opens the ops stream…): every live actor follows.
     options.inspect?.watching?.onChange((active) => {
       for (const { actor } of this.bySenior.values()) {
@@ -283,6 +290,19 @@ export class SessionRegistry {
     return this.starting.size;
   }
 
+  /**
+   * The senior's turn, typed or transcribed: its span opens (a voice turn's from the end of speech,
+   * with its transcription), then the actor answers it. Every turn reaches the actor through here.
+   * `opened` is handed the span's context before the actor runs (a CacheFlux reply is told at once).
+   */
+  turn(session: LiveSession, turnId: string, transcript: string, voice?: VoiceTurnTiming, opened?: (trace: Context) => void): void {
+    // A closed actor ignores the turn: no span that nothing would end.
+    if (session.actor.getSnapshot().status !== 'active') return;
+    const trace = this.traces.begin({ sessionId: session.sessionId, seniorId: session.seniorId, turnId }, voice ? 'voice' : 'text', voice);
+    opened?.(trace);
+    session.actor.send({ type: 'TURN', turnId, transcript });
+  }
+
   /** The kiosk's socket is gone: the session waits out its grace period for a resume. */
   detach(session: LiveSession, link: KioskLink): void {
     if (session.link !== link) return;
@@ -351,7 +371,7 @@ export class SessionRegistry {
         sessionId,
         seniorId,
         profile,
-        cacheFlux: new CacheFluxAdapter(this.options.variations),
+        cacheFlux: tracedCacheFlux(new CacheFluxAdapter(this.options.variations), seniorId, this.traces),
         windowBudget: this.options.windowBudget,
         ...this.options.timing,
       },
@@ -361,10 +381,12 @@ export class SessionRegistry {
     actor.on('reply.done', (done) => {
       const { type, turnId, text, flux, latencyMs, interrupted, sosReason } = done;
       session.link?.send({ type, turnId, text, flux, latencyMs, ...(interrupted ? { interrupted } : {}), ...(sosReason ? { reason: sosReason } : {}) });
+      this.traces.end({ sessionId, seniorId, turnId }, { flux, latencyMs, ...(interrupted ? { interrupted } : {}), ...(sosReason ? { sosReason } : {}) });
       for (const listener of this.turnListeners) listener(done, session);
     });
     actor.on('SessionClosed', (event) => {
       if (this.bySenior.get(seniorId) === session) this.bySenior.delete(seniorId);
+      this.traces.closeSession(seniorId, sessionId);
       this.options.presence.release(sessionId).catch((err: unknown) => this.options.logger.warn({ err, sessionId }, 'presence release failed'));
       session.link?.send({ type: 'session.closed', reason: event.reason });
       session.link = null;

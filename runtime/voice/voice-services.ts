@@ -33,6 +33,8 @@ export interface VoiceServiceDeps {
   prefetchTurn?: (seniorId: string, transcript: string) => void;
   /** The preemptive turn, when PREEMPTIVE_TURN is on. */
   preemption?: PreemptiveTurns;
+  /** Where turns go (the registry) and their spans; see VoiceServices. */
+  turns?: VoiceServices['turns'];
 }
 
 /**
@@ -53,10 +55,11 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const lineSpeaker = voxtral ?? espeak;
   const shared = new SharedLines();
   const facts = new PgMemoryFactsRepository(deps.pool);
+  const transcriptionSockets = { opened: () => metrics.transcriptionSockets.inc(), closed: () => metrics.transcriptionSockets.dec() };
   const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
   return {
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
-    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
+    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, sockets: transcriptionSockets, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
     speaker,
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
@@ -118,6 +121,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     pacing: { falseInterruptionMs: config.FALSE_INTERRUPTION_MS, idleCheckinMs: config.IDLE_CHECKIN_MS },
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
     ...(deps.preemption ? { preemption: deps.preemption } : {}),
+    ...(deps.turns ? { turns: deps.turns } : {}),
   };
 }
 

@@ -1,4 +1,6 @@
+import type { Context, Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { SPANS, type TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
 import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
@@ -71,6 +73,11 @@ export interface VoiceServices {
   prefetchTurn?: (seniorId: string, transcript: string) => void;
   /** The preemptive turn (PREEMPTIVE_TURN): absent when off. */
   preemption?: PreemptiveTurns;
+  /**
+   * Where a turn goes (the registry's `turn`, which opens its span and hands over its context) and the
+   * turns' spans. Absent (tests of the voice session alone): turns go straight to the actor, untraced.
+   */
+  turns?: { start(session: LiveSession, turnId: string, transcript: string, voice: VoiceTurnTiming | undefined, opened: (trace: Context) => void): void; traces: TurnTraces };
 }
 
 export interface VoiceSessionHandle {
@@ -147,6 +154,10 @@ interface TurnTiming {
   turnId: string;
   sentAt: number;
   stages: VoiceStages;
+  /** The turn's span context, for the speech span that may end after it. */
+  trace?: Context;
+  /** The reply's first text → its first audio. */
+  speech?: Span;
 }
 
 /**
@@ -245,6 +256,8 @@ class VoiceSession implements VoiceSessionHandle {
     const ended = session.actor.on('SessionClosed', () => this.close());
     this.unsubscribe.push(() => delta.unsubscribe(), () => done.unsubscribe(), () => ended.unsubscribe());
     this.state('listening');
+    // Last: a constructor that threw has no close() to give the count back.
+    services.metrics.voiceSessions.inc();
   }
 
   /** Off offline (no speech-to-text) and when the session's speech detectors failed to load. */
@@ -512,7 +525,7 @@ class VoiceSession implements VoiceSessionHandle {
       this.services.metrics.speechErrors.inc({ service: 'stt' });
       this.log.warn({ err }, 'no transcript in time: the SOS line is spoken');
       this.dropStream();
-      this.speakUnheard();
+      this.speakUnheard(stoppedAt, err);
       // A late transcript is this utterance's bad luck; a service that failed is the kiosk's to know.
       if (!isLate(err) && this.attached) this.request.link.send({ type: 'error', code: 'speech_unavailable', message: 'the speech-to-text service failed: this utterance was not understood' });
       return;
@@ -539,9 +552,11 @@ class VoiceSession implements VoiceSessionHandle {
     }
     if (playing) this.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
     const turnId = this.request.nextTurnId();
-    const stages: VoiceStages = { turnId, endpointingMs: Math.round(stoppedAt - u.lastSpeechAt), transcriptionMs: Math.round(performance.now() - stoppedAt) };
+    const transcribedAt = performance.now();
+    const endpointingMs = Math.round(stoppedAt - u.lastSpeechAt);
+    const stages: VoiceStages = { turnId, endpointingMs, transcriptionMs: Math.round(transcribedAt - stoppedAt) };
     this.request.link.send({ type: 'transcript.final', turnId, text: transcript });
-    this.beginTurn(turnId, transcript, stages, speculation);
+    this.beginTurn(turnId, transcript, stages, speculation, { speechStoppedAt: stoppedAt, transcribedAt, endpointingMs });
     u.speculation = null;
   }
 
@@ -553,14 +568,15 @@ class VoiceSession implements VoiceSessionHandle {
   }
 
   /** Speech with no transcript: the pre-synthesized SOS line, spoken directly (no model, no turn in the window). */
-  private speakUnheard(): void {
+  private speakUnheard(stoppedAt: number, err: unknown): void {
     const { session, link } = this.request;
     if (!this.attached) return;
     const turnId = this.request.nextTurnId();
     const startedAt = Date.now();
     this.cutReply();
     const text = session.actor.getSnapshot().context.cacheFlux.sosFallback();
-    this.timing = { turnId, sentAt: performance.now(), stages: { turnId } };
+    this.services.turns?.traces.untranscribed({ sessionId: session.sessionId, seniorId: session.seniorId, turnId }, stoppedAt, err);
+    this.setTiming({ turnId, sentAt: performance.now(), stages: { turnId } });
     const reply = this.startReply(turnId);
     reply.finish(text);
     this.firstToken(turnId);
@@ -575,15 +591,25 @@ class VoiceSession implements VoiceSessionHandle {
   }
 
   /** `speculation`: the preemptive turn on this very transcript, whose work the turn adopts. */
-  private beginTurn(turnId: string, transcript: string, stages: VoiceStages, speculation: Speculation | null = null): void {
+  private beginTurn(turnId: string, transcript: string, stages: VoiceStages, speculation: Speculation | null = null, voice?: VoiceTurnTiming): void {
     const { session } = this.request;
     if (session.actor.getSnapshot().status !== 'active') return speculation?.abort();
     this.cutReply();
     speculation?.commit();
     this.idle.heard();
-    this.timing = { turnId, sentAt: performance.now(), stages };
+    const timing: TurnTiming = { turnId, sentAt: performance.now(), stages };
+    this.setTiming(timing);
     this.state('thinking', stages);
-    session.actor.send({ type: 'TURN', turnId, transcript });
+    const turns = this.services.turns;
+    if (turns) turns.start(session, turnId, transcript, voice, (trace) => (timing.trace = trace));
+    else session.actor.send({ type: 'TURN', turnId, transcript });
+  }
+
+  /** The next turn's timings; the previous one's speech span, still waiting for audio, ends without it. */
+  private setTiming(timing: TurnTiming | null): void {
+    this.timing?.speech?.setAttribute('kohami.speech.audio', false);
+    this.timing?.speech?.end();
+    this.timing = timing;
   }
 
   /** The current turn's reply audio; a reply of another turn replaces (and clears) the one before. */
@@ -617,6 +643,7 @@ class VoiceSession implements VoiceSessionHandle {
     const t = this.timing;
     if (t?.turnId !== turnId || t.stages.firstTokenMs !== undefined) return;
     t.stages = { ...t.stages, firstTokenMs: Math.round(performance.now() - t.sentAt) };
+    if (t.trace && this.services.turns) t.speech = this.services.turns.traces.startUnder(t.trace, SPANS.speech);
   }
 
   private firstAudio(turnId: string): void {
@@ -624,6 +651,11 @@ class VoiceSession implements VoiceSessionHandle {
     if (t?.turnId !== turnId) return this.state('speaking');
     t.stages = { ...t.stages, firstAudioMs: Math.round(performance.now() - t.sentAt) };
     const { stages } = t;
+    if (t.speech) {
+      t.speech.setAttributes({ 'kohami.speech.audio': true, 'kohami.first_audio_ms': stages.firstAudioMs! });
+      t.speech.end();
+      t.speech = undefined;
+    }
     const observe = (stage: string, ms: number | undefined) => ms !== undefined && this.services.metrics.voiceStage.observe({ stage }, ms / 1000);
     observe('endpointing', stages.endpointingMs);
     observe('transcription', stages.transcriptionMs);
@@ -767,8 +799,10 @@ class VoiceSession implements VoiceSessionHandle {
     if (this.attached) this.cutReply();
     this.reply?.cancel();
     this.reply = null;
+    this.setTiming(null);
     this.state('off');
     this.closed.abort();
+    this.services.metrics.voiceSessions.dec();
     this.idle.cancel();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { filesContaining, tablesContaining } from '../support/canary-sweep.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { OtlpReceiver } from '../support/otlp-receiver.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { startWirePostgres } from '../support/pglite-server.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -31,12 +32,18 @@ const sloppy = () => subagentModel({ summary: `La personne a dit : ${SPOKEN}`, f
 describe('never verbatim (AC-06-A-62), end to end', () => {
   let dir: string;
   let rt: TestRuntime;
+  /** Traces are on: every span the runtime exports reaches this collector. */
+  let collector: OtlpReceiver;
   beforeAll(async () => {
     dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-verbatim-')), 'pglite');
-    rt = await startTestRuntime({ agentModel: streamingModel([`Oui, ${REPLY_CANARY}.`]), subagentModel: sloppy() }, { PGLITE_DATA_DIR: dir });
+    collector = await new OtlpReceiver().start();
+    rt = await startTestRuntime({ agentModel: streamingModel([`Oui, ${REPLY_CANARY}.`]), subagentModel: sloppy() }, { PGLITE_DATA_DIR: dir, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
     await converse(rt);
   });
-  afterAll(() => rt.close());
+  afterAll(async () => {
+    await rt.close();
+    await collector.stop();
+  });
 
   it('the derivations ran: one mood row per turn (summary dropped as an echo), the fact extracted', async () => {
     const moods = await rt.db.pool.query('SELECT summary FROM mood_scores');
@@ -62,6 +69,17 @@ describe('never verbatim (AC-06-A-62), end to end', () => {
     expect(await filesContaining(dir, REPLY_CANARY)).toEqual([]);
     const reopened = await openDatabase({ pgliteDataDir: dir });
     await reopened.close();
+  });
+
+  it('no exported span holds them (names, attributes, events), once the shutdown has flushed the traces', async () => {
+    await rt.close();
+    // The spans were exported: both turns, the agent's with its model call.
+    const turns = collector.named('kohami.turn');
+    expect(turns.map((t) => t.attributes['kohami.flux']).sort()).toEqual(['agent', 'cache']);
+    expect(collector.spans.some((s) => s.attributes['gen_ai.operation.name'] === 'chat')).toBe(true);
+    // The sweep itself finds what is there.
+    expect(collector.bodies.join('\n')).toContain(turns[0]!.attributes['session.id'] as string);
+    for (const needle of [CANARY, REPLY_CANARY]) expect(collector.bodies.filter((b) => b.includes(needle))).toEqual([]);
   });
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySearch } from '../../adapters/memory/memory-search.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { MS, OtlpReceiver } from '../support/otlp-receiver.ts';
 import { systemPromptOf } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -44,9 +45,12 @@ const model = new MockLanguageModelV3({
 let rt: TestRuntime;
 let senior: string;
 let kiosk: KioskClient;
+/** Traces are on: the tool's span is checked. */
+let collector: OtlpReceiver;
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: model });
+  collector = await new OtlpReceiver().start();
+  rt = await startTestRuntime({ agentModel: model }, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
   senior = await rt.directory.createSenior({ displayName: 'Yvonne', preferredName: 'Yvonne', onboardingDone: true });
   for (const c of ['conversation', 'profil'] as const) await rt.consents.grant(senior, c);
   // Five archived sessions: the 3 most recent are injected, the older two are vectorized (tier 3).
@@ -67,6 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   kiosk.close();
   await rt.close();
+  await collector.stop();
 });
 
 describe('tier 3: search_memory, on demand', () => {
@@ -97,5 +102,22 @@ describe('tier 3: search_memory, on demand', () => {
     expect(found.segments[0]).toContain('Quimper');
     await rt.consents.revoke(senior, 'conversation');
     expect(await memorySearch.searchMemory(senior, 'Quimper')).toEqual({ segments: [], facts: [] });
+  });
+
+  it('traced: two model calls and the tool between them, all children of the turn, with counts and never the query', async () => {
+    // The shutdown flushes the traces; the session (and its kiosk) are done with.
+    await rt.close();
+    const [turn] = collector.named('kohami.turn');
+    const children = collector.childrenOf(turn!);
+    expect(children.map((s) => s.name)).toEqual(expect.arrayContaining(['execute_tool search_memory']));
+    const calls = children.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
+    expect(calls.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual([['tool_calls'], ['stop']]);
+    expect(calls[0]!.events.find((e) => e.name === 'tool_call')?.attributes).toEqual({ 'gen_ai.tool.name': 'search_memory' });
+    const tool = children.find((s) => s.name === 'execute_tool search_memory')!;
+    expect(tool.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search_memory', 'kohami.memory.segments': 2, 'kohami.memory.facts': 0 });
+    // In order (the SDK starts a span at Date.now(), whole milliseconds: within 1 ms).
+    expect(tool.startNs + MS).toBeGreaterThanOrEqual(calls[0]!.endNs);
+    expect(calls[1]!.startNs + MS).toBeGreaterThanOrEqual(tool.endNs);
+    for (const words of ['Quimper', 'Séance', 'Yvonne']) expect(collector.bodies.join('\n')).not.toContain(words);
   });
 });

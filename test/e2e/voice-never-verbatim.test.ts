@@ -10,6 +10,7 @@ import { inspectorRedaction } from '../../runtime/ops/inspector-redaction.ts';
 import { filesContaining, filesUnder, tablesContaining } from '../support/canary-sweep.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { OtlpReceiver } from '../support/otlp-receiver.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
@@ -41,6 +42,8 @@ const inspectorMessages: string[] = [];
 /** The raw inspection events, before redaction: proof the canaries went through the actors. */
 const rawInspection: InspectionEvent[] = [];
 let inspector: ReturnType<typeof createWebSocketInspector>;
+/** Traces are on: every span the runtime exports reaches this collector. */
+let collector: OtlpReceiver;
 
 beforeAll(async () => {
   systemTmpBefore = new Set(await readdir(systemTmp));
@@ -56,6 +59,7 @@ beforeAll(async () => {
   const { port } = relay.address() as { port: number };
   inspector = createWebSocketInspector({ url: `ws://127.0.0.1:${port}`, ...inspectorRedaction });
 
+  collector = await new OtlpReceiver().start();
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   rt = await startTestRuntime(
@@ -65,7 +69,7 @@ beforeAll(async () => {
         inspector.inspect.next?.(event);
       },
     },
-    { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dataDir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' },
+    { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dataDir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
   );
   operator = generateToken('operator');
   await rt.directory.addApiToken('operator', operator, 'privacy test');
@@ -77,6 +81,7 @@ afterAll(async () => {
   await rt?.close();
   await mistral?.stop();
   await voxtral?.stop();
+  await collector?.stop();
   if (savedTmp === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = savedTmp;
 });
@@ -107,7 +112,7 @@ async function namesNewIn(dir: string, before: Set<string>): Promise<string[]> {
 const get = (route: string) => fetch(`${rt.url}${route}`, { headers: { authorization: `Bearer ${operator}` } }).then((r) => r.text());
 
 describe('never persisted, never logged: the voice path, everywhere it can be looked at', () => {
-  it('a canary transcript and a canary reply reach no ops stream, inspector, metric, log, table or file', async () => {
+  it('a canary transcript and a canary reply reach no ops stream, inspector, metric, log, table, file or span', async () => {
     const ops = await watchOpsStream();
     mistral.mode = { kind: 'stream', chunks: ['Oui, ', `${REPLY_CANARY}, `, 'je le garde pour moi.'] };
     voxtral.utterances.push({ text: `je vous confie le mot secret ${CANARY} que personne ne doit entendre` });
@@ -157,8 +162,17 @@ describe('never persisted, never logged: the voice path, everywhere it can be lo
     }
 
     // Files: the data directory once the database is closed, the runtime's temp directory, and
-    // the names of whatever appeared in the system temp directory meanwhile.
+    // the names of whatever appeared in the system temp directory meanwhile. The close also exports
+    // the last spans.
     await rt.close();
+    // Spans: the voice turn was traced — from the end of speech, with its transcription, its stages
+    // and its speech to first audio — and no exported byte holds a canary.
+    const [turn] = collector.named('kohami.turn');
+    expect(turn?.attributes).toMatchObject({ 'kohami.turn.mode': 'voice', 'kohami.flux': 'agent', 'kohami.outcome': 'answered', 'session.id': sessionId });
+    const stages = collector.childrenOf(turn!).map((s) => s.name);
+    expect(stages).toEqual(expect.arrayContaining(['kohami.transcription', 'kohami.recall', 'chat mistral-small-2603', 'kohami.speech']));
+    expect(collector.named('kohami.speech')[0]!.attributes).toMatchObject({ 'kohami.speech.audio': true, 'kohami.first_audio_ms': expect.any(Number) });
+    for (const needle of NEEDLES) expect(collector.bodies.filter((b) => b.includes(needle)), 'spans').toEqual([]);
     expect(await filesUnder(dataDir)).not.toEqual([]);
     expect(await filesContaining(dataDir, 'Marie')).not.toEqual([]);
     const newInTmp = await namesNewIn(systemTmp, systemTmpBefore);

@@ -114,6 +114,30 @@ describe('voice mode negotiation', () => {
   });
 });
 
+describe('voice gauges', () => {
+  const gauge = async (name: string) => (await rt.metrics.registry.getSingleMetric(name)!.get()).values[0]?.value;
+
+  it('kohami_voice_sessions and kohami_transcription_sockets count what is open, and are given back at close', async () => {
+    // Earlier tests' sessions and sockets have gone (their kiosks closed).
+    await expect.poll(() => gauge('kohami_voice_sessions')).toBe(0);
+    await expect.poll(() => gauge('kohami_transcription_sockets')).toBe(0);
+    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
+    const first = voxtral.sockets.length;
+    const k = await voiceKiosk();
+    expect(await gauge('kohami_voice_sessions')).toBe(1);
+    await k.speak(utterance);
+    await k.next((f) => f.type === 'reply.done', 0);
+    // The session's stream holds one socket to the recognizer while it listens.
+    expect(voxtral.sockets.slice(first).filter((s) => !s.closed)).toHaveLength(1);
+    expect(await gauge('kohami_transcription_sockets')).toBe(1);
+    k.close();
+    await expect.poll(() => gauge('kohami_voice_sessions')).toBe(0);
+    await expect.poll(() => gauge('kohami_transcription_sockets')).toBe(0);
+    expect(voxtral.sockets.slice(first).every((s) => s.closed)).toBe(true);
+  }, 30_000);
+});
+
 describe('a spoken turn', () => {
   it('vad events, the final transcript as turn v1, captions, then reply audio with marks and an end', async () => {
     const pieces = ['Quelle bonne idée que ce marché,', 'le matin on y est bien.', 'Qu’avez-vous acheté ?'];

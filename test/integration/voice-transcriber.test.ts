@@ -38,7 +38,9 @@ describe('the realtime socket kept alive', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const KEEP_ALIVE_MS = 10_000;
     voxtral.utterances.push({ text: 'Bonjour' }, { text: 'Je suis encore là' });
-    const stream = await new MistralTranscriber({ apiKey: 'test-key', baseUrl: relay.url, env: 'test', backoffMs: 10, flushTimeoutMs: 1000, keepAliveMs: KEEP_ALIVE_MS }).open({
+    const sockets = { opened: 0, closed: 0 };
+    const counter = { opened: () => sockets.opened++, closed: () => sockets.closed++ };
+    const stream = await new MistralTranscriber({ apiKey: 'test-key', baseUrl: relay.url, env: 'test', backoffMs: 10, flushTimeoutMs: 1000, keepAliveMs: KEEP_ALIVE_MS, sockets: counter }).open({
       contextBias: [],
       signal: new AbortController().signal,
     });
@@ -52,6 +54,7 @@ describe('the realtime socket kept alive', () => {
       await vi.waitFor(() => expect(relay.downBytes).toBeGreaterThan(before));
     }
     expect(voxtral.sockets).toHaveLength(1);
+    expect(sockets).toEqual({ opened: 1, closed: 0 });
 
     // The network path dies silently: the ping goes unanswered, and at the next one the socket is replaced.
     relay.freeze();
@@ -64,7 +67,10 @@ describe('the realtime socket kept alive', () => {
     for (const frame of toneFrames(400)) stream.append(frame);
     await expect(stream.flush(new AbortController().signal)).resolves.toBe('Je suis encore là');
     expect(voxtral.sockets[1]!.audioBytes).toBe(400 * 32);
+    // The dead socket was counted closed once cut, the new one is counted open (the open-sockets gauge).
+    expect(sockets).toEqual({ opened: 2, closed: 1 });
     stream.close();
+    await vi.waitFor(() => expect(sockets).toEqual({ opened: 2, closed: 2 }));
   });
 });
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config.ts';
+import { schemaVariables } from '../support/config-variables.ts';
 
 /**
  * docs/configuration.md's tables stay in step with runtime/config.ts: every variable the schema
  * reads has a row, no row names a variable the schema does not know, and each documented default
- * is the schema's. The schema is not exported: the variables it reads are observed by parsing an
- * environment that records every name looked up, the defaults by parsing an empty one.
+ * is the schema's (read by parsing an empty environment).
  */
 
 const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
@@ -23,19 +23,6 @@ function documentedVariables(): Map<string, string> {
     rows.set(cells[1]!, cells[2]!.trim());
   }
   return rows;
-}
-
-/** Every environment variable the schema reads, in the order it reads them. */
-function schemaVariables(): string[] {
-  const read = new Set<string>();
-  const env = new Proxy({} as NodeJS.ProcessEnv, {
-    get(_target, name) {
-      if (typeof name === 'string') read.add(name);
-      return undefined;
-    },
-  });
-  loadConfig(env);
-  return [...read];
 }
 
 /** Defaults written as a formula rather than a value: checked against the formula itself. */

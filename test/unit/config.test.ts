@@ -48,6 +48,17 @@ describe('configuration', () => {
   it('never echoes a secret value in the error', () => {
     expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).toThrow(/DEV_ADMIN_TOKEN: /);
     expect(() => loadConfig({ DEV_ADMIN_TOKEN: 'tiny' })).not.toThrow(/tiny/);
+    // A collector URL may hold credentials.
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://user:s3cret@collector' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: /);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://user:s3cret@collector' })).not.toThrow(/s3cret/);
+  });
+
+  it('traces: off unless a collector URL is set; the service name defaults to kohami-runtime', () => {
+    expect(loadConfig({}).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://collector:4318');
+    expect(loadConfig({}).OTEL_SERVICE_NAME).toBe('kohami-runtime');
+    expect(() => loadConfig({ OTEL_SERVICE_NAME: ' ' })).toThrow(/OTEL_SERVICE_NAME/);
   });
 });
 
