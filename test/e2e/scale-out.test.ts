@@ -11,9 +11,9 @@ import { sharedDatabase, type SharedDatabase } from '../support/shared-database.
 
 /**
  * Scale-out, for real: N runtime processes (`npm start`'s entry) on one database — the embedded one
- * served over the wire, or the PostgreSQL server of TEST_DATABASE_URL — behind Debian's nginx, which
- * balances the kiosks' WebSockets round robin. Presence beats at its default (5 s): nothing here is
- * explained by a heartbeat.
+ * served over the wire, or the PostgreSQL server of TEST_DATABASE_URL — behind Debian's nginx running
+ * the shipped deploy/nginx.conf (a consistent hash of the kiosk's token picks its process). Presence
+ * beats at its default (5 s): nothing here is explained by a heartbeat.
  */
 /** TAKEOVER_ACK_MS's default: what a takeover may wait for a process that does not answer (a killed one). */
 const TAKEOVER_ACK_MS = 500;
@@ -28,7 +28,22 @@ interface Slot {
   processId: string;
 }
 
-const env = (port: number) => ({ PORT: String(port), TAKEOVER_ACK_MS: String(TAKEOVER_ACK_MS), SHUTDOWN_DRAIN_MS: '10000' });
+// At info, each process logs its sessions' starts and closes (ids only), timestamped on the machine's one clock.
+const env = (port: number) => ({ PORT: String(port), TAKEOVER_ACK_MS: String(TAKEOVER_ACK_MS), SHUTDOWN_DRAIN_MS: '10000', LOG_LEVEL: 'info' });
+
+/** When (pino's `time`, ms) the process logged `msg` for the session; the line may still be on its way through the pipe. */
+async function loggedAt(p: RuntimeProcess, msg: string, sessionId: string): Promise<number> {
+  const find = () => {
+    for (const line of p.output().split('\n')) {
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { msg?: string; sessionId?: string; time?: number };
+      if (entry.msg === msg && entry.sessionId === sessionId) return entry.time;
+    }
+    return undefined;
+  };
+  await expect.poll(find, { message: `${msg} of ${sessionId} logged` }).toBeTypeOf('number');
+  return find()!;
+}
 
 async function processIdOf(p: RuntimeProcess): Promise<string> {
   const res = await fetch(`${p.url}/v1/ops/sessions`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
@@ -110,7 +125,7 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
     })();
     await expect.poll(() => oldReplies.length).toBeGreaterThan(3);
 
-    // Straight to another process (through the balancer it could land on the same one).
+    // Straight to another process (through the balancer, the same token goes to the same one).
     const fresh = await KioskClient.connect(to.p.ws, tokens[0]!);
     const began = performance.now();
     fresh.send({ type: 'session.start' });
@@ -118,10 +133,15 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
     const readyAt = performance.now();
 
     expect(await chatter).toEqual({ type: 'session.closed', reason: 'replaced' });
-    console.info(`${n} processes: takeover live ${Math.round(readyAt - began)} ms after session.start; old session closed ${Math.round(readyAt - oldClosedAt)} ms before, after ${oldReplies.length} reply frames`);
+    console.info(`${n} processes: takeover live ${Math.round(readyAt - began)} ms after session.start, after ${oldReplies.length} reply frames of the old session; its close reached the old kiosk ${Math.round(readyAt - oldClosedAt)} ms before the new one's ready`);
     expect(readyAt - began).toBeLessThan(TAKEOVER_BOUND_MS);
-    expect(oldClosedAt).toBeLessThan(readyAt);
-    expect(Math.max(...oldReplies)).toBeLessThan(readyAt);
+    // The ordering, where it is decided: the old process closed its session (its last frame to the old
+    // kiosk) before the new process started the new one. Arrival times at two sockets through two paths
+    // (one through nginx) do not tell that apart within a few ms, the processes' one clock does.
+    expect(await loggedAt(from.p, 'session closed', oldSession)).toBeLessThanOrEqual(await loggedAt(to.p, 'session started', ready.sessionId as string));
+    // On the old socket, nothing after its session.closed.
+    const closedIndex = old.frames.findIndex((f) => f.type === 'session.closed');
+    expect(old.frames.slice(closedIndex).filter(replyFrame)).toEqual([]);
     // A turn on the old socket now is refused, not answered; the new session answers.
     old.send({ type: 'turn', turnId: 'late', transcript: 'bonjour' });
     expect(await old.next((f) => f.turnId === 'late')).toMatchObject({ type: 'error', code: 'no_session' });
@@ -182,8 +202,8 @@ describe.each([2, 3])('%i runtime processes on one database behind nginx', (n) =
       expect(done.filter((f) => f.flux === 'sos')).toEqual([]);
     }
     console.info(`${n} processes: rolling restart, ${sent.reduce((a, b) => a + b, 0)} turns answered, ${kiosks.reduce((sum, k) => sum + k.reconnects, 0)} reconnections`);
-    // The restarts did reach the kiosks: every process held some of them.
-    expect(kiosks.reduce((sum, k) => sum + k.reconnects, 0)).toBeGreaterThanOrEqual(n);
+    // The restarts did reach the kiosks (every one of them lived on some process that was restarted).
+    for (const k of kiosks) expect(k.reconnects).toBeGreaterThan(0);
     for (const k of kiosks) k.close();
   }, 180_000);
 });

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Debian's nginx (`apt-get install -y nginx`; `.ci/run` installs it). */
 export const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
@@ -27,50 +28,34 @@ export interface LoadBalancer {
   stop(): Promise<void>;
 }
 
-/**
- * The configuration of a WebSocket-aware round-robin balancer over `upstreams` (loopback ports), as an
- * operator would write it: the upgrade headers passed on, long-lived sockets not cut by a read timeout,
- * and a handshake refused by a draining runtime (503) or a dead one (connection refused) retried on the
- * next. `max_fails=0`: no runtime is ever taken out for a while, every handshake tries them in turn (a
- * restarted runtime is used again at once; a refused connection on loopback costs nothing).
- */
-export function nginxConfig(dir: string, listenPort: number, upstreams: number[]): string {
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log stderr notice;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
-  upstream runtimes {
-${upstreams.map((port) => `    server 127.0.0.1:${port} max_fails=0;`).join('\n')}
-  }
-  server {
-    listen 127.0.0.1:${listenPort};
-    location / {
-      proxy_pass http://runtimes;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $host;
-      proxy_connect_timeout 1s;
-      proxy_read_timeout 1h;
-      proxy_send_timeout 1h;
-      proxy_next_upstream error timeout http_502 http_503;
-      proxy_next_upstream_tries ${upstreams.length};
-    }
-  }
-}
-`;
+/** The balancer the project ships (docker-compose.yml's `lb`): the scale-out tests run its very configuration. */
+const SHIPPED = fileURLToPath(new URL('../../deploy/nginx.conf', import.meta.url));
+
+/** Replaces each pattern exactly once, so the helper breaks if the configuration's shape moves. */
+function substitute(text: string, replacements: Array<[RegExp, string | ((...groups: string[]) => string)]>): string {
+  return replacements.reduce((out, [pattern, by]) => {
+    const found = out.match(new RegExp(pattern.source, `g${pattern.flags.replace('g', '')}`))?.length ?? 0;
+    if (found !== 1) throw new Error(`deploy/nginx.conf: ${String(pattern)} matched ${found} times, not once`);
+    return out.replace(pattern, by as string);
+  }, text);
 }
 
-/** nginx in front of the runtime processes on `upstreams`, on a free loopback port; started within START_BOUND_MS. */
+/**
+ * deploy/nginx.conf with its two upstreams replaced by `upstreams` (loopback ports, each with the shipped
+ * server parameters), listening on `listenPort` on loopback, its pid and temporary files in `dir`, and
+ * logging at `notice` (its start line tells when it serves).
+ */
+export function nginxConfig(dir: string, listenPort: number, upstreams: number[]): string {
+  return substitute(readFileSync(SHIPPED, 'utf8'), [
+    [/^(\s*)server runtime-a:\d+( [^;]*)?;\n\s*server runtime-b:\d+[^;]*;\n/m, (_all, indent, params = '') => upstreams.map((port) => `${indent}server 127.0.0.1:${port}${params};\n`).join('')],
+    [/listen \d+;/, `listen 127.0.0.1:${listenPort};`],
+    [/pid \S+;/, `pid ${dir}/nginx.pid;`],
+    [/error_log stderr \w+;/, 'error_log stderr notice;'],
+    [/http \{/, `http {\n  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`).join(' ')}`],
+  ]);
+}
+
+/** Debian's nginx on deploy/nginx.conf in front of the runtime processes on `upstreams`, on a free loopback port; started within START_BOUND_MS. */
 export async function startLoadBalancer(upstreams: number[]): Promise<LoadBalancer> {
   if (!existsSync(NGINX)) throw new Error(`no nginx at ${NGINX}: apt-get install -y nginx (or set NGINX_BIN)`);
   const dir = await mkdtemp(path.join(tmpdir(), 'kohami-lb-'));
@@ -79,7 +64,7 @@ export async function startLoadBalancer(upstreams: number[]): Promise<LoadBalanc
   const port = await freePort();
   const config = path.join(dir, 'nginx.conf');
   await writeFile(config, nginxConfig(dir, port, upstreams));
-  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', config, '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', config, '-e', 'stderr', '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let out = '';
   child.stderr!.on('data', (d) => (out += d));
   const exited = once(child, 'exit');
