@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgErasureNoticesRepository } from '../../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../../adapters/postgres/pg-erasure.repository.ts';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { PgSignals } from '../../adapters/postgres/pg-signals.ts';
-import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import type { ServerFrame } from '../../runtime/protocol/messages.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses } from '../../runtime/sessions/erasure.ts';
-import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
+import { testRegistry } from '../support/registry.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;
 beforeAll(async () => {
@@ -24,17 +22,7 @@ const RETAIN_MS = 30_000;
 function processOn(processId: string, pollMs: number, signals?: PgSignals) {
   const presence = new PgPresenceRepository(db.pool);
   const logger = createLogger('silent');
-  const registry = new SessionRegistry({
-    machine: sessionMachine,
-    variations: loadCacheVariations(),
-    loadProfile: async () => ({ preferredName: 'Paul', isFreshSenior: false }),
-    timing: { turnBudgetMs: 2500, sessionPauseMs: 600_000, kioskGraceMs: 30_000, agentStallMs: 1500, replyMaxMs: 15_000 },
-    windowBudget: { maxMessages: 24, maxTokens: 3000 },
-    logger,
-    presence,
-    processId,
-    presenceStaleMs: STALE_MS,
-  });
+  const registry = testRegistry(presence, processId, STALE_MS, { logger });
   const cached = new Set<string>();
   const inMemory = { semantic_cache: { invalidateSenior: (id: string) => Number(cached.delete(id)) } };
   const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs: STALE_MS, pollMs, retainMs: RETAIN_MS, logger, ...(signals ? { signals } : {}) };

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { PgSignals } from '../../adapters/postgres/pg-signals.ts';
-import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import type { ServerFrame } from '../../runtime/protocol/messages.ts';
-import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { Takeovers } from '../../runtime/sessions/takeover.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
+import { testRegistry } from '../support/registry.ts';
 
 /** Two processes' registries on one database (served over the wire), each with its own signals listener. */
 let db: Awaited<ReturnType<typeof migratedDatabase>>;
@@ -28,18 +26,7 @@ async function processOn(processId: string, opts: { listening: boolean; ackMs: n
   if (opts.listening) await signals.start();
   const takeovers = new Takeovers(signals, processId, opts.ackMs, logger);
   const presence = new PgPresenceRepository(db.pool);
-  const registry = new SessionRegistry({
-    machine: sessionMachine,
-    variations: loadCacheVariations(),
-    loadProfile: async () => ({ preferredName: 'Paul', isFreshSenior: false }),
-    timing: { turnBudgetMs: 2500, sessionPauseMs: 600_000, kioskGraceMs: 30_000, agentStallMs: 1500, replyMaxMs: 15_000 },
-    windowBudget: { maxMessages: 24, maxTokens: 3000 },
-    logger,
-    presence,
-    processId,
-    presenceStaleMs: STALE_MS,
-    takeovers,
-  });
+  const registry = testRegistry(presence, processId, STALE_MS, { takeovers });
   takeovers.serve(registry);
   await registry.heartbeat(STALE_MS);
   stops.push(async () => {
