@@ -49,7 +49,9 @@ export class DreamScheduler {
     this.timing = timing;
     this.boss = new PgBoss({
       db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
+      // Expiry runs in the supervision pass, and per queue at most once per monitor interval.
       superviseIntervalSeconds: timing.maintenanceSeconds,
+      monitorIntervalSeconds: timing.maintenanceSeconds,
     });
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }
