@@ -5,7 +5,7 @@ import { PgErasureRepository } from '../../adapters/postgres/pg-erasure.reposito
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses } from '../../runtime/sessions/erasure.ts';
 import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';

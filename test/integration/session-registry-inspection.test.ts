@@ -5,7 +5,7 @@ import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.reposi
 import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { InspectionHub, type InspectionObserver, type OpsEvent } from '../../runtime/ops/inspection-hub.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 
