@@ -4,6 +4,12 @@ import { PROTOCOL_SCHEMA_PATH } from '../../runtime/protocol/json-schema.ts';
 
 export type Direction = 'clientFrame' | 'serverFrame';
 
+/** Why zod refuses a frame (its message names the field), or null: the zod side of each check. */
+export function zodProblem(schema: z.ZodType, frame: unknown): string | null {
+  const result = schema.safeParse(frame);
+  return result.success ? null : `${JSON.stringify(frame)}: ${z.prettifyError(result.error)}`;
+}
+
 /** docs/protocol.schema.json as checked in (not regenerated: the tests check what device makers get). */
 export function checkedInSchema(): { $schema: string; $comment: string; anyOf: unknown[]; $defs: Record<string, Record<string, unknown>> } {
   return JSON.parse(readFileSync(new URL(`../../${PROTOCOL_SCHEMA_PATH}`, import.meta.url), 'utf8'));

@@ -4,7 +4,7 @@ import { AUDIO_FRAME_VERSION, MAX_TURN_ID_BYTES } from '../../runtime/protocol/f
 import { PROTOCOL_SCHEMA_PATH, protocolJsonSchemaText } from '../../runtime/protocol/json-schema.ts';
 import { CLIENT_FRAME_TYPES, ClientFrameSchema } from '../../runtime/protocol/messages.ts';
 import { SERVER_FRAME_SCHEMAS, ServerFrameSchema } from '../../runtime/protocol/server-frames.ts';
-import { checkedInSchema, jsonSchemaValidator, type Direction } from '../support/protocol-schema.ts';
+import { checkedInSchema, jsonSchemaValidator, zodProblem, type Direction } from '../support/protocol-schema.ts';
 
 const SERVER_FRAME_TYPES = Object.keys(SERVER_FRAME_SCHEMAS);
 const ref = (id: string) => ({ $ref: `#/$defs/${id}` });
@@ -71,8 +71,8 @@ describe('docs/protocol.schema.json', () => {
     const validate = { clientFrame: jsonSchemaValidator('clientFrame'), serverFrame: jsonSchemaValidator('serverFrame') };
     const zod = { clientFrame: ClientFrameSchema, serverFrame: ServerFrameSchema };
     for (const { direction, frame } of frames) {
+      expect(zodProblem(zod[direction], frame)).toBeNull();
       expect(validate[direction](frame)).toBeNull();
-      expect(zod[direction].safeParse(frame).success, JSON.stringify(frame)).toBe(true);
     }
   });
 });
