@@ -1,19 +1,14 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { decodeAudioFrame } from '../../runtime/protocol/frame-header.ts';
 import { ClientFrameSchema } from '../../runtime/protocol/messages.ts';
 import { ServerFrameSchema } from '../../runtime/protocol/server-frames.ts';
-import { QUICK_ENDPOINT } from '../support/endpointing.ts';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { jsonSchemaValidator, zodProblem } from '../support/protocol-schema.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { KIOSK_TOKEN } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VOICE_START, VoiceKiosk } from '../support/voice-kiosk.ts';
+import { startVoiceRuntime, type VoiceRuntime } from '../support/voice-runtime.ts';
 
 /**
  * Real sessions, text and voice, over real sockets: every frame the runtime writes is checked against
@@ -26,26 +21,17 @@ const ASKED = 'Je suis allée au marché ce matin avec ma fille';
 /** Long enough (~9 s of fake speech) to be still playing when the kiosk interrupts it. */
 const LONG_REPLY = ['Le marché du samedi est un vrai plaisir. ', 'On y trouve des fruits, des fromages et des fleurs de saison. ', 'Votre fille a dû aimer cette promenade avec vous.'];
 
-let voxtral: FakeVoxtral;
-let mistral: FakeMistral;
-let rt: TestRuntime;
+let voice: VoiceRuntime;
 let utterance: Int16Array;
 const serverFrame = jsonSchemaValidator('serverFrame');
 const clientFrame = jsonSchemaValidator('clientFrame');
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  mistral = await new FakeMistral(voxtral).start();
-  const dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-protocol-schema-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' });
+  voice = await startVoiceRuntime('protocol-schema');
   utterance = concat([silence(200), await frenchSpeech(`${ASKED}.`), silence(1000)]);
 }, 60_000);
 
-afterAll(async () => {
-  await rt?.close();
-  await mistral?.stop();
-  await voxtral?.stop();
-});
+afterAll(() => voice?.stop());
 
 /** What the runtime wrote on a socket, as it came off the wire: JSON text frames and binary frames. */
 function wireOf(socket: WebSocket): { text: unknown[]; binary: Uint8Array[] } {
@@ -75,6 +61,7 @@ function sendValid(kiosk: { send(frame: unknown): void }, frame: Record<string, 
 
 describe('the kiosk protocol on the wire matches docs/protocol.schema.json', () => {
   it('a text session: pong, ready, a cached and a streamed reply, refusals, closed', async () => {
+    const { rt, mistral } = voice;
     mistral.mode = { kind: 'stream', chunks: ['Quelle bonne ', 'idée !'] };
     const k = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
     const wire = wireOf(k.socket);
@@ -107,6 +94,7 @@ describe('the kiosk protocol on the wire matches docs/protocol.schema.json', () 
   });
 
   it('a voice session: a spoken turn with its reply audio, then a typed turn interrupted while it plays', async () => {
+    const { rt, mistral, voxtral } = voice;
     mistral.mode = { kind: 'stream', chunks: ['Quelle bonne idée que ', 'ce marché, le matin on ', 'y est bien.'] };
     voxtral.utterances.push({ text: ASKED });
     const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
