@@ -10,7 +10,7 @@ import type { SeniorProfile } from '../../machines/session/ports.ts';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
 import type { WindowBudget } from '../../machines/session/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
-import type { ServerFrame } from '../protocol/messages.ts';
+import type { ServerFrame } from '../protocol/server-frames.ts';
 import type { InspectionObserver } from '../ops/inspection-hub.ts';
 import type { Takeovers } from './takeover.ts';
 

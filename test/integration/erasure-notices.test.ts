@@ -4,7 +4,7 @@ import { PgErasureRepository } from '../../adapters/postgres/pg-erasure.reposito
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { PgSignals } from '../../adapters/postgres/pg-signals.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses } from '../../runtime/sessions/erasure.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 import { testRegistry } from '../support/registry.ts';

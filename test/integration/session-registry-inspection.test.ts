@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { InspectionHub, type InspectionObserver, type OpsEvent } from '../../runtime/ops/inspection-hub.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 import { testRegistry } from '../support/registry.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { PgSignals } from '../../adapters/postgres/pg-signals.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { Takeovers } from '../../runtime/sessions/takeover.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
 import { testRegistry } from '../support/registry.ts';

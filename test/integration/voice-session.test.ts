@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { CONTEXT_BIAS_BUDGET_MS, voiceSessionFactory, type VoiceSessionHandle } from '../../runtime/voice/voice-session.ts';
