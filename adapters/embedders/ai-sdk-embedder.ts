@@ -13,7 +13,7 @@ import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral
 export class AiSdkEmbedder implements MemoryEmbedderPort {
   private readonly model: EmbeddingModelV4;
   readonly modelId: string;
-  private readonly timeoutMs;
+  private readonly timeoutMs: number;
 
   constructor(
     model: EmbeddingModelV4,

@@ -49,7 +49,7 @@ export class PgSignals {
   private readonly pool: pg.Pool;
   private readonly processId: string;
   private readonly logger: Pick<Logger, 'warn'>;
-  private readonly reconnectMs;
+  private readonly reconnectMs: number;
 
   constructor(
     pool: pg.Pool,

@@ -40,7 +40,7 @@ const SYSTEM = [
  */
 export class MistralSmallConsolidator {
   private readonly model: LanguageModelV4;
-  private readonly attemptTimeoutMs;
+  private readonly attemptTimeoutMs: number;
 
   constructor(
     model: LanguageModelV4,

@@ -22,7 +22,7 @@ const SYSTEM = [
 export class MistralSmallConversationSummarizer implements ConversationSummarizerPort {
   private readonly model: LanguageModelV4;
   private readonly logger: Pick<Logger, 'warn'>;
-  private readonly attemptTimeoutMs;
+  private readonly attemptTimeoutMs: number;
 
   constructor(
     model: LanguageModelV4,

@@ -80,7 +80,7 @@ const REFERENCE = /^F?(\d{1,3})$/i;
 export class MistralSmallMemoryExtractor implements MemoryExtractorPort {
   private readonly model: LanguageModelV4;
   private readonly logger: Pick<Logger, 'warn'>;
-  private readonly attemptTimeoutMs;
+  private readonly attemptTimeoutMs: number;
 
   constructor(
     model: LanguageModelV4,

@@ -14,7 +14,7 @@ const SYSTEM = [
 /** The per-turn mood classifier on Mistral Small (seed ADR: Small for every sub-agent). */
 export class MistralSmallMoodClassifier implements MoodClassifierPort {
   private readonly model: LanguageModelV4;
-  private readonly attemptTimeoutMs;
+  private readonly attemptTimeoutMs: number;
 
   constructor(
     model: LanguageModelV4,

@@ -21,7 +21,7 @@ const SYSTEM = [
  */
 export class MistralSmallWindowSummarizer implements WindowSummarizerPort {
   private readonly model: LanguageModelV4;
-  private readonly attemptTimeoutMs;
+  private readonly attemptTimeoutMs: number;
 
   constructor(
     model: LanguageModelV4,

@@ -25,6 +25,20 @@ const FACTS_SHOWN = 30;
 
 const union = (a: readonly string[] | undefined, b: readonly string[]) => [...new Set([...(a ?? []), ...b])].slice(0, 30);
 
+/** What a consolidation reads and writes through. */
+export interface DreamDeps {
+  store: PgDreamRepository;
+  moodScores: PgMoodScoresRepository;
+  segments: PgSegmentsRepository;
+  facts: PgMemoryFactsRepository;
+  consents: ConsentPort;
+  memory: MemoryPort;
+  embedder: MemoryEmbedderPort;
+  profiles: PgProfilesRepository;
+  consolidator: MistralSmallConsolidator;
+  now?: () => Date;
+}
+
 /**
  * The nightly « dream » for one senior (seed « Il se souvient. Et il apprend. »): reads the
  * week's notes (per-turn summaries), recent segments, facts, profile and compass; Mistral Small
@@ -34,33 +48,9 @@ const union = (a: readonly string[] | undefined, b: readonly string[]) => [...ne
  * Consent-gated, and once per Europe/Paris day: a re-run the same day changes nothing.
  */
 export class Dream {
-  private readonly deps: {
-      store: PgDreamRepository;
-      moodScores: PgMoodScoresRepository;
-      segments: PgSegmentsRepository;
-      facts: PgMemoryFactsRepository;
-      consents: ConsentPort;
-      memory: MemoryPort;
-      embedder: MemoryEmbedderPort;
-      profiles: PgProfilesRepository;
-      consolidator: MistralSmallConsolidator;
-      now?: () => Date;
-    };
+  private readonly deps: DreamDeps;
 
-  constructor(
-    deps: {
-      store: PgDreamRepository;
-      moodScores: PgMoodScoresRepository;
-      segments: PgSegmentsRepository;
-      facts: PgMemoryFactsRepository;
-      consents: ConsentPort;
-      memory: MemoryPort;
-      embedder: MemoryEmbedderPort;
-      profiles: PgProfilesRepository;
-      consolidator: MistralSmallConsolidator;
-      now?: () => Date;
-    },
-  ) {
+  constructor(deps: DreamDeps) {
     this.deps = deps;
   }
 

@@ -13,6 +13,14 @@ export interface FactsReconciled {
   unchanged: number;
 }
 
+/** What the session's fact reconciliation works with. */
+export interface SessionFactsDeps {
+  extractor: MemoryExtractorPort;
+  facts: Pick<PgMemoryFactsRepository, 'known'>;
+  memory: MemoryPort;
+  logger: Pick<Logger, 'debug'>;
+}
+
 /**
  * A closed session's facts, reconciled with what the senior's memory already holds (Mem0's
  * ADD / UPDATE / DELETE / NOOP): the extractor is shown the senior's valid facts of the categories
@@ -21,21 +29,9 @@ export interface FactsReconciled {
  * sure no copy is stored, whatever the model answered.
  */
 export class SessionFacts {
-  private readonly deps: {
-      extractor: MemoryExtractorPort;
-      facts: Pick<PgMemoryFactsRepository, 'known'>;
-      memory: MemoryPort;
-      logger: Pick<Logger, 'debug'>;
-    };
+  private readonly deps: SessionFactsDeps;
 
-  constructor(
-    deps: {
-      extractor: MemoryExtractorPort;
-      facts: Pick<PgMemoryFactsRepository, 'known'>;
-      memory: MemoryPort;
-      logger: Pick<Logger, 'debug'>;
-    },
-  ) {
+  constructor(deps: SessionFactsDeps) {
     this.deps = deps;
   }
 

@@ -40,7 +40,7 @@ export class SeniorLimits {
 
   readonly settings: SeniorLimitSettings;
   private readonly now: () => number;
-  private readonly maxTracked;
+  private readonly maxTracked: number;
 
   constructor(
     settings: SeniorLimitSettings,

@@ -62,8 +62,8 @@ export class SharedLines {
   /** Per voice, performance.now() of its speaker's last failure. */
   private readonly failedAt = new Map<string, number>();
 
-  readonly retryMs;
-  readonly maxPersonalBytes;
+  readonly retryMs: number;
+  readonly maxPersonalBytes: number;
 
   constructor(
     retryMs = LINE_RETRY_MS,

@@ -21,7 +21,7 @@ export class FakeZep {
   private server!: Server;
   url = '';
 
-  readonly apiKey;
+  readonly apiKey: string;
 
   constructor(apiKey = 'zep-test-key') {
     this.apiKey = apiKey;
