@@ -10,10 +10,10 @@ import { INPUT_SAMPLE_RATE, type OpusCodecPort, type OpusDecoderPort, type OpusE
 /** Reply speech: 24 kbit/s is what WebRTC sends for wideband voice, well under PCM's 384–768 kbit/s. */
 export const OPUS_REPLY_BITRATE = 24_000;
 /**
- * libopus's effort (0–10). Speech at 24 kbit/s sounds the same from 5 up (bench:opus measures the
- * round trip's SNR); the top settings cost twice the CPU of 5.
+ * libopus's effort (0–10), OPUS_COMPLEXITY's default. The reply's encoding is an Opus session's main
+ * cost; bench:opus measures each setting's CPU and round-trip SNR (docs/benchmarks.md).
  */
-export const OPUS_COMPLEXITY = 5;
+export const OPUS_COMPLEXITY = 3;
 export const OPUS_FRAME_MS = 20;
 /** libopus's largest frame is 120 ms at 48 kHz; its output buffer holds that much. */
 const MAX_DECODED_SAMPLES = 5760;

@@ -1,3 +1,6 @@
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import type { OpusCodecPort } from '../../machines/voice/voice.port.ts';
+
 /**
  * How close a codec's output is to its input: the signal-to-noise ratio (dB) after aligning the two
  * (a codec delays its output by its lookahead, Opus by 6.5 ms plus its resampler's).
@@ -38,4 +41,20 @@ export function voicedSound(sampleRate: number, ms: number): Int16Array {
     out[i] = Math.round(Math.max(-1, Math.min(1, s * 0.25 * envelope)) * 20000);
   }
   return out;
+}
+
+/** The real Opus codec, with the encoders and decoders it has open (each leaves the set when closed). */
+export function trackedCodec(): { codec: OpusCodecPort; open: Set<object> } {
+  const real = opusCodec();
+  const open = new Set<object>();
+  const track = <T extends { close(): void }>(c: T): T => {
+    open.add(c);
+    const close = c.close.bind(c);
+    c.close = () => {
+      open.delete(c);
+      close();
+    };
+    return c;
+  };
+  return { open, codec: { decoder: (rate) => track(real.decoder(rate)), encoder: (rate) => track(real.encoder(rate)) } };
 }
