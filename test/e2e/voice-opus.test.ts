@@ -1,13 +1,10 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { alignedSnrDb } from '../support/audio-quality.ts';
-import { QUICK_ENDPOINT } from '../support/endpointing.ts';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { fakeSpeechDurationMs, fakeSpeechPcm, FakeVoxtral } from '../support/fake-voxtral.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import { fakeSpeechDurationMs, fakeSpeechPcm, type FakeVoxtral } from '../support/fake-voxtral.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
+import { startVoiceRuntime } from '../support/voice-runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { OPUS_START, VOICE_START, VoiceKiosk } from '../support/voice-kiosk.ts';
 
@@ -20,14 +17,12 @@ const MIN_SNR_DB = 8;
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
+let close: (() => Promise<void>) | undefined;
 /** « Je suis allée au marché ce matin avec ma fille », then a second of silence (ends the utterance). */
 let utterance: Int16Array;
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  mistral = await new FakeMistral(voxtral).start();
-  const dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-opus-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500' });
+  ({ rt, voxtral, mistral, close } = await startVoiceRuntime('opus', { STT_BUDGET_MS: '1500' }));
   utterance = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);
 }, 60_000);
 
@@ -35,11 +30,7 @@ beforeEach(() => {
   voxtral.utterances.length = 0;
 });
 
-afterAll(async () => {
-  await rt?.close();
-  await mistral?.stop();
-  await voxtral?.stop();
-});
+afterAll(() => close?.());
 
 /** The kiosk's microphone encoder, as a browser's AudioEncoder would be (16 kHz capture, 20 ms packets). */
 function micEncoder() {
