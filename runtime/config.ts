@@ -54,6 +54,8 @@ const schema = z
     REPLY_MAX_MS: positiveMs.default(15_000),
     /** On SIGTERM, how long the close-time derivations may take to finish (fits a 30 s grace period). */
     SHUTDOWN_DRAIN_MS: positiveMs.default(25_000),
+    /** At shutdown, how long a turn in flight may take to be answered before its session closes (0: SOS at once). */
+    SHUTDOWN_TURN_GRACE_MS: z.coerce.number().int().min(0).max(30_000).default(3_000),
     /** The close-time pool's concurrency while draining at shutdown. */
     SHUTDOWN_DRAIN_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(64),
     /** Default: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */
@@ -80,6 +82,17 @@ const schema = z
     /** `session.start` frames per minute per senior after the burst; more get `start_rate_limited`. */
     KIOSK_STARTS_PER_MINUTE: z.coerce.number().int().min(1).max(60_000).default(60),
     PRESENCE_HEARTBEAT_MS: positiveMs.default(5_000),
+    /** A nightly consolidation job still active after this many seconds (its process died) is retried by a live process. */
+    DREAM_JOB_EXPIRE_S: z.coerce.number().int().min(1).max(86_400).default(300),
+    /** The first retry's delay of a failed or expired consolidation job (backed off from there). */
+    DREAM_JOB_RETRY_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(60),
+    /** How often the processes look for expired jobs (one of them at a time). */
+    DREAM_JOB_MAINTENANCE_S: z.coerce.number().int().min(1).max(3_600).default(60),
+    /**
+     * A takeover of a senior whose session lives in another live process: how long the new session
+     * waits for that process to say its session is closed (LISTEN/NOTIFY) before it answers anyway.
+     */
+    TAKEOVER_ACK_MS: z.coerce.number().int().min(50).max(10_000).default(500),
     /**
      * While another runtime process shares the database: how often this one looks for erasures made
      * through the others (their sessions of the senior close as `erased`, their caches are purged).

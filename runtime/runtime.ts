@@ -18,6 +18,7 @@ import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.re
 import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
 import { PgMoodScoresRepository } from '../adapters/postgres/pg-mood-scores.repository.ts';
 import { PgPresenceRepository } from '../adapters/postgres/pg-presence.repository.ts';
+import { PgSignals } from '../adapters/postgres/pg-signals.ts';
 import { PgProfilesRepository } from '../adapters/postgres/pg-profiles.repository.ts';
 import { MistralSmallConsolidator } from '../adapters/subagents/mistral-small-consolidator.ts';
 import { tracedConsents, tracedMemory, tracedRecall, tracedSemanticCache } from '../adapters/telemetry/traced-ports.ts';
@@ -45,6 +46,7 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses, type InMemoryStores } from './sessions/erasure.ts';
+import { Takeovers } from './sessions/takeover.ts';
 import { buildHttpApp } from './http/app.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
@@ -226,12 +228,20 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const segments = new PgSegmentsRepository(db.pool);
   const profiles = new PgProfilesRepository(db.pool);
   const presence = new PgPresenceRepository(db.pool);
+  const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
+  // Before the first session: a takeover by another process is heard from the start.
+  const signals = new PgSignals(db.pool, processId, logger);
+  await signals.start();
+  const takeovers = new Takeovers(signals, processId, config.TAKEOVER_ACK_MS, logger);
   const variations = loadCacheVariations();
   const inspection = new InspectionHub();
   inspection.forward = overrides.inspect ?? null;
   const registry = new SessionRegistry({
     presence,
     processId,
+    presenceStaleMs,
+    takeovers,
+    shutdownTurnGraceMs: config.SHUTDOWN_TURN_GRACE_MS,
     inspect: inspection.observe,
     traces,
     machine,
@@ -290,7 +300,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     if (done.cacheTicket) semanticCache.store(done.cacheTicket, done.text);
   });
   metrics.sources.liveSessions = () => registry.size;
-  const presenceStaleMs = config.PRESENCE_HEARTBEAT_MS * 3;
+  takeovers.serve(registry);
   const beat = () => registry.heartbeat(presenceStaleMs).catch((err: unknown) => logger.warn({ err }, 'presence heartbeat failed'));
   const presenceTimer = setInterval(beat, config.PRESENCE_HEARTBEAT_MS);
   presenceTimer.unref();
@@ -307,7 +317,11 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     profiles,
     consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
   });
-  const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger);
+  const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger, {
+    expireSeconds: config.DREAM_JOB_EXPIRE_S,
+    retryDelaySeconds: config.DREAM_JOB_RETRY_DELAY_S,
+    maintenanceSeconds: config.DREAM_JOB_MAINTENANCE_S,
+  });
   await dreams.start();
 
   const prefetchTurn = (seniorId: string, transcript: string): void => {
@@ -336,6 +350,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const across: ErasureAcrossProcesses = {
     notices: new PgErasureNoticesRepository(db.pool),
     presence,
+    signals,
     processId,
     staleMs: presenceStaleMs,
     pollMs: config.ERASURE_POLL_MS,
@@ -344,6 +359,9 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   };
   const remoteErasures = new RemoteErasures(across, registry, inMemory);
   registry.onBeat(() => remoteErasures.heartbeat());
+  signals.on((signal) => {
+    if (signal.kind === 'erasure') remoteErasures.wake();
+  });
   // A first beat at once: the other processes know this one (and this one them) from the start, not a heartbeat later.
   await beat();
   const app = await buildHttpApp({
@@ -386,10 +404,15 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     (closing ??= (async () => {
       clearInterval(presenceTimer);
       remoteErasures.stop();
-      registry.shutdown();
+      const began = performance.now();
+      const answered = await registry.shutdown();
+      // The turns answered at shutdown count against the same budget: the exit bound stays SHUTDOWN_DRAIN_MS + margin.
+      const drainMs = answered > 0 ? Math.max(0, Math.floor(config.SHUTDOWN_DRAIN_MS - (performance.now() - began))) : config.SHUTDOWN_DRAIN_MS;
+      // After the last turns' spans have ended.
       const tracesFlushed = tracing.shutdown(TRACE_FLUSH_MS);
       await presence.releaseProcess(processId).catch(() => {});
-      await closeJobs.shutdown(config.SHUTDOWN_DRAIN_MS, config.SHUTDOWN_DRAIN_CONCURRENCY);
+      await signals.stop();
+      await closeJobs.shutdown(drainMs, config.SHUTDOWN_DRAIN_CONCURRENCY);
       await app.close();
       await dreams.stop().catch((err: unknown) => logger.warn({ err }, 'pg-boss did not stop cleanly'));
       // The closed voice sessions' pause profiles are written before the database goes.

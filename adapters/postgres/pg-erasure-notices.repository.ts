@@ -12,9 +12,8 @@ const interval = (param: string) => `make_interval(secs => ${param}::float8 / 10
 /**
  * `erasure_notices`: an erasure made through one runtime process, read by the others sharing the
  * database, which close the senior's session and purge their in-memory caches. Ids only, kept
- * `retainMs`. A table rather than LISTEN/NOTIFY: an embedded PGlite served over the wire protocol
- * is one backend for every connection, and hands a notification to whichever connection's exchange
- * is running (the notifier's), never to the idle listener.
+ * `retainMs`. A table rather than a signal (`PgSignals`): a notification is lost for a process whose
+ * listener is reconnecting at that moment, a notice is still there at its next poll or heartbeat.
  */
 export class PgErasureNoticesRepository {
   private readonly pool: pg.Pool;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { SessionView } from '../../machines/session/session-view.ts';
+import { SIGNAL_CHANNEL, signalPayload } from './pg-signals.ts';
 
 /** A process's beat: its row, fresh. */
 const BEAT_SQL = `INSERT INTO presence_processes (process_id) VALUES ($1) ON CONFLICT (process_id) DO UPDATE SET heartbeat_at = now()`;
@@ -23,6 +24,13 @@ const VIEW_WRITE_CHUNK = 500;
 /** What a session row shows of its view: the row is rewritten only when this changes. */
 const viewKey = (v: SessionView) => `${v.state}|${v.currentFlux}|${v.turnCount}|${v.lastTurn?.latencyMs}|${v.lastTurn?.flux}`;
 
+/** The session a claim took over: its process was live (heartbeat fresher than the claim's `staleMs`), or not. */
+export interface ClaimedFrom {
+  sessionId: string;
+  processId: string;
+  live: boolean;
+}
+
 /**
  * `session_presence`: the live sessions of every runtime process sharing the database, live while
  * their process's row in `presence_processes` is fresh (one row per beat, not one per session).
@@ -39,8 +47,12 @@ export class PgPresenceRepository {
     this.pool = pool;
   }
 
-  /** Registers the session as the senior's live one; returns the session it replaced, if any. */
-  async claim(seniorId: string, sessionId: string, processId: string): Promise<{ sessionId: string; processId: string } | null> {
+  /**
+   * Registers the session as the senior's live one; returns the session it replaced, if any. When
+   * that one lives in another live process, the claim NOTIFYs it (`takeover`, delivered at the
+   * claim's commit, so never for a claim that failed).
+   */
+  async claim(seniorId: string, sessionId: string, processId: string, staleMs: number): Promise<ClaimedFrom | null> {
     const client = await this.pool.connect();
     try {
       // Listed at once, before this process's first beat, and never an orphan for another process's cleanup.
@@ -48,10 +60,17 @@ export class PgPresenceRepository {
       await client.query(BEAT_SQL, [processId]);
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('kohami.senior:' || $1, 0))`, [seniorId]);
-      const previous = await client.query<{ session_id: string; process_id: string }>(
-        'SELECT session_id, process_id FROM session_presence WHERE senior_id = $1::uuid',
-        [seniorId],
+      const previous = await client.query<{ session_id: string; process_id: string; live: boolean }>(
+        `SELECT p.session_id, p.process_id, COALESCE(pp.heartbeat_at >= now() - make_interval(secs => $2::float8 / 1000), false) AS live
+           FROM session_presence p LEFT JOIN presence_processes pp ON pp.process_id = p.process_id
+          WHERE p.senior_id = $1::uuid`,
+        [seniorId, staleMs],
       );
+      const row = previous.rows[0];
+      if (row && row.live && row.process_id !== processId) {
+        const takeover = { kind: 'takeover' as const, to: row.process_id, by: processId, senior: seniorId, session: row.session_id };
+        await client.query('SELECT pg_notify($1, $2)', [SIGNAL_CHANNEL, signalPayload(takeover)]);
+      }
       await client.query(
         `INSERT INTO session_presence (session_id, senior_id, process_id) VALUES ($1, $2, $3)
          ON CONFLICT (senior_id) DO UPDATE SET session_id = $1, process_id = $3, state = 'conversation.idle',
@@ -59,8 +78,7 @@ export class PgPresenceRepository {
         [sessionId, seniorId, processId],
       );
       await client.query('COMMIT');
-      const row = previous.rows[0];
-      return row ? { sessionId: row.session_id, processId: row.process_id } : null;
+      return row ? { sessionId: row.session_id, processId: row.process_id, live: row.live } : null;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
       throw err;

@@ -4,7 +4,9 @@
  */
 import type { PauseProfile } from '../voice/pause-profile.ts';
 
-export type Flux = 'cache' | 'recall' | 'agent' | 'semantic_cache' | 'sos' | 'neutral';
+/** A value, not only a type: the kiosk protocol's schemas (runtime/protocol) enumerate it. */
+export const FLUXES = ['cache', 'recall', 'agent', 'semantic_cache', 'sos', 'neutral'] as const;
+export type Flux = (typeof FLUXES)[number];
 
 export interface SeniorProfile {
   preferredName: string | null;

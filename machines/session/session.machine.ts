@@ -16,9 +16,12 @@ import type {
 import { promptVersion } from './prompt.ts';
 import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
 
-export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
+// Values, not only types: the kiosk protocol's schemas (runtime/protocol) enumerate them.
+export const CLOSE_REASONS = ['ended', 'pause', 'disconnected', 'replaced', 'shutdown', 'operator', 'erased'] as const;
+export type CloseReason = (typeof CLOSE_REASONS)[number];
 /** `shutdown`: the process shut down (SIGTERM) while the turn was in flight. */
-export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall' | 'shutdown';
+export const SOS_REASONS = ['budget', 'model_error', 'empty_reply', 'flux_error', 'stall', 'shutdown'] as const;
+export type SosReason = (typeof SOS_REASONS)[number];
 
 /** Defaults for the bounds on a streaming reply (config: AGENT_STALL_MS, REPLY_MAX_MS). */
 export const DEFAULT_AGENT_STALL_MS = 1500;

@@ -24,6 +24,9 @@ const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const PROTOCOL_3 = 196608;
 const READY_FOR_QUERY = 0x5a; // 'Z'
+const NOTIFICATION = 0x41; // 'A'
+const QUERY = 0x51; // 'Q'
+const PARSE = 0x50; // 'P'
 const TERMINATE = 0x58; // 'X'
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
 const ROLLBACK = simpleQuery('ROLLBACK');
@@ -150,10 +153,97 @@ async function run(conn, message) {
   // take one at once would send bytes overwritten meanwhile. Each is copied, and the exchange's
   // answer leaves in one socket write once PGlite is done (one wake-up of the reader, not one per chunk).
   const out = [];
+  const listening = noteListens(conn, message);
   const status = await exec(message, (chunk) => out.push(Buffer.from(chunk)));
-  if (!conn.socket.destroyed && out.length > 0) conn.socket.write(out.length === 1 ? out[0] : Buffer.concat(out));
+  // An UNLISTEN went to the one session: it listens again for the channels other connections still want.
+  if (listening === 'unlisten') for (const channel of wantedChannels()) await exec(simpleQuery(`LISTEN "${channel.replaceAll('"', '""')}"`), () => {});
+  let answer = out.length === 1 ? out[0] : Buffer.concat(out);
+  if (listeners() > 0) answer = routeNotifications(conn, answer);
+  if (!conn.socket.destroyed && answer.length > 0) conn.socket.write(answer);
   if (status === 'I') release(conn);
   else if (owner === conn) conn.idle = setTimeout(() => close(conn), IDLE_OWNER_MS);
+}
+
+/** A `LISTEN ch` or `UNLISTEN ch|*` statement: the channel as PostgreSQL names it (unquoted folds to lower case). */
+const LISTEN_SQL = /^\s*(UN)?LISTEN\s+(?:"((?:[^"]|"")+)"|([A-Za-z_][\w$]*)|(\*))\s*;?\s*$/i;
+
+/** The statements of a batch of client messages (simple queries and Parse messages). */
+function statements(message) {
+  const found = [];
+  for (let i = 0; i + 5 <= message.length; ) {
+    const type = message[i];
+    const length = message.readInt32BE(i + 1);
+    if (length < 4) break; // not a typed message (the startup packet): no statement in it
+    const body = message.subarray(i + 5, i + 1 + length);
+    if (type === QUERY) found.push(body.subarray(0, body.indexOf(0)).toString());
+    else if (type === PARSE) {
+      const nameEnd = body.indexOf(0);
+      found.push(body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString());
+    }
+    i += 1 + length;
+  }
+  return found;
+}
+
+/** Records the channels the connection starts or stops listening on; 'unlisten' when it stopped any. */
+function noteListens(conn, message) {
+  // A cheap look first: most batches name no LISTEN at all (the startup packet, binds of large rows).
+  if (!message.includes('LISTEN') && !message.includes('listen')) return null;
+  let result = null;
+  for (const sql of statements(message)) {
+    const m = LISTEN_SQL.exec(sql);
+    if (!m) continue;
+    const channel = m[2] !== undefined ? m[2].replaceAll('""', '"') : m[3]?.toLowerCase();
+    if (!m[1]) conn.channels.add(channel);
+    else {
+      if (m[4]) conn.channels.clear();
+      else conn.channels.delete(channel);
+      result = 'unlisten';
+    }
+  }
+  return result;
+}
+
+function listeners() {
+  let n = 0;
+  for (const conn of connections) n += conn.channels.size;
+  return n;
+}
+
+function wantedChannels() {
+  const wanted = new Set();
+  for (const conn of connections) for (const channel of conn.channels) wanted.add(channel);
+  return wanted;
+}
+
+/**
+ * Takes the NotificationResponses out of an exchange's answer and gives each to the connections
+ * listening on its channel (the running one keeps those of its own channels). Between two of a
+ * listener's messages, so the listener reads it whole, as an asynchronous message.
+ */
+function routeNotifications(owner, answer) {
+  const kept = [];
+  let from = 0;
+  let i = 0;
+  while (i + 5 <= answer.length) {
+    const end = i + 1 + answer.readInt32BE(i + 1);
+    if (end <= i + 4) break;
+    if (answer[i] === NOTIFICATION) {
+      const note = answer.subarray(i, end);
+      const channelStart = i + 9;
+      const channel = answer.subarray(channelStart, answer.indexOf(0, channelStart)).toString();
+      if (from < i) kept.push(answer.subarray(from, i));
+      if (owner.channels.has(channel)) kept.push(note);
+      for (const conn of connections) {
+        if (conn !== owner && conn.channels.has(channel) && !conn.socket.destroyed) conn.socket.write(Buffer.from(note));
+      }
+      from = end;
+    }
+    i = end;
+  }
+  if (from === 0) return answer;
+  if (from < answer.length) kept.push(answer.subarray(from));
+  return Buffer.concat(kept);
 }
 
 async function abandon(conn) {
@@ -210,7 +300,7 @@ function receive(conn, data) {
 }
 
 const server = net.createServer((socket) => {
-  const conn = { socket, buffer: Buffer.alloc(0), started: false, closed: false, chain: Promise.resolve(), idle: undefined };
+  const conn = { socket, buffer: Buffer.alloc(0), started: false, closed: false, chain: Promise.resolve(), idle: undefined, channels: new Set() };
   connections.add(conn);
   socket.on('data', (data) => {
     try {

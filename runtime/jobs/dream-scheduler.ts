@@ -10,10 +10,23 @@ export const SENIOR_QUEUE = 'kohami-dream';
 export const NIGHTLY_CRON = '0 3 * * *';
 export const DREAM_TIMEZONE = 'Europe/Paris';
 
+/** How a consolidation job held by a process that died comes back (DREAM_JOB_* settings). */
+export interface DreamJobTiming {
+  /** An active job older than this is taken back (failed, then retried), whoever held it. */
+  expireSeconds: number;
+  /** The first retry's delay (pg-boss backs off from it: one to two times this, then doubling). */
+  retryDelaySeconds: number;
+  /** How often some process looks for expired jobs (pg-boss's supervision, one process at a time). */
+  maintenanceSeconds: number;
+}
+
 /**
  * The nightly dream on pg-boss, over the runtime's own pool (so embedded PGlite works too):
  * at 03:00 Europe/Paris one job per senior active in the last 7 days, payloads carrying ids
- * only; a failed consolidation is retried by pg-boss; the dream itself is idempotent per day.
+ * only; a failed consolidation is retried by pg-boss; the dream itself is idempotent per day. A job
+ * whose process was killed mid-run expires after `expireSeconds` and is retried by a live process
+ * (pg-boss 12's worker heartbeat cannot be set on a queue that already exists, as every deployed
+ * runtime's does: the expiry, which can, is the bound).
  */
 export class DreamScheduler {
   readonly boss: PgBoss;
@@ -21,27 +34,38 @@ export class DreamScheduler {
   private readonly store: PgDreamRepository;
   private readonly dream: Dream;
   private readonly logger: Pick<Logger, 'warn' | 'info'>;
+  private readonly timing: DreamJobTiming;
 
   constructor(
     pool: pg.Pool,
     store: PgDreamRepository,
     dream: Dream,
     logger: Pick<Logger, 'warn' | 'info'>,
+    timing: DreamJobTiming,
   ) {
     this.store = store;
     this.dream = dream;
     this.logger = logger;
-    this.boss = new PgBoss({ db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } });
+    this.timing = timing;
+    this.boss = new PgBoss({
+      db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
+      // Expiry runs in the supervision pass, and per queue at most once per monitor interval.
+      superviseIntervalSeconds: timing.maintenanceSeconds,
+      monitorIntervalSeconds: timing.maintenanceSeconds,
+    });
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }
 
   async start(): Promise<void> {
     await this.boss.start();
+    const { expireSeconds, retryDelaySeconds } = this.timing;
     for (const [name, options] of [
-      [NIGHTLY_QUEUE, {}],
-      [SENIOR_QUEUE, { retryLimit: 3, retryDelay: 300, retryBackoff: true }],
+      [NIGHTLY_QUEUE, { expireInSeconds: expireSeconds }],
+      [SENIOR_QUEUE, { retryLimit: 3, retryDelay: retryDelaySeconds, retryBackoff: true, expireInSeconds: expireSeconds }],
     ] as const) {
+      // A queue made by an earlier version (or other settings) takes these: its new jobs expire so.
       if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, options);
+      else await this.boss.updateQueue(name, options);
     }
     await this.boss.schedule(NIGHTLY_QUEUE, NIGHTLY_CRON, {}, { tz: DREAM_TIMEZONE });
     await this.boss.work(NIGHTLY_QUEUE, async () => {

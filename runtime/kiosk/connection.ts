@@ -17,10 +17,9 @@ import {
   SERVICE_RESTART,
   VOICE_FRAME_TYPES,
   type ClientFrame,
-  type ErrorCode,
   type Negotiation,
-  type ServerFrame,
 } from '../protocol/messages.ts';
+import type { ErrorCode, ServerFrame } from '../protocol/server-frames.ts';
 import type { RecentTurnIds } from './recent-turn-ids.ts';
 import type { SeniorLimits } from './senior-limits.ts';
 import { audioByteBudget, TokenBucket } from './token-bucket.ts';

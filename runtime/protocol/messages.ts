@@ -1,34 +1,18 @@
 import { z } from 'zod';
-import type { CloseReason, SosReason } from '../../machines/session/session.machine.ts';
-import type { Flux } from '../../machines/session/ports.ts';
-import { MAX_TURN_ID_BYTES } from './frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
+import type { AudioEncoding, AudioFormat, ErrorCode } from './server-frames.ts';
+import { frameUnion, type FramesOf } from './frame-union.ts';
+import { turnId } from './turn-id.ts';
 
 /** Frames over this size close the socket with 1009 (a transcript is a few hundred bytes). */
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** Close code when this process is shutting down (IANA "Service Restart"): the kiosk reconnects, to another instance. */
 export const SERVICE_RESTART = 1012;
 
-/** `String.prototype.isWellFormed` (Node 20; not in this project's ES2022 lib). */
-const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
-
-// A turnId also travels in every reply-audio frame's header, whose length byte caps its UTF-8 form:
-// 128 UTF-16 units can be 384 UTF-8 bytes (« € »), so both limits apply, in every mode (one rule for ids).
-// A lone surrogate has no UTF-8 form: encoded in that header it would become U+FFFD, and the audio
-// would carry another id than the turn's, so an ill-formed id is refused.
-const turnId = z
-  .string()
-  .min(1)
-  .max(128)
-  .refine(isWellFormed, { message: 'must be well-formed Unicode (no lone surrogate): it travels as UTF-8 in the reply-audio frame header' })
-  .refine((id) => Buffer.byteLength(id, 'utf8') <= MAX_TURN_ID_BYTES, { message: `must be at most ${MAX_TURN_ID_BYTES} bytes in UTF-8 (the reply-audio frame header's limit)` });
-
 /** Reply-audio rates a kiosk may accept; the runtime resamples its speech to the one chosen. */
 export const OUTPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
 /** Rates a kiosk may capture at for Opus input: whatever the rate, packets are decoded at 16 kHz. */
 export const OPUS_INPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
-export type AudioEncoding = 'pcm_s16le' | 'opus';
-export type AudioFormat = { encoding: AudioEncoding; sampleRate: number };
 
 // Formats are checked loosely here and refused with `unsupported_audio_format` by `negotiateAudio`,
 // so that a kiosk asking for, say, mp3 learns which formats exist rather than a schema error.
@@ -40,71 +24,30 @@ const VoiceAudioSchema = z.object({
 });
 export type VoiceAudioRequest = z.infer<typeof VoiceAudioSchema>;
 
-const TextStartSchema = z.object({ type: z.literal('session.start'), resume: z.boolean().optional(), mode: z.literal('text').optional() });
-const VoiceStartSchema = z.object({ type: z.literal('session.start'), resume: z.boolean().optional(), mode: z.literal('voice'), audio: VoiceAudioSchema });
-const SessionStartSchema = z.union([TextStartSchema, VoiceStartSchema]);
+const resume = z.boolean().optional().describe('re-attach to the live session (its window kept)');
+const TextStartSchema = z.object({ type: z.literal('session.start'), resume, mode: z.literal('text').optional() });
+const VoiceStartSchema = z.object({ type: z.literal('session.start'), resume, mode: z.literal('voice'), audio: VoiceAudioSchema });
+// Discriminated by `mode` (absent: text), so that a refusal names the field at fault.
+const SessionStartSchema = z.discriminatedUnion('mode', [TextStartSchema, VoiceStartSchema]).describe('Open the senior\'s session, in text mode (the default) or voice mode.');
 
-const FRAME_SCHEMAS = {
+// Descriptions are for docs/protocol.schema.json; docs/protocol.md says the rest.
+export const CLIENT_FRAME_SCHEMAS = {
   'session.start': SessionStartSchema,
-  turn: z.object({ type: z.literal('turn'), turnId, transcript: z.string().trim().min(1).max(16_000) }),
-  interrupt: z.object({ type: z.literal('interrupt'), turnId, playedMs: z.number().nonnegative().max(3_600_000).optional() }),
-  'session.end': z.object({ type: z.literal('session.end') }),
-  ping: z.object({ type: z.literal('ping') }),
-  'playback.progress': z.object({ type: z.literal('playback.progress'), turnId, playedMs: z.number().nonnegative().max(3_600_000) }),
-  'playback.done': z.object({ type: z.literal('playback.done'), turnId }),
-  mic: z.object({ type: z.literal('mic'), muted: z.boolean() }),
+  turn: z.object({ type: z.literal('turn'), turnId, transcript: z.string().trim().min(1).max(16_000).describe('final speech-to-text text, not blank') }).describe('The senior said this.'),
+  interrupt: z.object({ type: z.literal('interrupt'), turnId, playedMs: z.number().nonnegative().max(3_600_000).optional() }).describe('Barge-in: stop the reply of that turn now.'),
+  'session.end': z.object({ type: z.literal('session.end') }).describe('The conversation is over.'),
+  ping: z.object({ type: z.literal('ping') }).describe('Application-level liveness; answered by pong.'),
+  'playback.progress': z.object({ type: z.literal('playback.progress'), turnId, playedMs: z.number().nonnegative().max(3_600_000) }).describe('Voice: how much of the turn\'s reply audio has been played.'),
+  'playback.done': z.object({ type: z.literal('playback.done'), turnId }).describe('Voice: the turn\'s reply audio finished playing.'),
+  mic: z.object({ type: z.literal('mic'), muted: z.boolean() }).describe('Voice: stop (true) or resume (false) listening.'),
 } as const;
 
-export type ClientFrame = { [K in keyof typeof FRAME_SCHEMAS]: z.infer<(typeof FRAME_SCHEMAS)[K]> }[keyof typeof FRAME_SCHEMAS];
-export const CLIENT_FRAME_TYPES = Object.keys(FRAME_SCHEMAS) as Array<ClientFrame['type']>;
+export type ClientFrame = FramesOf<typeof CLIENT_FRAME_SCHEMAS>;
+export const CLIENT_FRAME_TYPES = Object.keys(CLIENT_FRAME_SCHEMAS) as Array<ClientFrame['type']>;
+/** What a kiosk may send; the gateway parses by `type` itself (`parseClientFrame`), for its error messages. */
+export const ClientFrameSchema = frameUnion(CLIENT_FRAME_SCHEMAS, 'A JSON text frame a kiosk sends (client → runtime), by its type.');
 /** Frames that only mean something in a voice session. */
 export const VOICE_FRAME_TYPES: ReadonlySet<string> = new Set(['playback.progress', 'playback.done', 'mic']);
-
-export type ErrorCode =
-  | 'invalid_json'
-  | 'unknown_type'
-  | 'invalid_frame'
-  | 'binary_not_supported'
-  | 'rate_limited'
-  | 'no_session'
-  | 'duplicate_turn'
-  | 'unsupported_audio_format'
-  | 'audio_not_negotiated'
-  | 'speech_unavailable'
-  | 'audio_rate_limited'
-  | 'start_rate_limited';
-
-/** `transcription`: a voice turn whose words never arrived (speech-to-text failed or was late). */
-export type ReplySosReason = SosReason | 'transcription';
-
-export type VoiceState = 'speech_started' | 'speech_stopped';
-
-/** `checkin`: voice mode's idle check-in line, spoken by the voice session itself (not a turn: nothing was said). */
-export type ReplyFlux = Flux | 'checkin';
-
-export type ServerFrame =
-  | {
-      type: 'session.ready';
-      sessionId: string;
-      seniorId: string;
-      resumed: boolean;
-      mode?: 'text' | 'voice';
-      audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean };
-    }
-  | { type: 'reply.delta'; turnId: string; text: string }
-  | { type: 'reply.done'; turnId: string; text: string; flux: ReplyFlux; latencyMs: number; interrupted?: true; reason?: ReplySosReason }
-  | { type: 'error'; code: ErrorCode; message: string; turnId?: string; retryAfterMs?: number }
-  | { type: 'session.closed'; reason: CloseReason }
-  | { type: 'pong' }
-  | { type: 'vad'; state: VoiceState }
-  | { type: 'transcript.delta'; text: string }
-  | { type: 'transcript.final'; turnId: string; text: string }
-  | { type: 'reply.audio.start'; turnId: string; encoding: AudioEncoding; sampleRate: number }
-  | { type: 'reply.audio.mark'; turnId: string; sampleOffset: number; textOffset: number }
-  | { type: 'reply.audio.end'; turnId: string; durationMs: number }
-  | { type: 'reply.audio.clear'; turnId: string }
-  | { type: 'reply.audio.pause'; turnId: string }
-  | { type: 'reply.audio.resume'; turnId: string };
 
 /** A refusal carries the turnId of the frame it refuses, when that frame had a usable one. */
 export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; code: ErrorCode; message: string; turnId?: string };
@@ -138,12 +81,10 @@ export function parseClientFrame(raw: string): ParseResult {
     return { ok: false, code: 'invalid_frame', message: 'frame must be a JSON object with a "type"' };
   }
   const type = (data as { type?: unknown }).type;
-  if (typeof type !== 'string' || !Object.hasOwn(FRAME_SCHEMAS, type)) {
+  if (typeof type !== 'string' || !Object.hasOwn(CLIENT_FRAME_SCHEMAS, type)) {
     return { ok: false, code: 'unknown_type', message: `unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${CLIENT_FRAME_TYPES.join(', ')}` };
   }
-  // A voice start is checked against the voice schema alone, so its errors name the audio fields.
-  const schema = type === 'session.start' && (data as { mode?: unknown }).mode === 'voice' ? VoiceStartSchema : FRAME_SCHEMAS[type as ClientFrame['type']];
-  const parsed = schema.safeParse(data);
+  const parsed = CLIENT_FRAME_SCHEMAS[type as ClientFrame['type']].safeParse(data);
   if (parsed.success) return { ok: true, frame: parsed.data as ClientFrame };
   const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'frame'}: ${i.message}`).join('; ');
   const id = type === 'turn' || type === 'interrupt' ? turnIdIn(data) : undefined;
@@ -151,8 +92,8 @@ export function parseClientFrame(raw: string): ParseResult {
 }
 
 /** A microphone frame carries this much audio, in ms. */
-const MIC_FRAME_MS = { min: 10, max: 200 } as const;
-const micFrameBytes = (ms: number) => (INPUT_SAMPLE_RATE * 2 * ms) / 1000;
+export const MIC_FRAME_MS = { min: 10, max: 200 } as const;
+export const micFrameBytes = (ms: number) => (INPUT_SAMPLE_RATE * 2 * ms) / 1000;
 
 /**
  * Why a binary microphone frame of `byteLength` bytes is refused, or null if it is one. The minimum is

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { PgErasureNoticesRepository } from '../../adapters/postgres/pg-erasure-notices.repository.ts';
 import type { PgErasureRepository } from '../../adapters/postgres/pg-erasure.repository.ts';
 import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import { EVERY_PROCESS, type PgSignals } from '../../adapters/postgres/pg-signals.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -13,6 +14,8 @@ export type InMemoryStores = Record<string, { invalidateSenior(seniorId: string)
 export interface ErasureAcrossProcesses {
   notices: PgErasureNoticesRepository;
   presence: Pick<PgPresenceRepository, 'heldElsewhere' | 'livePeers'>;
+  /** Wakes the other processes' poll at once (LISTEN/NOTIFY); the notice stays the record they read. */
+  signals?: Pick<PgSignals, 'send'>;
   processId: string;
   /** A process whose heartbeat is older than this is dead (presence's rule). */
   staleMs: number;
@@ -76,6 +79,8 @@ export class SeniorErasure {
    */
   private async tellOtherProcesses(across: ErasureAcrossProcesses, seniorId: string): Promise<void> {
     if (!(await across.notices.publish(seniorId, across.processId, across.staleMs, across.retainMs))) return;
+    // A lost signal costs only speed: the others still read the notice at their next poll.
+    await across.signals?.send({ kind: 'erasure', to: EVERY_PROCESS, by: across.processId }).catch(() => {});
     const deadline = performance.now() + REMOTE_CLOSE_POLLS * across.pollMs;
     const step = Math.max(10, Math.floor(across.pollMs / 5));
     try {
@@ -98,8 +103,8 @@ export class SeniorErasure {
  * closes this process's session of the senior as `erased` (never derived from) and drops the
  * senior from this process's in-memory stores.
  *
- * Notices are read every `pollMs` while another live process exists (the count comes from each
- * presence heartbeat), and once at every heartbeat whatever the count — before the registry closes
+ * Notices are read when the erasing process signals one (`wake`), every `pollMs` while another
+ * live process exists (the count comes from each presence heartbeat), and once at every heartbeat whatever the count — before the registry closes
  * a session missing from presence as `replaced`, so a session whose row the erasure's sweep removed
  * closes as `erased`. Polls never overlap, never throw (a failure is logged at warn, without ids
  * beyond the error's code) and stop at `stop()`.
@@ -136,6 +141,11 @@ export class RemoteErasures {
       if (!this.stopped) this.across.logger.warn({ err }, 'erasure notices: counting the other processes failed');
     }
     await this.enqueue(true);
+  }
+
+  /** Another process has just published a notice (its signal): read now rather than at the next poll. */
+  wake(): void {
+    if (!this.stopped) void this.enqueue(false);
   }
 
   stop(): void {

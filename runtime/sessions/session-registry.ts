@@ -10,8 +10,9 @@ import type { SeniorProfile } from '../../machines/session/ports.ts';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
 import type { WindowBudget } from '../../machines/session/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
-import type { ServerFrame } from '../protocol/messages.ts';
+import type { ServerFrame } from '../protocol/server-frames.ts';
 import type { InspectionObserver } from '../ops/inspection-hub.ts';
+import type { Takeovers } from './takeover.ts';
 
 /** Where a live session's frames go; the gateway implements it over a WebSocket. */
 export interface KioskLink {
@@ -36,6 +37,18 @@ export interface RegistryOptions {
   /** Presence across runtime processes sharing the database. */
   presence: PgPresenceRepository;
   processId: string;
+  /** A process whose heartbeat is older than this is dead (presence's rule): a takeover from it waits for nothing. */
+  presenceStaleMs: number;
+  /**
+   * How a takeover of a session living in another process waits for that process to close it before
+   * the new session answers (LISTEN/NOTIFY, bounded); without it, the old one closes at its next heartbeat.
+   */
+  takeovers?: Pick<Takeovers, 'released'>;
+  /**
+   * SHUTDOWN_TURN_GRACE_MS: at shutdown, how long a session's turn in flight may take to be answered
+   * before the session closes (0, or absent: it ends at once with the SOS line, reason `shutdown`).
+   */
+  shutdownTurnGraceMs?: number;
   /**
    * XState's inspection events of every session actor (ops stream, Stately inspector): attached to the
    * actors only while the observer says someone watches, if it can tell (`watching`), else always.
@@ -146,10 +159,39 @@ export class SessionRegistry {
     return !this.shuttingDown;
   }
 
-  /** SIGTERM: refuse every new start, then close every live session as `shutdown`. */
-  shutdown(): void {
+  /**
+   * SIGTERM: refuse every new start, then close every live session as `shutdown` — an idle one at
+   * once, one in a turn right after that turn's reply.done (at most `shutdownTurnGraceMs`, past which
+   * the turn ends with the SOS line): a deploy answers the question a senior has just asked.
+   * Resolves with the number of turns it waited for.
+   */
+  async shutdown(): Promise<number> {
     this.shuttingDown = true;
-    this.closeAll('shutdown');
+    const graceMs = this.options.shutdownTurnGraceMs ?? 0;
+    const answering: Promise<void>[] = [];
+    for (const session of [...this.bySenior.values()]) {
+      if (graceMs > 0 && session.actor.getSnapshot().context.current) answering.push(this.closeAfterTurn(session, graceMs));
+      else session.actor.send({ type: 'CLOSE', reason: 'shutdown' });
+    }
+    await Promise.all(answering);
+    return answering.length;
+  }
+
+  private closeAfterTurn(session: LiveSession, graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const close = () => {
+        clearTimeout(timer);
+        done.unsubscribe();
+        ended.unsubscribe();
+        // Queued behind the reply.done being emitted (the kiosk gets it first), before any frame the socket brings next.
+        session.actor.send({ type: 'CLOSE', reason: 'shutdown' });
+        resolve();
+      };
+      const timer = setTimeout(close, graceMs);
+      const done = session.actor.on('reply.done', close);
+      // Closed meanwhile (its kiosk ended it, an erasure): nothing to wait for.
+      const ended = session.actor.on('SessionClosed', close);
+    });
   }
 
   get size(): number {
@@ -231,10 +273,12 @@ export class SessionRegistry {
       });
       if (!profile) throw new SeniorNotFoundError(seniorId);
       const sessionId = randomUUID();
-      // Another process's session for this senior, if any, sees the takeover at its next heartbeat.
-      await this.options.presence.claim(seniorId, sessionId, this.options.processId).catch((err: unknown) => {
+      // Another live process's session for this senior is told at the claim's commit; this one answers
+      // once that one has stopped (bounded: see Takeovers), and its heartbeat is the fallback.
+      const previous = await this.options.presence.claim(seniorId, sessionId, this.options.processId, this.options.presenceStaleMs).catch((err: unknown) => {
         throw new SessionStartError('claim_presence', err);
       });
+      if (previous?.live && previous.processId !== this.options.processId) await this.options.takeovers?.released(previous.sessionId);
       // A shutdown may have begun during the awaits: the new session would be born orphaned.
       if (this.shuttingDown) {
         await this.options.presence.release(sessionId).catch(() => {});
@@ -272,6 +316,12 @@ export class SessionRegistry {
     if (session.link !== link) return;
     session.link = null;
     session.actor.send({ type: 'SOCKET.LOST' });
+  }
+
+  /** Another process took the senior over: its session `sessionId`, if it still lives here, closes now. */
+  closeReplaced(seniorId: string, sessionId: string): void {
+    const session = this.bySenior.get(seniorId);
+    if (session?.sessionId === sessionId) session.actor.send({ type: 'CLOSE', reason: 'replaced' });
   }
 
   close(seniorId: string, reason: CloseReason): boolean {

@@ -7,7 +7,7 @@ import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
 import { endOfTurn, preemptAfterMs, type EndOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';
 import { TranscriptionTimeoutError, type ListenerEvents, type OpusCodecPort, type OpusDecoderPort, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
-import type { AudioFormat } from '../protocol/messages.ts';
+import type { AudioFormat } from '../protocol/server-frames.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
 import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';

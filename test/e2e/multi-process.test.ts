@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { startWirePostgres } from '../support/pglite-server.ts';
+import { sharedDatabase, type SharedDatabase } from '../support/shared-database.ts';
 import { KIOSK_TOKEN } from '../support/runtime.ts';
 import { runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
 
-let wire: Awaited<ReturnType<typeof startWirePostgres>>;
+let wire: SharedDatabase;
 let a: RuntimeProcess;
 let b: RuntimeProcess;
 let operator: string;
@@ -20,7 +20,7 @@ const opsList = async (p: RuntimeProcess) =>
   });
 
 beforeAll(async () => {
-  wire = await startWirePostgres();
+  wire = await sharedDatabase();
   a = await runtimeProcess(wire.url, { PRESENCE_HEARTBEAT_MS: '200' });
   b = await runtimeProcess(wire.url, { PRESENCE_HEARTBEAT_MS: '200' });
   db = new pg.Pool({ connectionString: wire.url, max: 1 });

@@ -17,12 +17,12 @@ const MIN_SNR_DB = 8;
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
-let close: (() => Promise<void>) | undefined;
+let stop: (() => Promise<void>) | undefined;
 /** « Je suis allée au marché ce matin avec ma fille », then a second of silence (ends the utterance). */
 let utterance: Int16Array;
 
 beforeAll(async () => {
-  ({ rt, voxtral, mistral, close } = await startVoiceRuntime('opus', { STT_BUDGET_MS: '1500' }));
+  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('opus'));
   utterance = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);
 }, 60_000);
 
@@ -30,7 +30,7 @@ beforeEach(() => {
   voxtral.utterances.length = 0;
 });
 
-afterAll(() => close?.());
+afterAll(() => stop?.());
 
 /** The kiosk's microphone encoder, as a browser's AudioEncoder would be (16 kHz capture, 20 ms packets). */
 function micEncoder() {

@@ -5,13 +5,13 @@ import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
-import { startWirePostgres } from '../support/pglite-server.ts';
+import { sharedDatabase, type SharedDatabase } from '../support/shared-database.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from '../support/runtime.ts';
 import { runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
 
 /**
- * Two real runtime processes on one database (PGlite over the wire protocol, one backend for both:
- * LISTEN/NOTIFY does not reach the listener there). Presence beats at its default, 5 s, so
+ * Two real runtime processes on one database (PGlite over the wire protocol, or TEST_DATABASE_URL's
+ * server). Presence beats at its default, 5 s, so
  * nothing here is explained by a heartbeat: only the erasure notices can meet the bound.
  */
 const ERASURE_POLL_MS = 250;
@@ -19,7 +19,7 @@ const ERASURE_POLL_MS = 250;
 const MARGIN_MS = 1_000;
 const BOUND_MS = ERASURE_POLL_MS + MARGIN_MS;
 
-let wire: Awaited<ReturnType<typeof startWirePostgres>>;
+let wire: SharedDatabase;
 let a: RuntimeProcess;
 let b: RuntimeProcess;
 let db: pg.Pool;
@@ -50,7 +50,7 @@ async function firstFor(kiosk: KioskClient, turnId: string): Promise<Frame> {
 }
 
 beforeAll(async () => {
-  wire = await startWirePostgres();
+  wire = await sharedDatabase();
   a = await runtimeProcess(wire.url, { ERASURE_POLL_MS: String(ERASURE_POLL_MS) });
   b = await runtimeProcess(wire.url, { ERASURE_POLL_MS: String(ERASURE_POLL_MS) });
   db = new pg.Pool({ connectionString: wire.url, max: 1 });

@@ -20,7 +20,8 @@ async function kiosk(url = rt.wsUrl, token: string | null = KIOSK_TOKEN, headers
 }
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: agent });
+  // No grace at shutdown: the turn in flight below ends at once with the SOS line.
+  rt = await startTestRuntime({ agentModel: agent }, { SHUTDOWN_TURN_GRACE_MS: '0' });
   opsUrl = `${rt.url.replace('http', 'ws')}/v1/ops/stream`;
 });
 afterAll(async () => {

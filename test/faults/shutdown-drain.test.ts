@@ -6,7 +6,7 @@ import { createMistral } from '@ai-sdk/mistral';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { FakeMistral, subagentAnswers } from '../support/fake-mistral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { streamingModel, subagentModel } from '../support/models.ts';
+import { controllableModel, streamingModel, subagentModel } from '../support/models.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 const tempDataDir = async () => path.join(await mkdtemp(path.join(tmpdir(), 'kohami-shutdown-')), 'pglite');
@@ -92,4 +92,21 @@ describe('a deploy loses no derivation (issue 10: a SIGTERM under load dropped c
       await fake.stop();
     }
   }, 60_000);
+
+  it('a turn in flight at SIGTERM is answered before its session closes (SHUTDOWN_TURN_GRACE_MS), and no SOS', async () => {
+    const model = controllableModel(['Il fait ', 'beau aujourd’hui.']);
+    const rt = await startTestRuntime({ agentModel: model, subagentModel: subagentModel({ score: 50 }) });
+    const kiosk = await KioskClient.connect(rt.wsUrl, rt.seed!.kioskToken);
+    await kiosk.start();
+    kiosk.send({ type: 'turn', turnId: 'mid', transcript: 'quel temps fait-il dehors ce matin ?' });
+    // The reply has begun: the turn is in flight when the shutdown starts.
+    await kiosk.next((f) => f.type === 'reply.delta' && f.turnId === 'mid');
+    const closing = rt.close();
+    expect((await fetch(`${rt.url}/ready`)).status).toBe(503);
+    // The model's next chunk may not be waiting yet when the delta arrives: released until the reply is done.
+    await expect.poll(() => (model.release(), kiosk.frames.some((f) => f.type === 'reply.done'))).toBe(true);
+    expect(await kiosk.next('reply.done')).toMatchObject({ turnId: 'mid', flux: 'agent', text: 'Il fait beau aujourd’hui.' });
+    expect(await kiosk.next('session.closed')).toEqual({ type: 'session.closed', reason: 'shutdown' });
+    await closing;
+  });
 });

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgErasureNoticesRepository } from '../../adapters/postgres/pg-erasure-notices.repository.ts';
 import { PgErasureRepository } from '../../adapters/postgres/pg-erasure.repository.ts';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
-import { sessionMachine } from '../../machines/session/session.machine.ts';
+import { PgSignals } from '../../adapters/postgres/pg-signals.ts';
 import { createLogger } from '../../runtime/logger.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses } from '../../runtime/sessions/erasure.ts';
-import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
+import { testRegistry } from '../support/registry.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;
 beforeAll(async () => {
@@ -20,24 +19,18 @@ const STALE_MS = 15_000;
 const RETAIN_MS = 30_000;
 
 /** One runtime process's erasure side, on the shared test database: its registry, its notices, a RAM store of seniors. */
-function processOn(processId: string, pollMs: number) {
+function processOn(processId: string, pollMs: number, signals?: PgSignals) {
   const presence = new PgPresenceRepository(db.pool);
   const logger = createLogger('silent');
-  const registry = new SessionRegistry({
-    machine: sessionMachine,
-    variations: loadCacheVariations(),
-    loadProfile: async () => ({ preferredName: 'Paul', isFreshSenior: false }),
-    timing: { turnBudgetMs: 2500, sessionPauseMs: 600_000, kioskGraceMs: 30_000, agentStallMs: 1500, replyMaxMs: 15_000 },
-    windowBudget: { maxMessages: 24, maxTokens: 3000 },
-    logger,
-    presence,
-    processId,
-  });
+  const registry = testRegistry(presence, processId, STALE_MS, { logger });
   const cached = new Set<string>();
   const inMemory = { semantic_cache: { invalidateSenior: (id: string) => Number(cached.delete(id)) } };
-  const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs: STALE_MS, pollMs, retainMs: RETAIN_MS, logger };
+  const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs: STALE_MS, pollMs, retainMs: RETAIN_MS, logger, ...(signals ? { signals } : {}) };
   const remote = new RemoteErasures(across, registry, inMemory);
   registry.onBeat(() => remote.heartbeat());
+  signals?.on((signal) => {
+    if (signal.kind === 'erasure') remote.wake();
+  });
   const erasure = new SeniorErasure(new PgErasureRepository(db.pool), {}, registry, inMemory, across);
   return { registry, remote, erasure, cached, presence };
 }
@@ -89,5 +82,32 @@ describe('erasure notices (erasure_notices)', () => {
     for (const p of [a, b]) p.remote.stop();
     b.registry.closeAll('shutdown');
     await b.presence.releaseProcess('e-b');
+  });
+
+  it('with signals, the other process reads the notice at once: its session closes as erased with no poll and no heartbeat due', async () => {
+    const [paul, other] = await createSeniors(db, 2);
+    const logger = createLogger('silent');
+    const signalsA = new PgSignals(db.pool, 's-a', logger);
+    const signalsB = new PgSignals(db.pool, 's-b', logger);
+    await Promise.all([signalsA.start(), signalsB.start()]);
+    // B neither polls within this test nor beats after its first: only the signal can bring it the notice.
+    // (A's poll sets how often its erasure looks whether B's session has closed.)
+    const a = processOn('s-a', 20, signalsA);
+    const b = processOn('s-b', 600_000, signalsB);
+    await a.registry.heartbeat(STALE_MS);
+    await b.registry.heartbeat(STALE_MS);
+    const frames: ServerFrame[] = [];
+    await b.registry.start(paul!, { send: (f) => frames.push(f) }, false);
+    b.cached.add(paul!).add(other!);
+
+    await a.erasure.erase(paul!);
+    // Within A's wait (4 × 20 ms) on a quiet machine; later on a busy one, still before any poll or beat of B's.
+    await expect.poll(() => frames).toContainEqual({ type: 'session.closed', reason: 'erased' });
+    expect(b.registry.get(paul!)).toBeUndefined();
+    expect([...b.cached]).toEqual([other]);
+    for (const p of [a, b]) p.remote.stop();
+    await Promise.all([signalsA.stop(), signalsB.stop()]);
+    await a.presence.releaseProcess('s-a');
+    await b.presence.releaseProcess('s-b');
   });
 });

@@ -33,7 +33,7 @@ function view(sessionId: string, seniorId: string, turnCount: number, state = 'c
 /** A process's live sessions: one claimed per senior. */
 async function claimAll(repo: PgPresenceRepository, processId: string, seniorIds: string[]): Promise<Array<{ sessionId: string; seniorId: string }>> {
   const sessions = seniorIds.map((seniorId) => ({ sessionId: randomUUID(), seniorId }));
-  for (const s of sessions) await repo.claim(s.seniorId, s.sessionId, processId);
+  for (const s of sessions) await repo.claim(s.seniorId, s.sessionId, processId, 60_000);
   return sessions;
 }
 
@@ -107,7 +107,7 @@ describe('presence heartbeat', () => {
     const a = new PgPresenceRepository(db.pool);
     const b = new PgPresenceRepository(db.pool);
     const [lost, asked] = await claimAll(a, 'p-a', [taken!, closed!]);
-    expect(await b.claim(taken!, randomUUID(), 'p-b')).toEqual({ sessionId: lost!.sessionId, processId: 'p-a' });
+    expect(await b.claim(taken!, randomUUID(), 'p-b', 60_000)).toEqual({ sessionId: lost!.sessionId, processId: 'p-a', live: true });
     expect(await b.requestClose(asked!.sessionId)).toBe(true);
 
     const owned = await a.heartbeat('p-a', [view(lost!.sessionId, taken!, 1), view(asked!.sessionId, closed!, 1)], STALE_MS);

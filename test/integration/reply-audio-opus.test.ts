@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { decodeFrameHeader } from '../../runtime/protocol/frame-header.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { ReplyAudio } from '../../runtime/voice/reply-audio.ts';
 import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 import { trackedCodec } from '../support/audio-quality.ts';

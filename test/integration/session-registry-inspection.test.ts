@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
-import { sessionMachine } from '../../machines/session/session.machine.ts';
-import { createLogger } from '../../runtime/logger.ts';
 import { InspectionHub, type InspectionObserver, type OpsEvent } from '../../runtime/ops/inspection-hub.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
-import { SessionRegistry } from '../../runtime/sessions/session-registry.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { createSeniors, migratedDatabase } from '../support/database.ts';
+import { testRegistry } from '../support/registry.ts';
 
 let db: Awaited<ReturnType<typeof migratedDatabase>>;
 let seniors: string[];
@@ -28,17 +25,7 @@ function setup() {
     },
     { watching: hub.observe.watching },
   );
-  const registry = new SessionRegistry({
-    machine: sessionMachine,
-    variations: loadCacheVariations(),
-    loadProfile: async () => ({ preferredName: 'Marie', isFreshSenior: false }),
-    timing: { turnBudgetMs: 2500, sessionPauseMs: 600_000, kioskGraceMs: 30_000, agentStallMs: 1500, replyMaxMs: 15_000 },
-    windowBudget: { maxMessages: 24, maxTokens: 3000 },
-    logger: createLogger('silent'),
-    presence: new PgPresenceRepository(db.pool),
-    processId: `test-${Math.random()}`,
-    inspect: observe,
-  });
+  const registry = testRegistry(new PgPresenceRepository(db.pool), `test-${Math.random()}`, 15_000, { preferredName: 'Marie', inspect: observe });
   const frames: ServerFrame[] = [];
   const link = { send: (frame: ServerFrame) => frames.push(frame) };
   return { hub, registry, received, frames, link };

@@ -4,7 +4,7 @@ import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.reposi
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { EMPTY_PAUSE_PROFILE } from '../../machines/voice/pause-profile.ts';
 import { loadConfig } from '../../runtime/config.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { PauseProfiles } from '../../runtime/voice/pause-profiles.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { voiceSessionFactory } from '../../runtime/voice/voice-session.ts';

@@ -4,8 +4,7 @@ import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import type { OpusCodecPort } from '../../machines/voice/voice.port.ts';
 import { trackedCodec } from '../support/audio-quality.ts';
-import type { AudioFormat } from '../../runtime/protocol/messages.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { AudioFormat, ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { CONTEXT_BIAS_BUDGET_MS, voiceSessionFactory, type VoiceSessionHandle } from '../../runtime/voice/voice-session.ts';

@@ -42,7 +42,8 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
     ws: `${url.replace('http', 'ws')}/v1/kiosk`,
     output: () => out,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      // Gone already: exited, or killed by a signal (a test's kill -9), when 'exit' has been emitted.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await once(child, 'exit');
     },

@@ -6,20 +6,28 @@ import { FakeMistral } from './fake-mistral.ts';
 import { FakeVoxtral } from './fake-voxtral.ts';
 import { startTestRuntime, type TestRuntime } from './runtime.ts';
 
+export interface VoiceRuntime {
+  rt: TestRuntime;
+  voxtral: FakeVoxtral;
+  mistral: FakeMistral;
+  /** Stops the runtime, then the fakes it talks to. */
+  stop(): Promise<void>;
+}
+
 /**
- * A runtime of its own for a voice test file: PGlite in a fresh directory, the fake Mistral with its
- * fake Voxtral audio endpoints, quick endpointing; `env` adds to (or overrides) those settings.
+ * The real runtime with voice input, on a PGlite data directory of its own, its model and speech calls
+ * going through the real Mistral adapters to the local fakes; quick end-of-turn settings.
  */
-export async function startVoiceRuntime(name: string, env: Record<string, string> = {}): Promise<{ rt: TestRuntime; voxtral: FakeVoxtral; mistral: FakeMistral; close(): Promise<void> }> {
+export async function startVoiceRuntime(name: string, env: Record<string, string> = {}): Promise<VoiceRuntime> {
   const voxtral = new FakeVoxtral();
   const mistral = await new FakeMistral(voxtral).start();
   const dir = path.join(await mkdtemp(path.join(tmpdir(), `kohami-${name}-`)), 'pglite');
-  const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, ...env });
+  const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', ...env });
   return {
     rt,
     voxtral,
     mistral,
-    close: async () => {
+    async stop() {
       await rt.close();
       await mistral.stop();
       await voxtral.stop();

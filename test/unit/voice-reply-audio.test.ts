@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
-import type { ServerFrame } from '../../runtime/protocol/messages.ts';
+import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { ReplyAudio, type ReplyAudioOptions } from '../../runtime/voice/reply-audio.ts';
 import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 
