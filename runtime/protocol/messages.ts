@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
-import type { AudioFormat, ErrorCode } from './server-frames.ts';
+import type { AudioEncoding, AudioFormat, ErrorCode } from './server-frames.ts';
 import { frameUnion, type FramesOf } from './frame-union.ts';
 import { turnId } from './turn-id.ts';
 
@@ -11,9 +11,11 @@ export const SERVICE_RESTART = 1012;
 
 /** Reply-audio rates a kiosk may accept; the runtime resamples its speech to the one chosen. */
 export const OUTPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
+/** Rates a kiosk may capture at for Opus input: whatever the rate, packets are decoded at 16 kHz. */
+export const OPUS_INPUT_SAMPLE_RATES = [16_000, 24_000, 48_000] as const;
 
 // Formats are checked loosely here and refused with `unsupported_audio_format` by `negotiateAudio`,
-// so that a kiosk asking for, say, opus learns which formats exist rather than a schema error.
+// so that a kiosk asking for, say, mp3 learns which formats exist rather than a schema error.
 const audioFormat = z.object({ encoding: z.string().min(1).max(32), sampleRate: z.number().int().positive() });
 const VoiceAudioSchema = z.object({
   input: audioFormat,
@@ -107,18 +109,36 @@ export function micFrameProblem(byteLength: number): string | null {
 
 export type Negotiation = { ok: true; input: AudioFormat; output: AudioFormat; aec: boolean } | { ok: false; message: string };
 
+const ENCODINGS: Record<AudioEncoding, true> = { pcm_s16le: true, opus: true };
+const isEncoding = (encoding: string): encoding is AudioEncoding => Object.hasOwn(ENCODINGS, encoding);
+const producible = (f: { encoding: string; sampleRate: number }, opus: boolean) =>
+  isEncoding(f.encoding) && (opus || f.encoding !== 'opus') && (OUTPUT_SAMPLE_RATES as readonly number[]).includes(f.sampleRate);
+
 /**
- * The formats of a voice session: microphone PCM s16le at 16 kHz (what Voxtral realtime and the
- * voice detectors take), reply audio in the kiosk's first accepted format the runtime can produce.
+ * The formats of a voice session. Microphone: PCM s16le at 16 kHz (what Voxtral realtime and the
+ * voice detectors take), or Opus packets decoded to it. Reply audio: the kiosk's first accepted format
+ * the runtime can produce (PCM or Opus at 16, 24 or 48 kHz), so a kiosk that lists PCM after Opus falls
+ * back to it. An input the runtime cannot take is refused (the kiosk offers one input, and learns which exist).
  */
-export function negotiateAudio(audio: VoiceAudioRequest): Negotiation {
+export function negotiateAudio(audio: VoiceAudioRequest, codecs: { opus: boolean }): Negotiation {
   const { input } = audio;
-  if (input.encoding !== 'pcm_s16le' || input.sampleRate !== INPUT_SAMPLE_RATE) {
-    return { ok: false, message: `audio.input must be {encoding: "pcm_s16le", sampleRate: ${INPUT_SAMPLE_RATE}}; got ${JSON.stringify({ encoding: input.encoding, sampleRate: input.sampleRate })}` };
+  const pcmIn = input.encoding === 'pcm_s16le' && input.sampleRate === INPUT_SAMPLE_RATE;
+  const opusIn = codecs.opus && input.encoding === 'opus' && (OPUS_INPUT_SAMPLE_RATES as readonly number[]).includes(input.sampleRate);
+  if (!pcmIn && !opusIn) {
+    const opus = codecs.opus ? ` or {encoding: "opus", sampleRate: ${OPUS_INPUT_SAMPLE_RATES.join(' | ')}}` : '';
+    return {
+      ok: false,
+      message: `audio.input must be {encoding: "pcm_s16le", sampleRate: ${INPUT_SAMPLE_RATE}}${opus}; got ${JSON.stringify({ encoding: input.encoding, sampleRate: input.sampleRate })}`,
+    };
   }
-  const output = audio.output.accept.find((f) => f.encoding === 'pcm_s16le' && (OUTPUT_SAMPLE_RATES as readonly number[]).includes(f.sampleRate));
+  const output = audio.output.accept.find((f) => producible(f, codecs.opus));
   if (!output) {
-    return { ok: false, message: `audio.output.accept names no format the runtime produces; accepted: pcm_s16le at ${OUTPUT_SAMPLE_RATES.join(', ')} Hz` };
+    return { ok: false, message: `audio.output.accept names no format the runtime produces; accepted: ${codecs.opus ? 'pcm_s16le or opus' : 'pcm_s16le'} at ${OUTPUT_SAMPLE_RATES.join(', ')} Hz` };
   }
-  return { ok: true, input: { encoding: 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE }, output: { encoding: 'pcm_s16le', sampleRate: output.sampleRate }, aec: audio.kiosk.aec };
+  return {
+    ok: true,
+    input: { encoding: input.encoding as AudioEncoding, sampleRate: input.sampleRate },
+    output: { encoding: output.encoding as AudioEncoding, sampleRate: output.sampleRate },
+    aec: audio.kiosk.aec,
+  };
 }

@@ -31,7 +31,10 @@ const REPLY_SOS_REASONS = [...SOS_REASONS, 'transcription'] as const;
 /** `checkin`: voice mode's idle check-in line, spoken by the voice session itself (not a turn: nothing was said). */
 const REPLY_FLUXES = [...FLUXES, 'checkin'] as const;
 
-const audioFormat = z.strictObject({ encoding: z.literal('pcm_s16le'), sampleRate: z.number().int().positive() });
+/** PCM s16le, or raw Opus packets (docs/protocol.md#opus). */
+const audioEncoding = z.enum(['pcm_s16le', 'opus']);
+export type AudioEncoding = z.infer<typeof audioEncoding>;
+const audioFormat = z.strictObject({ encoding: audioEncoding, sampleRate: z.number().int().positive() });
 export type AudioFormat = z.infer<typeof audioFormat>;
 
 const ms = z.number().int().nonnegative();
@@ -77,7 +80,7 @@ export const SERVER_FRAME_SCHEMAS = {
   'transcript.delta': z.strictObject({ type: z.literal('transcript.delta'), text: z.string() }).describe('Voice: the utterance\'s interim transcript so far (replaces the previous one; display only).'),
   'transcript.final': z.strictObject({ type: z.literal('transcript.final'), turnId, text: z.string() }).describe('Voice: what the senior said, now the session\'s turn turnId.'),
   'reply.audio.start': z
-    .strictObject({ type: z.literal('reply.audio.start'), turnId, encoding: z.literal('pcm_s16le'), sampleRate: z.number().int().positive() })
+    .strictObject({ type: z.literal('reply.audio.start'), turnId, encoding: audioEncoding, sampleRate: z.number().int().positive() })
     .describe('Voice: the turn\'s reply audio begins, in the negotiated format; binary frames follow.'),
   'reply.audio.mark': z
     .strictObject({ type: z.literal('reply.audio.mark'), turnId, sampleOffset: z.number().int().nonnegative(), textOffset: z.number().int().nonnegative() })

@@ -1,7 +1,7 @@
 import { heardText, type AudioMark } from '../../machines/voice/barge-in.ts';
-import { encodeAudioFrame } from '../protocol/frame-header.ts';
+import { encodeAudioFrame, encodePacketFrame } from '../protocol/frame-header.ts';
 import { SentenceChunker } from '../../machines/voice/sentence-chunker.ts';
-import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
+import type { OpusEncoderPort, SpeakerPort } from '../../machines/voice/voice.port.ts';
 import { Resampler } from '../../machines/voice/resample.ts';
 import type { VoiceLink } from './voice-link.ts';
 
@@ -15,6 +15,11 @@ export interface ReplyAudioOptions {
   lines: LineLookup;
   /** The negotiated reply-audio rate. */
   sampleRate: number;
+  /**
+   * Opus output: this reply's own encoder at `sampleRate` (one stream per turn, so a kiosk decodes each
+   * turn from a fresh decoder), closed by the reply when it ends. Absent: PCM s16le.
+   */
+  opus?: OpusEncoderPort;
   /** First reply-audio frame sent (for the first_audio stage). */
   onFirstAudio(): void;
   /** A sentence could not be synthesized (the senior still has the caption). */
@@ -47,6 +52,9 @@ export class ReplyAudio {
   private wake: (() => void) | null = null;
   private finished = false;
   private samplesSent = 0;
+  /** Opus: the samples waiting for a whole packet (20 ms), carried across sentences; sent padded at the end. */
+  private readonly pending: Int16Array | null;
+  private pendingLength = 0;
   private readonly marks: AudioMark[] = [];
   /** Times on the monotonic clock (`performance.now()`): a wall clock stepping back must not make played time negative. */
   private firstFrameAt: number | null = null;
@@ -68,6 +76,7 @@ export class ReplyAudio {
   constructor(o: ReplyAudioOptions) {
     this.o = o;
     this.turnId = o.turnId;
+    this.pending = o.opus ? new Int16Array(o.opus.frameSamples) : null;
     this.sent = this.run();
   }
 
@@ -175,12 +184,16 @@ export class ReplyAudio {
   private async run(): Promise<void> {
     try {
       await this.speakPieces();
+      if (!this.cancelled) await this.flushPacket();
     } catch (err) {
       // A fault of ours (a frame that cannot be built, a send that throws), not the speech service's:
       // the rest of the turn is not spoken, the caption stays.
       this.finished = true;
       this.pieces.length = 0;
       if (!this.cancelled) this.o.onSpeechError(err);
+    } finally {
+      // The codec's memory goes with the reply, however it ended.
+      this.o.opus?.close();
     }
     if (this.cancelled || this.firstFrameAt === null) return;
     this.durationMs = Math.round((this.samplesSent * 1000) / this.o.sampleRate);
@@ -200,9 +213,11 @@ export class ReplyAudio {
       }
       await this.speak(piece.text);
       if (this.cancelled) return;
-      if (this.firstFrameAt !== null) {
-        this.marks.push({ sampleOffset: this.samplesSent, textOffset: piece.end });
-        this.o.link.send({ type: 'reply.audio.mark', turnId: this.turnId, sampleOffset: this.samplesSent, textOffset: piece.end });
+      if (this.firstFrameAt !== null || this.pendingLength > 0) {
+        // With Opus, the sentence's last few ms may still wait for a whole packet: the mark counts them.
+        const sampleOffset = this.samplesSent + this.pendingLength;
+        this.marks.push({ sampleOffset, textOffset: piece.end });
+        this.o.link.send({ type: 'reply.audio.mark', turnId: this.turnId, sampleOffset, textOffset: piece.end });
       }
     }
   }
@@ -224,22 +239,68 @@ export class ReplyAudio {
     for await (const chunk of chunks) {
       if (this.cancelled) return;
       const pcm = resampler ? resampler.push(chunk) : chunk;
+      if (this.pending) {
+        if (!(await this.sendPackets(pcm))) return;
+        continue;
+      }
       for (let at = 0; at < pcm.length; at += frameSamples) {
-        // Waits only when the kiosk is behind: no promise per frame otherwise.
-        if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) return this.cancel();
-        if (this.cancelled) return;
+        if (!(await this.roomToSend())) return;
         const frame = pcm.subarray(at, at + frameSamples);
-        // Built before the start is announced: a frame that cannot be built leaves no turn half-started.
-        const bytes = encodeAudioFrame(this.turnId, this.samplesSent, frame);
-        if (this.firstFrameAt === null) {
-          this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });
-          this.firstFrameAt = performance.now();
-          this.o.onFirstAudio();
-        }
-        this.o.link.sendAudio(bytes);
-        this.samplesSent += frame.length;
+        this.emit(encodeAudioFrame(this.turnId, this.samplesSent, frame), frame.length);
       }
     }
+  }
+
+  /** Opus: fills 20 ms packets from `pcm`, each sent as it is whole; false once the reply is cancelled. */
+  private async sendPackets(pcm: Int16Array): Promise<boolean> {
+    const pending = this.pending!;
+    let at = 0;
+    while (at < pcm.length) {
+      const take = Math.min(pending.length - this.pendingLength, pcm.length - at);
+      pending.set(pcm.subarray(at, at + take), this.pendingLength);
+      this.pendingLength += take;
+      at += take;
+      if (this.pendingLength < pending.length) break;
+      if (!(await this.roomToSend())) return false;
+      this.emitPacket();
+    }
+    return true;
+  }
+
+  /** Opus: the reply's last samples, padded with silence to a whole packet. */
+  private async flushPacket(): Promise<void> {
+    if (!this.pending || this.pendingLength === 0 || !(await this.roomToSend())) return;
+    this.pending.fill(0, this.pendingLength);
+    this.pendingLength = this.pending.length;
+    this.emitPacket();
+  }
+
+  private emitPacket(): void {
+    // The encoder copies the samples in: the buffer is refilled at once.
+    const packet = this.o.opus!.encode(this.pending!);
+    const samples = this.pendingLength;
+    this.pendingLength = 0;
+    this.emit(encodePacketFrame(this.turnId, this.samplesSent, packet), samples);
+  }
+
+  /** Waits only when the kiosk is behind (no promise per frame otherwise); false once the reply is cancelled. */
+  private async roomToSend(): Promise<boolean> {
+    if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) {
+      this.cancel();
+      return false;
+    }
+    return !this.cancelled;
+  }
+
+  /** `bytes` is built before the start is announced: a frame that cannot be built leaves no turn half-started. */
+  private emit(bytes: Uint8Array, samples: number): void {
+    if (this.firstFrameAt === null) {
+      this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: this.o.opus ? 'opus' : 'pcm_s16le', sampleRate: this.o.sampleRate });
+      this.firstFrameAt = performance.now();
+      this.o.onFirstAudio();
+    }
+    this.o.link.sendAudio(bytes);
+    this.samplesSent += samples;
   }
 
   /** Back-pressure: waits while the kiosk has not read what it was sent; false if it never does. */

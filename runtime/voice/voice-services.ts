@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
 import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { FallbackSpeaker } from './fallback-speaker.ts';
 import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
@@ -61,6 +62,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
     transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, sockets: transcriptionSockets, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
     speaker,
+    opus: opusCodec({ complexity: config.OPUS_COMPLEXITY }),
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
       const listener = new Listener(

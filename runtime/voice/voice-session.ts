@@ -6,7 +6,7 @@ import type { VoiceActivity, VoiceStages } from '../../machines/session/session.
 import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
 import { endOfTurn, preemptAfterMs, type EndOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';
-import { TranscriptionTimeoutError, type ListenerEvents, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { TranscriptionTimeoutError, type ListenerEvents, type OpusCodecPort, type OpusDecoderPort, type SpeakerPort, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { AudioFormat } from '../protocol/server-frames.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
@@ -41,6 +41,8 @@ export interface VoiceServices {
   /** Null offline (no MISTRAL_API_KEY): there is no speech-to-text, typed turns are still spoken. */
   transcriber: TranscriberPort | null;
   speaker: SpeakerPort;
+  /** Opus on the kiosk socket (docs/voice.md#opus); absent: the sessions negotiate PCM only. */
+  opus?: OpusCodecPort;
   createListener(events: ListenerEvents): Promise<SessionListener>;
   /** The session's pre-synthesized lines (SOS, neutral, CacheFlux replies with the senior's name) at `sampleRate`, warming up. */
   linesFor(session: LiveSession, sampleRate: number): { get: LineLookup; close(): void };
@@ -84,6 +86,8 @@ export interface VoiceSessionHandle {
   /** False offline (no speech-to-text), and from the moment the session's speech detectors failed to load. */
   readonly voiceInput: boolean;
   pushAudio(pcm: Int16Array): void;
+  /** One Opus microphone packet (an Opus input session): null when taken, else why it was dropped (malformed). */
+  pushPacket(packet: Uint8Array): string | null;
   typedTurn(turnId: string, transcript: string): void;
   interrupt(turnId: string, playedMs?: number): void;
   playbackProgress(turnId: string, playedMs: number): void;
@@ -95,6 +99,8 @@ export interface VoiceSessionHandle {
 export interface VoiceSessionRequest {
   session: LiveSession;
   link: VoiceLink;
+  /** The microphone's format; absent: PCM s16le at 16 kHz. */
+  input?: AudioFormat;
   output: AudioFormat;
   aec: boolean;
   /** The next voice turn's id (`v1`, `v2` …), admitted among the session's turnIds. */
@@ -102,6 +108,8 @@ export interface VoiceSessionRequest {
 }
 
 export interface VoiceSessionFactory {
+  /** Whether sessions may negotiate Opus (the codec is there). */
+  readonly opus: boolean;
   create(request: VoiceSessionRequest): VoiceSessionHandle;
 }
 
@@ -112,7 +120,7 @@ export interface VoiceSessionFactory {
 export const CONTEXT_BIAS_BUDGET_MS = 200;
 
 export function voiceSessionFactory(services: VoiceServices): VoiceSessionFactory {
-  return { create: (request) => new VoiceSession(services, request) };
+  return { opus: services.opus !== undefined, create: (request) => new VoiceSession(services, request) };
 }
 
 interface Utterance {
@@ -198,6 +206,8 @@ class VoiceSession implements VoiceSessionHandle {
   private readonly speaker: SpeakerPort;
   /** Starts the speculative turn when the end of the pause comes within the preemption's lead (one at a time). */
   private preemptTimer: NodeJS.Timeout | null = null;
+  /** Opus input: the microphone stream's decoder (to 16 kHz), freed at close. */
+  private readonly decoder: OpusDecoderPort | null;
 
   private readonly services: VoiceServices;
   private readonly request: VoiceSessionRequest;
@@ -212,6 +222,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.log = services.logger.child({ sessionId: session.sessionId, voice: true });
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
     this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
+    this.decoder = request.input?.encoding === 'opus' ? opusOf(services).decoder() : null;
     this.lines = services.linesFor(session, request.output.sampleRate);
     this.speaker = services.preemption?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
     this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
@@ -285,6 +296,19 @@ class VoiceSession implements VoiceSessionHandle {
       return;
     }
     this.feed(pcm);
+  }
+
+  pushPacket(packet: Uint8Array): string | null {
+    if (!this.decoder) return 'this session negotiated PCM microphone audio, not Opus';
+    if (!this.voiceInput || this.muted || this.closed.signal.aborted) return null;
+    let pcm: Int16Array;
+    try {
+      pcm = this.decoder.decode(packet);
+    } catch (err) {
+      return `a microphone frame is one Opus packet: ${err instanceof Error ? err.message : String(err)} (frame dropped)`;
+    }
+    this.pushAudio(pcm);
+    return null;
   }
 
   private feed(pcm: Int16Array): void {
@@ -631,6 +655,7 @@ class VoiceSession implements VoiceSessionHandle {
       speaker: this.speaker,
       lines: (text) => this.lines.get(text),
       sampleRate: this.request.output.sampleRate,
+      ...(this.request.output.encoding === 'opus' ? { opus: opusOf(this.services).encoder(this.request.output.sampleRate) } : {}),
       onFirstAudio: () => this.firstAudio(turnId),
       onSpeechError: (err) => {
         this.services.onSentenceLost();
@@ -817,6 +842,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.dropStream();
     this.listener?.close();
     this.listener = null;
+    this.decoder?.close();
     this.lines.close();
   }
 
@@ -837,6 +863,12 @@ class VoiceSession implements VoiceSessionHandle {
     if (actor.getSnapshot().status !== 'active' || (!this.attached && state !== 'off')) return;
     actor.send({ type: 'VOICE.STATE', state, ...(stages ? { stages } : {}) });
   }
+}
+
+/** The negotiation offers Opus only when the codec is there (`VoiceSessionFactory.opus`). */
+function opusOf(services: VoiceServices): OpusCodecPort {
+  if (!services.opus) throw new Error('voice session: Opus negotiated without a codec');
+  return services.opus;
 }
 
 /** No transcript within the budget (the service is slow), as opposed to a service that failed. */

@@ -78,7 +78,7 @@ async function voiceKiosk(aec = true): Promise<VoiceKiosk> {
 describe('voice mode negotiation', () => {
   it('session.ready echoes the chosen formats; the first format the runtime produces wins', async () => {
     const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
-    k.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'opus', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 16000 }] } } });
+    k.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'mp3', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 16000 }] } } });
     expect(await k.next('session.ready')).toMatchObject({
       mode: 'voice',
       resumed: false,

@@ -1,7 +1,10 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
-import type { ServerFrame } from '../../runtime/protocol/server-frames.ts';
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import type { OpusCodecPort } from '../../machines/voice/voice.port.ts';
+import { trackedCodec } from '../support/audio-quality.ts';
+import type { AudioFormat, ServerFrame } from '../../runtime/protocol/server-frames.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { CONTEXT_BIAS_BUDGET_MS, voiceSessionFactory, type VoiceSessionHandle } from '../../runtime/voice/voice-session.ts';
@@ -48,13 +51,15 @@ beforeEach(() => {
 });
 
 /** A voice session on the runtime's live session; `frames` collects what its kiosk would receive. */
-function voiceSession(sttBudgetMs: number): { voice: VoiceSessionHandle; frames: ServerFrame[] } {
+function voiceSession(sttBudgetMs: number, opus?: { codec: OpusCodecPort; input: AudioFormat; output: AudioFormat }): { voice: VoiceSessionHandle; frames: ServerFrame[] } {
   const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ...QUICK_ENDPOINT, STT_BUDGET_MS: String(sttBudgetMs) });
-  const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
+  const built = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
+  const services = opus ? { ...built, opus: opus.codec } : built;
   const frames: ServerFrame[] = [];
   const link = { send: (frame: ServerFrame) => void frames.push(frame), sendAudio: () => undefined, unreadBytes: 0 };
   let turns = 0;
-  const voice = voiceSessionFactory(services).create({ session: rt.registry.list()[0]!, link, output: { encoding: 'pcm_s16le', sampleRate: 16_000 }, aec: true, nextTurnId: () => `s${++turns}` });
+  const formats = opus ? { input: opus.input, output: opus.output } : { output: { encoding: 'pcm_s16le', sampleRate: 16_000 } as const };
+  const voice = voiceSessionFactory(services).create({ session: rt.registry.list()[0]!, link, ...formats, aec: true, nextTurnId: () => `s${++turns}` });
   return { voice, frames };
 }
 
@@ -102,5 +107,25 @@ describe('the transcription stream’s opening', () => {
     } finally {
       for (const client of held) client.release();
     }
+  }, 20_000);
+});
+
+describe('Opus microphone', () => {
+  it('packets are decoded to the 16 kHz pipeline and transcribed; a malformed one is refused; the decoder is freed at close', async () => {
+    const { codec, open } = trackedCodec();
+    const { voice, frames } = voiceSession(2000, { codec, input: { encoding: 'opus', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le', sampleRate: 24_000 } });
+    expect(open.size).toBe(1);
+    voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
+    const mic = opusCodec().encoder(16_000);
+    expect(voice.pushPacket(Uint8Array.of(0x0a, 200, 1, 2, 3))).toMatch(/one Opus packet/);
+    for (const chunk of chunks(hello, 20)) if (chunk.length === mic.frameSamples) expect(voice.pushPacket(mic.encode(chunk))).toBeNull();
+    mic.close();
+    await expect.poll(() => frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' });
+    // The recognizer heard 16 kHz PCM (32 bytes a ms): the speech, not the packets.
+    expect(voxtral.sockets[0]!.audioBytes / 32).toBeGreaterThan(1000);
+    voice.close();
+    expect(open.size).toBe(0);
+    // After close, packets are ignored, not decoded with a freed decoder.
+    expect(voice.pushPacket(Uint8Array.of(0x08, 0))).toBeNull();
   }, 20_000);
 });

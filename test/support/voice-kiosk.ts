@@ -1,5 +1,7 @@
 import WebSocket from 'ws';
-import { decodeAudioFrame, type AudioFrame } from '../../runtime/protocol/frame-header.ts';
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import type { OpusDecoderPort } from '../../machines/voice/voice.port.ts';
+import { decodeAudioFrame, decodeFrameHeader, type AudioFrame } from '../../runtime/protocol/frame-header.ts';
 import { explainIfTestFails, type Frame } from './kiosk-client.ts';
 import { chunks } from './speech.ts';
 
@@ -9,10 +11,22 @@ export const VOICE_START = {
   audio: { input: { encoding: 'pcm_s16le', sampleRate: 16000 }, output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 24000 }] }, kiosk: { aec: true } },
 };
 
-/** A voice kiosk over a real socket: JSON frames and binary reply-audio frames, in arrival order. */
+/** A voice session that negotiates Opus both ways (the microphone captured at 16 kHz). */
+export const OPUS_START = {
+  ...VOICE_START,
+  audio: { ...VOICE_START.audio, input: { encoding: 'opus', sampleRate: 16000 }, output: { accept: [{ encoding: 'opus', sampleRate: 24000 }, { encoding: 'pcm_s16le', sampleRate: 24000 }] } },
+};
+
+/**
+ * A voice kiosk over a real socket: JSON frames and binary reply-audio frames, in arrival order. Opus
+ * reply audio (once `reply.audio.start` says so) is decoded here, one decoder per turn as a kiosk
+ * would, so `audio` holds PCM either way and `packets` the bytes as they came.
+ */
 export class VoiceKiosk {
   readonly frames: Frame[] = [];
   readonly audio: AudioFrame[] = [];
+  readonly packets: Array<{ turnId: string; bytes: number }> = [];
+  private readonly opusTurns = new Map<string, OpusDecoderPort>();
   private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (err: Error) => void }> = [];
   private closeCode: number | null = null;
 
@@ -27,14 +41,24 @@ export class VoiceKiosk {
     });
     socket.on('message', (raw, isBinary) => {
       if (isBinary) {
-        const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
+        const frame = this.decodeReplyFrame(new Uint8Array(raw as Buffer));
         this.audio.push(frame);
         // Binary frames appear in `frames` too, so order against JSON frames can be checked.
         this.push({ type: 'audio', turnId: frame.turnId, sampleOffset: frame.sampleOffset, samples: frame.pcm.length });
         return;
       }
-      this.push(JSON.parse(raw.toString()) as Frame);
+      const frame = JSON.parse(raw.toString()) as Frame;
+      if (frame.type === 'reply.audio.start' && frame.encoding === 'opus') this.opusTurns.set(frame.turnId as string, opusCodec().decoder(frame.sampleRate as number));
+      this.push(frame);
     });
+  }
+
+  private decodeReplyFrame(bytes: Uint8Array): AudioFrame {
+    const { turnId, sampleOffset, payload } = decodeFrameHeader(bytes);
+    const decoder = this.opusTurns.get(turnId);
+    if (!decoder) return decodeAudioFrame(bytes);
+    this.packets.push({ turnId, bytes: payload.length });
+    return { turnId, sampleOffset, pcm: decoder.decode(payload) };
   }
 
   static connect(url: string, token: string): Promise<VoiceKiosk> {
@@ -54,8 +78,11 @@ export class VoiceKiosk {
     return this.next('session.ready');
   }
 
-  /** Streams microphone audio in 20 ms frames, faster than real time but within the audio budget (1.5×). */
-  async speak(pcm: Int16Array, speed = 1.3, stop?: () => boolean): Promise<void> {
+  /**
+   * Streams microphone audio in 20 ms frames, faster than real time but within the audio budget (1.5×);
+   * `encode` turns each frame into what is sent (an Opus packet), raw PCM without it.
+   */
+  async speak(pcm: Int16Array, speed = 1.3, stop?: () => boolean, encode?: (frame: Int16Array) => Uint8Array): Promise<void> {
     const frames = chunks(pcm, 20);
     const started = performance.now();
     for (let i = 0; i < frames.length; i++) {
@@ -65,7 +92,7 @@ export class VoiceKiosk {
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
       // The runtime refuses frames under 10 ms: the last, short one is padded with silence to a whole frame.
       const frame = frames[i]!.length === frames[0]!.length ? frames[i]! : padded(frames[i]!, frames[0]!.length);
-      this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+      this.socket.send(encode ? encode(frame) : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
     }
   }
 
@@ -93,6 +120,8 @@ export class VoiceKiosk {
 
   close(): void {
     this.socket.close();
+    for (const decoder of this.opusTurns.values()) decoder.close();
+    this.opusTurns.clear();
   }
 
   private push(frame: Frame): void {

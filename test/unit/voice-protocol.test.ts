@@ -36,16 +36,32 @@ describe('kiosk protocol, voice mode', () => {
     expect(!result.ok && result.message).toContain(field);
   });
 
+  const pcmOnly = { opus: false };
+  const withOpus = { opus: true };
+
   it('negotiates 16 kHz s16 input and the first reply format the runtime produces', () => {
-    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 44100 }, { encoding: 'pcm_s16le', sampleRate: 48000 }] } }))).toEqual({
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 48000 }, { encoding: 'pcm_s16le', sampleRate: 44100 }, { encoding: 'pcm_s16le', sampleRate: 48000 }] } }), pcmOnly)).toEqual({
       ok: true,
       input: { encoding: 'pcm_s16le', sampleRate: 16000 },
       output: { encoding: 'pcm_s16le', sampleRate: 48000 },
       aec: true,
     });
-    expect(negotiateAudio(audio({ input: { encoding: 'pcm_f32le', sampleRate: 16000 } }))).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le') });
-    expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
-    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }))).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
+    expect(negotiateAudio(audio({ input: { encoding: 'pcm_f32le', sampleRate: 16000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le') });
+    expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
+    // Without the codec, Opus input is refused like any format the runtime cannot take.
+    expect(negotiateAudio(audio({ input: { encoding: 'opus', sampleRate: 48000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringMatching(/^audio.input must be \{encoding: "pcm_s16le", sampleRate: 16000\}; got/) });
+  });
+
+  it('negotiates Opus each way when the kiosk offers it; PCM later in the list is the fallback', () => {
+    const opusBothWays = audio({ input: { encoding: 'opus', sampleRate: 48000 }, output: { accept: [{ encoding: 'opus', sampleRate: 24000 }, { encoding: 'pcm_s16le', sampleRate: 24000 }] } });
+    expect(negotiateAudio(opusBothWays, withOpus)).toEqual({ ok: true, input: { encoding: 'opus', sampleRate: 48000 }, output: { encoding: 'opus', sampleRate: 24000 }, aec: true });
+    expect(negotiateAudio(opusBothWays, pcmOnly)).toMatchObject({ ok: false });
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 24000 }, { encoding: 'pcm_s16le', sampleRate: 24000 }] } }), pcmOnly)).toMatchObject({ ok: true, output: { encoding: 'pcm_s16le', sampleRate: 24000 } });
+    // Opus in one direction only.
+    expect(negotiateAudio(audio({ input: { encoding: 'opus', sampleRate: 16000 } }), withOpus)).toMatchObject({ ok: true, input: { encoding: 'opus', sampleRate: 16000 }, output: { encoding: 'pcm_s16le' } });
+    expect(negotiateAudio(audio({ input: { encoding: 'opus', sampleRate: 44100 } }), withOpus)).toMatchObject({ ok: false, message: expect.stringContaining('"opus", sampleRate: 16000 | 24000 | 48000') });
+    expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 44100 }] } }), withOpus)).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le or opus') });
   });
 
   it('refuses a turnId a reply-audio frame header cannot carry (over 255 UTF-8 bytes), on every frame that names one', () => {
