@@ -220,26 +220,36 @@ export class ReplyAudio {
 
   /** `resampler` null: the chunks are at the kiosk's rate already (framing copies them into each frame). */
   private async send(resampler: Resampler | null, chunks: AsyncIterable<Int16Array> | Iterable<Int16Array>): Promise<void> {
-    const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
     for await (const chunk of chunks) {
       if (this.cancelled) return;
-      const pcm = resampler ? resampler.push(chunk) : chunk;
-      for (let at = 0; at < pcm.length; at += frameSamples) {
-        // Waits only when the kiosk is behind: no promise per frame otherwise.
-        if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) return this.cancel();
-        if (this.cancelled) return;
-        const frame = pcm.subarray(at, at + frameSamples);
-        // Built before the start is announced: a frame that cannot be built leaves no turn half-started.
-        const bytes = encodeAudioFrame(this.turnId, this.samplesSent, frame);
-        if (this.firstFrameAt === null) {
-          this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });
-          this.firstFrameAt = performance.now();
-          this.o.onFirstAudio();
-        }
-        this.o.link.sendAudio(bytes);
-        this.samplesSent += frame.length;
-      }
+      if (!(await this.sendFrames(resampler ? resampler.push(chunk) : chunk))) return;
     }
+    // The sentence's last milliseconds wait in the resampler for inputs after them: its end lets them out.
+    if (resampler && !this.cancelled) await this.sendFrames(resampler.flush());
+  }
+
+  /** False once the turn is cancelled (or the kiosk stopped reading). */
+  private async sendFrames(pcm: Int16Array): Promise<boolean> {
+    const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
+    for (let at = 0; at < pcm.length; at += frameSamples) {
+      // Waits only when the kiosk is behind: no promise per frame otherwise.
+      if (this.o.link.unreadBytes > AUDIO_UNREAD_LIMIT && !(await this.drained())) {
+        this.cancel();
+        return false;
+      }
+      if (this.cancelled) return false;
+      const frame = pcm.subarray(at, at + frameSamples);
+      // Built before the start is announced: a frame that cannot be built leaves no turn half-started.
+      const bytes = encodeAudioFrame(this.turnId, this.samplesSent, frame);
+      if (this.firstFrameAt === null) {
+        this.o.link.send({ type: 'reply.audio.start', turnId: this.turnId, encoding: 'pcm_s16le', sampleRate: this.o.sampleRate });
+        this.firstFrameAt = performance.now();
+        this.o.onFirstAudio();
+      }
+      this.o.link.sendAudio(bytes);
+      this.samplesSent += frame.length;
+    }
+    return true;
   }
 
   /** Back-pressure: waits while the kiosk has not read what it was sent; false if it never does. */
