@@ -1,74 +1,58 @@
+import { SincResampler } from './sinc-resampler.js';
+
 /**
  * Sample-format and sample-rate conversion between the rates voice mode meets: 16 kHz (microphone,
  * recognizer), 22.05 kHz (espeak-ng), 24 kHz (Voxtral speech) and 48 kHz (browsers).
  *
- * Linear interpolation, streamed: the resampler carries its fractional position and last sample
- * across chunks, so a sentence synthesized in many chunks resamples to exactly the length of the
- * whole (no clicks at chunk edges, no drift between produced and played audio).
+ * The rate conversion is sinc-resampler.js's windowed-sinc low-pass, the same file the kiosk page's
+ * microphone worklet runs: nothing above the new Nyquist folds back (≥ 80 dB down), the pass band is
+ * flat to 7/16 of the lower rate. Streamed: the filter's state is carried across chunks, so a
+ * sentence synthesized in many chunks resamples to the same samples as the whole; `flush` ends it,
+ * giving exactly ceil(n·to/from) samples for n in (no drift between produced and played audio).
  */
 
 export const VOICE_SAMPLE_RATES = [16_000, 22_050, 24_000, 48_000] as const;
 
 export class Resampler {
-  /** Input position (in input samples, relative to the next chunk's first sample) of the next output sample. */
-  private position = 0;
-  /** The last input sample of the previous chunk: position −1 of the next chunk. */
-  private previous: number | null = null;
-  private readonly step: number;
-
+  private readonly core: SincResampler;
   readonly fromRate: number;
   readonly toRate: number;
 
-  constructor(
-    fromRate: number,
-    toRate: number,
-  ) {
+  constructor(fromRate: number, toRate: number) {
+    this.core = new SincResampler(fromRate, toRate);
     this.fromRate = fromRate;
     this.toRate = toRate;
-    for (const rate of [fromRate, toRate]) {
-      if (!Number.isInteger(rate) || rate < 8_000 || rate > 192_000) throw new RangeError(`resample: unsupported sample rate ${rate}`);
-    }
-    this.step = fromRate / toRate;
   }
 
+  /** The samples the next chunk completes: each output waits for the few milliseconds of input after it. */
   push(input: Int16Array): Int16Array {
     if (this.fromRate === this.toRate) return input.slice();
-    if (input.length === 0) return new Int16Array(0);
-    // Positions are relative to input[0]; the previous chunk's last sample sits at −1.
-    let position = this.position;
-    if (this.previous === null) {
-      this.previous = input[0]!;
-      position = Math.max(position, 0);
-    }
-    let count = Math.max(0, Math.ceil((input.length - 1 - position) / this.step));
-    // Rounding may admit one position at the last sample, which has no right neighbour yet.
-    while (count > 0 && position + (count - 1) * this.step >= input.length - 1) count--;
-    const output = new Int16Array(count);
-    for (let n = 0; n < count; n++) {
-      const at = position + n * this.step;
-      const base = Math.floor(at);
-      const fraction = at - base;
-      const left = base < 0 ? this.previous : input[base]!;
-      const right = input[base + 1]!;
-      output[n] = Math.round(left + (right - left) * fraction);
-    }
-    this.position = position + count * this.step - input.length;
-    this.previous = input[input.length - 1]!;
-    return output;
+    const output = new Float64Array(this.core.maxOutput(input.length));
+    return toS16(output, this.core.process(input, output));
+  }
+
+  /** The stream's end: the samples still held, as if silence followed. The resampler is then ready for a new stream. */
+  flush(): Int16Array {
+    const output = new Float64Array(this.core.maxFlush());
+    return toS16(output, this.core.flush(output));
   }
 }
 
-/** One-shot conversion of a whole buffer. */
+/** The filter's overshoot near full scale is clipped, not wrapped around (an Int16Array store would wrap). */
+function toS16(samples: Float64Array, count: number): Int16Array {
+  const output = new Int16Array(count);
+  for (let i = 0; i < count; i++) output[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i]!)));
+  return output;
+}
+
+/** One-shot conversion of a whole buffer: ceil(n·to/from) samples. */
 export function resample(input: Int16Array, fromRate: number, toRate: number): Int16Array {
   const resampler = new Resampler(fromRate, toRate);
   const body = resampler.push(input);
-  const last = input[input.length - 1];
-  if (fromRate === toRate || last === undefined) return body;
-  // The final partial interval holds output samples past the last input pair: hold the last sample.
-  const expected = Math.round((input.length * toRate) / fromRate);
-  const output = new Int16Array(expected);
-  output.set(body.subarray(0, expected));
-  output.fill(last, Math.min(body.length, expected));
+  const tail = resampler.flush();
+  const output = new Int16Array(body.length + tail.length);
+  output.set(body);
+  output.set(tail, body.length);
   return output;
 }
 

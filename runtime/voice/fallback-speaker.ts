@@ -103,6 +103,7 @@ export class FallbackSpeaker implements SpeakerPort {
     if (rest === '') return;
     const resampler = new Resampler(this.options.fallback.sampleRate, this.sampleRate);
     for await (const chunk of this.options.fallback.synthesize(rest, signal)) yield resampler.push(chunk);
+    if (!signal.aborted) yield resampler.flush();
   }
 
   /** A sentence the primary finished: its pace, averaged with the ones before (one voice per speaker). */

@@ -235,20 +235,24 @@ export class ReplyAudio {
 
   /** `resampler` null: the chunks are at the kiosk's rate already (framing copies them into each frame). */
   private async send(resampler: Resampler | null, chunks: AsyncIterable<Int16Array> | Iterable<Int16Array>): Promise<void> {
-    const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
     for await (const chunk of chunks) {
       if (this.cancelled) return;
-      const pcm = resampler ? resampler.push(chunk) : chunk;
-      if (this.pending) {
-        if (!(await this.sendPackets(pcm))) return;
-        continue;
-      }
-      for (let at = 0; at < pcm.length; at += frameSamples) {
-        if (!(await this.roomToSend())) return;
-        const frame = pcm.subarray(at, at + frameSamples);
-        this.emit(encodeAudioFrame(this.turnId, this.samplesSent, frame), frame.length);
-      }
+      if (!(await this.sendPcm(resampler ? resampler.push(chunk) : chunk))) return;
     }
+    // The sentence's last milliseconds wait in the resampler for inputs after them: its end lets them out.
+    if (resampler && !this.cancelled) await this.sendPcm(resampler.flush());
+  }
+
+  /** `pcm` as 20 ms PCM frames, or into Opus packets; false once the reply is cancelled. */
+  private async sendPcm(pcm: Int16Array): Promise<boolean> {
+    if (this.pending) return this.sendPackets(pcm);
+    const frameSamples = Math.round((this.o.sampleRate * FRAME_MS) / 1000);
+    for (let at = 0; at < pcm.length; at += frameSamples) {
+      if (!(await this.roomToSend())) return false;
+      const frame = pcm.subarray(at, at + frameSamples);
+      this.emit(encodeAudioFrame(this.turnId, this.samplesSent, frame), frame.length);
+    }
+    return true;
   }
 
   /** Opus: fills 20 ms packets from `pcm`, each sent as it is whole; false once the reply is cancelled. */

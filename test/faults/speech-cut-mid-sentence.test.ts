@@ -35,6 +35,7 @@ beforeAll(async () => {
   const resampler = new Resampler(new EspeakSpeaker().sampleRate, MISTRAL_TTS_SAMPLE_RATE);
   restSamples = 0;
   for await (const chunk of new EspeakSpeaker().synthesize(REST, new AbortController().signal)) restSamples += resampler.push(chunk).length;
+  restSamples += resampler.flush().length;
 });
 afterAll(async () => {
   await voxtral.stop();

@@ -534,6 +534,7 @@ describe('LineCache', () => {
       'runtime/voice/fallback-speaker.ts',
       'adapters/voice/mistral-transcriber.ts',
       'machines/voice/resample.ts',
+      'machines/voice/sinc-resampler.js',
     ];
     for (const file of files) {
       const source = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');

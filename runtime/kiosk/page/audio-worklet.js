@@ -3,16 +3,24 @@
  * Microphone capture on the audio thread: mono, resampled to 16 kHz when the context runs at another
  * rate (Firefox refuses a 16 kHz context fed by a 48 kHz microphone), cut into 20 ms frames of s16le
  * and posted to the page, which sends each as one binary WebSocket frame.
+ *
+ * The resampler is the server's own (machines/voice/sinc-resampler.js, served next to this file): a
+ * windowed-sinc low-pass, so what is above 8 kHz is removed instead of folding back into the speech
+ * band the recognizer hears.
  */
+import { SincResampler } from './sinc-resampler.js';
+
 const TARGET_RATE = 16000;
 const FRAME_SAMPLES = 320; // 20 ms at 16 kHz
+/** A render quantum is 128 frames; the scratch buffer grows to the resampler's bound in the first quanta, then stays. */
+const QUANTUM = 128;
 
 class MicCapture extends AudioWorkletProcessor {
   constructor() {
     super();
-    this.step = sampleRate / TARGET_RATE; // input samples per output sample
-    this.position = 0; // fractional read position into the pending input
-    this.pending = new Float32Array(0);
+    this.resampler = sampleRate === TARGET_RATE ? null : new SincResampler(sampleRate, TARGET_RATE);
+    // Nothing is allocated per render quantum on the audio thread but the posted frames.
+    this.scratch = new Float32Array(this.resampler ? this.resampler.maxOutput(QUANTUM) : 0);
     this.frame = new Int16Array(FRAME_SAMPLES);
     this.filled = 0;
   }
@@ -20,25 +28,14 @@ class MicCapture extends AudioWorkletProcessor {
   process(inputs) {
     const channel = inputs[0] && inputs[0][0];
     if (!channel) return true;
-    if (this.step === 1) {
+    if (!this.resampler) {
       for (let i = 0; i < channel.length; i++) this.emit(channel[i]);
       return true;
     }
-    const input = new Float32Array(this.pending.length + channel.length);
-    input.set(this.pending);
-    input.set(channel, this.pending.length);
-    // Each output sample averages the input span it covers: a box filter, enough against aliasing for speech.
-    while (this.position + this.step <= input.length) {
-      const from = Math.floor(this.position);
-      const to = Math.floor(this.position + this.step);
-      let sum = 0;
-      for (let i = from; i < to; i++) sum += input[i];
-      this.emit(to > from ? sum / (to - from) : input[from]);
-      this.position += this.step;
-    }
-    const kept = Math.floor(this.position);
-    this.pending = input.slice(kept);
-    this.position -= kept;
+    const room = this.resampler.maxOutput(channel.length);
+    if (this.scratch.length < room) this.scratch = new Float32Array(room);
+    const count = this.resampler.process(channel, this.scratch);
+    for (let i = 0; i < count; i++) this.emit(this.scratch[i]);
     return true;
   }
 
