@@ -27,7 +27,8 @@ async function trickle(headers: string): Promise<{ answer: string; ms: number }>
   socket.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
   });
-  await once(socket, 'close');
+  // Not events.once: it rejects on that 'error'.
+  await new Promise((resolve) => socket.once('close', resolve));
   clearInterval(drip);
   return { answer, ms: performance.now() - startedAt };
 }
