@@ -1,14 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
-import { launchKioskBrowser, recordSocket } from '../support/kiosk-browser.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { ASKED, BARGED, launchKioskBrowser, recordSocket, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { speechScript } from '../support/speech.ts';
 
 /**
  * The /kiosk page in Opus: Debian's headless Chromium has WebCodecs' Opus encoder and decoder, so the
@@ -17,21 +15,9 @@ import { speechScript } from '../support/speech.ts';
  * played with progress reports, and cut by speech over it.
  */
 const REAL_TIME_TEST_MS = 180_000;
-const ASKED = 'raconte-moi une histoire sur le jardin';
-const BARGED = 'attends je voudrais te dire autre chose';
-/** About 12 s of fake speech: still playing when the looping microphone speaks again over it. */
-const REPLY = [
-  'Bien sûr, Marie. ',
-  'Il était une fois un grand jardin au bord de la rivière. ',
-  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
-  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
-];
-const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
-/** Ends the utterance, then leaves the reply seconds to play before the phrase loops back over it. */
-const TRAILING_SILENCE_MS = 5000;
 /** 20 ms of 16 kHz s16le, what a PCM microphone frame is. */
 const PCM_FRAME_BYTES = 640;
-/** 24 kbit/s in 20 ms is 60 bytes; a packet of twice a PCM frame's tenth is far more than Opus ever sends for it. */
+/** 24 kbit/s is 60 bytes in 20 ms: 200 is over three times what a packet needs, and under a third of a PCM frame. */
 const MAX_OPUS_PACKET_BYTES = 200;
 
 let voxtral: FakeVoxtral;
@@ -45,10 +31,7 @@ beforeAll(async () => {
   mistral = await new FakeMistral(voxtral).start();
   rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-opus-'));
-  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
-  const micWav = path.join(dir, 'micro.wav');
-  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
-  browser = await launchKioskBrowser(micWav);
+  browser = await launchKioskBrowser(await writeMicWav(dir));
 }, REAL_TIME_TEST_MS);
 afterAll(async () => {
   await browser?.close();

@@ -10,8 +10,8 @@ import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
 import { readWav, writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { launchKioskBrowser, recordSocket as record } from '../support/kiosk-browser.ts';
-import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { ASKED, BARGED, launchKioskBrowser, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
 
@@ -22,25 +22,6 @@ const run = promisify(execFile);
  * state; this bounds the whole, generously, since a loaded machine stretches all of it.
  */
 const REAL_TIME_TEST_MS = 180_000;
-
-/** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
-const ASKED = 'raconte-moi une histoire sur le jardin';
-const BARGED = 'attends je voudrais te dire autre chose';
-/** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
-const REPLY = [
-  'Bien sûr, Marie. ',
-  'Il était une fois un grand jardin au bord de la rivière. ',
-  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
-  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
-];
-const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
-/**
- * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
- * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
- * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
- * plays when it does.
- */
-const TRAILING_SILENCE_MS = 5000;
 
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
@@ -58,9 +39,7 @@ beforeAll(async () => {
   mistral.mode = { kind: 'stream', chunks: REPLY };
   rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
-  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
-  micWav = path.join(dir, 'micro.wav');
-  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
+  micWav = await writeMicWav(dir);
   browser = await launchKioskBrowser(micWav);
 }, REAL_TIME_TEST_MS);
 afterAll(async () => {

@@ -1,5 +1,10 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
+import { writeWav } from '../../runtime/cli/wav.ts';
 import { decodeFrameHeader } from '../../runtime/protocol/frame-header.ts';
+import { fakeSpeechDurationMs } from './fake-voxtral.ts';
+import { speechScript } from './speech.ts';
 
 /** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -38,4 +43,31 @@ export function recordSocket(socket: PageSocket) {
     }
   });
   return { sent, received, audioFrames: () => audioFrames, micFrameBytes, replyPayloadBytes };
+}
+
+/** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
+export const ASKED = 'raconte-moi une histoire sur le jardin';
+export const BARGED = 'attends je voudrais te dire autre chose';
+/** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
+export const REPLY = [
+  'Bien sûr, Marie. ',
+  'Il était une fois un grand jardin au bord de la rivière. ',
+  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
+  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
+];
+export const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
+/**
+ * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
+ * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
+ * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
+ * plays when it does.
+ */
+const TRAILING_SILENCE_MS = 5000;
+
+/** The fake microphone's file, written in `dir`: a French phrase, then a silence long enough to end the utterance; Chromium loops it. */
+export async function writeMicWav(dir: string): Promise<string> {
+  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
+  const micWav = path.join(dir, 'micro.wav');
+  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
+  return micWav;
 }
