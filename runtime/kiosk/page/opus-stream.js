@@ -10,6 +10,8 @@ export const OPUS_RATE = 48000;
 /** What WebRTC sends for wideband voice; the runtime's replies use the same. */
 const BITRATE = 24000;
 const US_PER_S = 1e6;
+/** isConfigSupported answers at once; one that does not within this is taken as a no (PCM), not waited on. */
+const SUPPORT_CHECK_MS = 1000;
 
 const encoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1, bitrate: BITRATE };
 const decoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1 };
@@ -17,10 +19,15 @@ const decoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 
 /** Which directions this browser can do in Opus: `{ input, output }`, both false without WebCodecs. */
 export async function opusSupport() {
   const check = async (Codec, config) => {
+    if (typeof Codec !== 'function') return false;
+    let timer;
+    const late = new Promise((resolve) => (timer = setTimeout(() => resolve({ supported: false }), SUPPORT_CHECK_MS)));
     try {
-      return typeof Codec === 'function' && (await Codec.isConfigSupported(config)).supported === true;
+      return (await Promise.race([Codec.isConfigSupported(config), late])).supported === true;
     } catch {
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   };
   const [input, output] = await Promise.all([check(globalThis.AudioEncoder, encoderConfig), check(globalThis.AudioDecoder, decoderConfig)]);
