@@ -16,6 +16,7 @@ const { values } = parseArgs({
     resume: { type: 'boolean', default: false },
     voice: { type: 'string' },
     out: { type: 'string' },
+    codec: { type: 'string', default: 'pcm' },
     'tail-ms': { type: 'string', default: '3000' },
     'settle-ms': { type: 'string', default: '20000' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -30,8 +31,9 @@ if (values.help) {
     [
       'npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
       '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session',
-      'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--tail-ms 3000] [--settle-ms 20000]',
+      'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--codec pcm|opus] [--tail-ms 3000] [--settle-ms 20000]',
       '  the WAV (16 kHz mono s16) is the microphone; the spoken reply is written to --out',
+      '  --codec opus: the microphone is sent as Opus packets and the reply asked for in Opus (PCM if the runtime has none)',
       'environment:',
       '  KOHAMI_URL        default --url',
       '  DEV_KIOSK_TOKEN   default --token (else the token npm start printed, from .data/dev-tokens.json)',
@@ -56,8 +58,13 @@ if (values.voice !== undefined) {
     process.stderr.write('--tail-ms and --settle-ms take a number of milliseconds\n');
     process.exit(2);
   }
+  const codec = values.codec;
+  if (codec !== 'pcm' && codec !== 'opus') {
+    process.stderr.write(`--codec takes pcm or opus, not ${codec}\n`);
+    process.exit(2);
+  }
   try {
-    await runVoiceFile({ url: values.url, token, wav: values.voice, out: values.out, tailMs, settleMs, write: (t) => process.stdout.write(t) });
+    await runVoiceFile({ url: values.url, token, wav: values.voice, out: values.out, codec, tailMs, settleMs, write: (t) => process.stdout.write(t) });
     process.exit(0);
   } catch (err) {
     if (!(err instanceof VoiceFileError)) throw err;

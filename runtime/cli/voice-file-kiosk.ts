@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { decodeAudioFrame } from '../protocol/frame-header.ts';
-import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import { decodeAudioFrame, decodeFrameHeader } from '../protocol/frame-header.ts';
+import { INPUT_SAMPLE_RATE, type OpusDecoderPort } from '../../machines/voice/voice.port.ts';
 import { boundedWait } from './bounded-wait.ts';
 import { readWav, WavFormatError, writeWav } from './wav.ts';
 
@@ -11,6 +12,8 @@ export interface VoiceFileOptions {
   token: string;
   wav: string;
   out?: string | undefined;
+  /** `opus`: the microphone goes as Opus packets (16 kHz) and the reply is asked for in Opus first. Default `pcm`. */
+  codec?: 'pcm' | 'opus' | undefined;
   /** Silence streamed after the file, at least: endpointing needs it to hear the end of speech. */
   tailMs: number;
   /** After the file and its tail, how long to wait at most for the replies to finish. */
@@ -22,6 +25,8 @@ const FRAME_MS = 20;
 const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
 /** Rates the reply WAV can be written at, best first. */
 const OUTPUT_RATES = [24_000, 16_000, 48_000];
+/** Opus replies are decoded at the rate the WAV is written at: the speech service's own 24 kHz. */
+const OPUS_OUTPUT_RATE = 24_000;
 /** Bound on the WebSocket's opening handshake: a host that takes the TCP connection and says nothing. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** Bound on the runtime's `session.ready` after `session.start` (it answers within milliseconds). */
@@ -73,6 +78,13 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   // Reply audio, per turn, placed at each frame's sample offset.
   const replies: Array<{ turnId: string; chunks: Array<{ offset: number; pcm: Int16Array }> }> = [];
   let outputRate = 0;
+  let outputEncoding = 'pcm_s16le';
+  // Opus replies: one decoder per turn (each turn is its own Opus stream), freed when the turn's audio ends.
+  const decoders = new Map<string, OpusDecoderPort>();
+  const closeDecoder = (turnId: string) => {
+    decoders.get(turnId)?.close();
+    decoders.delete(turnId);
+  };
   let speaking = false;
   const awaiting = new Set<string>(); // turns heard whose reply (text and audio) has not ended
   const audioOpen = new Set<string>();
@@ -93,8 +105,13 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     let f: Record<string, unknown> & { type: string; turnId?: string };
     try {
       if (isBinary) {
-        const frame = decodeAudioFrame(new Uint8Array(raw as Buffer));
-        replies.find((r) => r.turnId === frame.turnId)?.chunks.push({ offset: frame.sampleOffset, pcm: frame.pcm });
+        const bytes = new Uint8Array(raw as Buffer);
+        const frame = outputEncoding === 'opus' ? decodeFrameHeader(bytes) : decodeAudioFrame(bytes);
+        const reply = replies.find((r) => r.turnId === frame.turnId);
+        const decoder = decoders.get(frame.turnId);
+        if ('pcm' in frame) reply?.chunks.push({ offset: frame.sampleOffset, pcm: frame.pcm });
+        // A cleared turn's packets have no decoder any more: dropped.
+        else if (reply && decoder && frame.payload.length > 0) reply.chunks.push({ offset: frame.sampleOffset, pcm: decoder.decode(frame.payload) });
         return;
       }
       f = JSON.parse(raw.toString()) as typeof f;
@@ -111,13 +128,14 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     };
     switch (f.type) {
       case 'session.ready': {
-        const audio = f.audio as { output?: { sampleRate: number }; voiceInput?: boolean } | undefined;
+        const audio = f.audio as { input?: { encoding: string; sampleRate: number }; output?: { encoding: string; sampleRate: number }; voiceInput?: boolean } | undefined;
         if (f.mode !== 'voice' || !audio) {
           failure = new VoiceFileError('this runtime has no voice mode (session.ready without audio): update it', 3);
           return resolveReady(undefined);
         }
         outputRate = audio.output?.sampleRate ?? 0;
-        print(`session ${String(f.sessionId)} — voice, reply audio ${outputRate} Hz`);
+        outputEncoding = audio.output?.encoding ?? 'pcm_s16le';
+        print(`session ${String(f.sessionId)} — voice, microphone ${audio.input?.encoding} ${audio.input?.sampleRate} Hz, reply audio ${outputEncoding} ${outputRate} Hz`);
         return resolveReady(audio);
       }
       case 'vad':
@@ -144,6 +162,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
         awaiting.add(f.turnId!);
         audioOpen.add(f.turnId!);
         replies.push({ turnId: f.turnId!, chunks: [] });
+        if (f.encoding === 'opus') decoders.set(f.turnId!, opusCodec().decoder(f.sampleRate as number));
         return;
       case 'reply.audio.end':
       case 'reply.audio.clear':
@@ -151,6 +170,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
         print(`[audio ${f.turnId} ${f.type === 'reply.audio.end' ? `${String(f.durationMs)} ms` : 'cleared'}]`);
         audioOpen.delete(f.turnId!);
         awaiting.delete(f.turnId!);
+        closeDecoder(f.turnId!);
         // A file kiosk "plays" instantly: all of it was heard — once a pause is over.
         if (f.type === 'reply.audio.clear') {
           paused.delete(f.turnId!);
@@ -169,6 +189,11 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
       case 'error':
         endCaption();
         if (f.code === 'speech_unavailable') failure ??= new VoiceFileError(`[error speech_unavailable] ${String(f.message)}`, 3);
+        if (f.code === 'unsupported_audio_format') {
+          // No session starts: say which option to change rather than wait for one.
+          failure ??= new VoiceFileError(`[error unsupported_audio_format] ${String(f.message)}${opus ? ' (try --codec pcm)' : ''}`, 3);
+          resolveReady(undefined);
+        }
         return print(`[error ${String(f.code)}] ${String(f.message)}`);
       case 'session.closed':
         endCaption();
@@ -176,13 +201,20 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     }
   });
 
+  const opus = o.codec === 'opus';
   socket.send(
     JSON.stringify({
       type: 'session.start',
       mode: 'voice',
       audio: {
-        input: { encoding: 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE },
-        output: { accept: OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate })) },
+        input: { encoding: opus ? 'opus' : 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE },
+        // Opus first when asked for; PCM after it is what a runtime without Opus answers with.
+        output: {
+          accept: [
+            ...(opus ? [{ encoding: 'opus', sampleRate: OPUS_OUTPUT_RATE }] : []),
+            ...OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate })),
+          ],
+        },
         // No loudspeaker feeds this microphone.
         kiosk: { aec: true },
       },
@@ -201,6 +233,8 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
 
   // Real time: frame i leaves at t0 + 20·i ms, however late the previous one was.
   const silence = new Int16Array(FRAME_SAMPLES);
+  // The microphone's Opus stream: 20 ms packets at 16 kHz, one per binary frame, in order.
+  const encoder = opus ? opusCodec().encoder(INPUT_SAMPLE_RATE) : null;
   const t0 = performance.now();
   const fileFrames = Math.ceil(input.length / FRAME_SAMPLES);
   const tailFrames = Math.ceil(o.tailMs / FRAME_MS);
@@ -213,8 +247,10 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     const frame = i < fileFrames ? input.subarray(i * FRAME_SAMPLES, (i + 1) * FRAME_SAMPLES) : silence;
     const bytes = new Int16Array(FRAME_SAMPLES);
     bytes.set(frame);
-    socket.send(Buffer.from(bytes.buffer));
+    socket.send(encoder ? encoder.encode(bytes) : Buffer.from(bytes.buffer));
   }
+  encoder?.close();
+  for (const turnId of [...decoders.keys()]) closeDecoder(turnId);
   if (awaiting.size > 0) print(`(stopped waiting after ${o.settleMs} ms: turn(s) ${[...awaiting].join(', ')} unfinished)`);
   if (!closed) {
     socket.send(JSON.stringify({ type: 'session.end' }));

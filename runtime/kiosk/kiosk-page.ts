@@ -12,6 +12,7 @@ const FILES = {
   '/kiosk': [page('kiosk.html'), 'text/html; charset=utf-8'],
   '/kiosk/kiosk.js': [page('kiosk.js'), 'text/javascript; charset=utf-8'],
   '/kiosk/reply-player.js': [page('reply-player.js'), 'text/javascript; charset=utf-8'],
+  '/kiosk/opus-stream.js': [page('opus-stream.js'), 'text/javascript; charset=utf-8'],
   '/kiosk/audio-worklet.js': [page('audio-worklet.js'), 'text/javascript; charset=utf-8'],
   '/kiosk/sinc-resampler.js': [new URL('../../machines/voice/sinc-resampler.js', import.meta.url), 'text/javascript; charset=utf-8'],
 } as const;

@@ -3,20 +3,18 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
-import { decodeAudioFrame } from '../../runtime/protocol/frame-header.ts';
 import { readWav, writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { ASKED, BARGED, launchKioskBrowser, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
 
-/** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
-const CHROMIUM = '/usr/bin/chromium';
 const run = promisify(execFile);
 /**
  * What these tests wait for happens in real time: Chromium, the kiosk CLI loading, a second
@@ -24,25 +22,6 @@ const run = promisify(execFile);
  * state; this bounds the whole, generously, since a loaded machine stretches all of it.
  */
 const REAL_TIME_TEST_MS = 180_000;
-
-/** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
-const ASKED = 'raconte-moi une histoire sur le jardin';
-const BARGED = 'attends je voudrais te dire autre chose';
-/** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
-const REPLY = [
-  'Bien sûr, Marie. ',
-  'Il était une fois un grand jardin au bord de la rivière. ',
-  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
-  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
-];
-const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
-/**
- * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
- * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
- * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
- * plays when it does.
- */
-const TRAILING_SILENCE_MS = 5000;
 
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
@@ -60,16 +39,8 @@ beforeAll(async () => {
   mistral.mode = { kind: 'stream', chunks: REPLY };
   rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
-  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
-  micWav = path.join(dir, 'micro.wav');
-  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${micWav}`, '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
+  micWav = await writeMicWav(dir);
+  browser = await launchKioskBrowser(micWav);
 }, REAL_TIME_TEST_MS);
 afterAll(async () => {
   await browser?.close();
@@ -77,25 +48,6 @@ afterAll(async () => {
   await mistral?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-type Logged = { at: number; frame: Record<string, unknown> & { type: string } };
-
-/** Every JSON frame the page sends and receives on its kiosk socket, timestamped. */
-function record(socket: PageSocket) {
-  const sent: Logged[] = [];
-  const received: Logged[] = [];
-  let audioFrames = 0;
-  const micFrameBytes = new Set<number>();
-  socket.on('framesent', ({ payload }) => {
-    if (typeof payload === 'string') sent.push({ at: performance.now(), frame: JSON.parse(payload) });
-    else micFrameBytes.add(payload.length);
-  });
-  socket.on('framereceived', ({ payload }) => {
-    if (typeof payload === 'string') received.push({ at: performance.now(), frame: JSON.parse(payload) });
-    else if (decodeAudioFrame(new Uint8Array(payload)).pcm.length > 0) audioFrames += 1;
-  });
-  return { sent, received, audioFrames: () => audioFrames, micFrameBytes };
-}
 
 /** A JSON frame of the page's kiosk socket, as the page itself sent or handled it, on the page's clock. */
 type PageLogged = { at: number; dir: 'in' | 'out'; frame: Record<string, unknown> & { type: string }; playingAfter?: string };
@@ -144,7 +96,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     // A script, worklet or socket refused by the page's Content-Security-Policy is a console error.
     page.on('console', (m) => m.type() === 'error' && /Content Security Policy/i.test(m.text()) && errors.push(m.text()));
     const socket = page.waitForEvent('websocket');
-    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
+    // PCM both ways here (`codec=pcm`); kiosk-page-opus.test.ts runs the same session in Opus.
+    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
     expect(await page.inputValue('#token')).toBe(KIOSK_TOKEN);
     // The token left the address bar (and so the history and any Referer) as the page loaded.
     expect(page.url()).toBe(`${rt.url}/kiosk`);

@@ -1,14 +1,20 @@
 /**
  * The browser kiosk (/kiosk): connects to /v1/kiosk in voice mode, streams the microphone as 20 ms
- * binary frames of 16 kHz s16le, plays the spoken replies and reports what was heard, shows captions.
+ * binary frames (Opus packets where WebCodecs encodes Opus, else 16 kHz s16le), plays the spoken replies
+ * (Opus decoded here when WebCodecs can, else PCM) and reports what was heard, shows captions.
  * Protocol: docs/protocol.md. Nothing is stored: no transcript, no audio, only the token in this tab.
+ * `?codec=pcm` in the address keeps the session on PCM both ways (tests, debugging).
  */
+import { MicOpusEncoder, OPUS_RATE, opusSupport, ReplyOpusDecoder } from './opus-stream.js';
 import { ReplyPlayer } from './reply-player.js';
 
 const $ = (id) => document.getElementById(id);
 const PROGRESS_EVERY_MS = 250;
 /** Reply rates this page plays, best first (the browser resamples to the speaker). */
 const OUTPUT_RATES = [24000, 16000, 48000];
+/** The PCM the runtime hears from a kiosk that does not send Opus. */
+const PCM_INPUT_RATE = 16000;
+const FORCE_PCM = new URLSearchParams(location.search).get('codec') === 'pcm';
 /** A reply whose text is done but whose audio never starts (speech service down) stops « thinking » after this. */
 const AUDIO_WAIT_MS = 3000;
 const TRANSCRIPT_WAIT_MS = 6000;
@@ -35,7 +41,10 @@ const ERROR_LABELS = {
 let socket = null;
 let player = null;
 let playbackCtx = null;
-let mic = null; // { ctx, stream, node }
+let mic = null; // { ctx, stream, node, aec, encoder (Opus input) or null }
+/** The negotiated reply encoding (session.ready), and the current Opus turn's decoder: { turnId, decoder }. */
+let outputEncoding = 'pcm_s16le';
+let replyDecoder = null;
 let micSending = false;
 let muted = false;
 let connected = false;
@@ -97,28 +106,63 @@ function replyFinished(turnId) {
   showState();
 }
 
-/** `[u8 version=1][u8 n][n bytes turnId UTF-8][u32 LE sampleOffset][PCM s16le …]` (runtime/protocol/frame-header.ts). */
+/** `[u8 version=1][u8 n][n bytes turnId UTF-8][u32 LE sampleOffset][payload …]` (runtime/protocol/frame-header.ts). */
 function decodeAudioFrame(buffer) {
   const view = new DataView(buffer);
   if (buffer.byteLength < 6 || view.getUint8(0) !== 1) throw new Error('unknown reply-audio frame');
   const n = view.getUint8(1);
   const turnId = new TextDecoder().decode(new Uint8Array(buffer, 2, n));
   const sampleOffset = view.getUint32(2 + n, true);
-  const start = 6 + n;
-  const pcm = new Float32Array((buffer.byteLength - start) >> 1);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = view.getInt16(start + 2 * i, true) / 0x8000;
-  return { turnId, sampleOffset, pcm };
+  return { turnId, sampleOffset, payload: new Uint8Array(buffer, 6 + n) };
 }
 
-/** Opens the microphone before the session starts, so that session.start can say whether echo is cancelled. */
-async function openMicrophone() {
+/** A PCM s16le payload as the Float32 the player schedules. */
+function pcmSamples(payload) {
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const pcm = new Float32Array(payload.byteLength >> 1);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = view.getInt16(2 * i, true) / 0x8000;
+  return pcm;
+}
+
+function onAudioFrame(buffer) {
+  const { turnId, sampleOffset, payload } = decodeAudioFrame(buffer);
+  if (outputEncoding !== 'opus') return player.push(turnId, sampleOffset, pcmSamples(payload));
+  // A cleared or finished turn's packets have no decoder any more: dropped.
+  if (replyDecoder && replyDecoder.turnId === turnId) replyDecoder.decoder.decode(sampleOffset, payload);
+}
+
+/** reply.audio.start with Opus: a fresh decoder for the turn (each turn is its own Opus stream). */
+function openReplyDecoder(turnId, sampleRate) {
+  closeReplyDecoder();
+  replyDecoder = { turnId, decoder: new ReplyOpusDecoder(sampleRate, (sampleOffset, pcm) => player?.push(turnId, sampleOffset, pcm)) };
+}
+
+function closeReplyDecoder(turnId) {
+  if (!replyDecoder || (turnId !== undefined && replyDecoder.turnId !== turnId)) return;
+  replyDecoder.decoder.close();
+  replyDecoder = null;
+}
+
+/** reply.audio.end: the turn ends for the player once its last packets are decoded and scheduled. */
+function endReplyAudio(turnId) {
+  if (!replyDecoder || replyDecoder.turnId !== turnId) return player.end(turnId);
+  const { decoder } = replyDecoder;
+  replyDecoder = null;
+  void decoder.drain().then(() => player?.end(turnId));
+}
+
+/**
+ * Opens the microphone before the session starts, so that session.start can say whether echo is
+ * cancelled; `rate` is what it is captured at (48 kHz for Opus input, else 16 kHz PCM).
+ */
+async function openMicrophone(rate) {
   const stream = await navigator.mediaDevices.getUserMedia({
     audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
   });
   let ctx;
   let source;
   try {
-    ctx = new AudioContext({ sampleRate: 16000 });
+    ctx = new AudioContext({ sampleRate: rate });
     source = ctx.createMediaStreamSource(stream);
   } catch {
     // Some browsers refuse a microphone in a context at another rate: the worklet resamples instead.
@@ -127,18 +171,25 @@ async function openMicrophone() {
     source = ctx.createMediaStreamSource(stream);
   }
   await ctx.audioWorklet.addModule('/kiosk/audio-worklet.js');
-  const node = new AudioWorkletNode(ctx, 'mic-capture', { numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit' });
+  const node = new AudioWorkletNode(ctx, 'mic-capture', {
+    numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit', processorOptions: { rate },
+  });
+  const sending = () => micSending && !muted && socket && socket.readyState === WebSocket.OPEN;
+  const encoder = rate === OPUS_RATE ? new MicOpusEncoder((packet) => sending() && socket.send(packet)) : null;
   node.port.onmessage = (e) => {
-    if (micSending && !muted && socket && socket.readyState === WebSocket.OPEN) socket.send(e.data);
+    if (!sending()) return;
+    if (encoder) encoder.encode(new Int16Array(e.data));
+    else socket.send(e.data);
   };
   source.connect(node);
   const aec = stream.getAudioTracks()[0]?.getSettings().echoCancellation === true;
-  return { ctx, stream, node, aec };
+  return { ctx, stream, node, aec, encoder };
 }
 
 function closeMicrophone() {
   if (!mic) return;
   mic.node.port.onmessage = null;
+  mic.encoder?.close();
   mic.stream.getTracks().forEach((t) => t.stop());
   mic.ctx.close();
   mic = null;
@@ -148,6 +199,7 @@ function onFrame(frame) {
   switch (frame.type) {
     case 'session.ready': {
       connected = true;
+      outputEncoding = frame.audio?.output?.encoding ?? 'pcm_s16le';
       $('status').textContent = 'connecté';
       $('status').className = 'ok';
       for (const id of ['typed', 'send']) $(id).disabled = false;
@@ -202,10 +254,12 @@ function onFrame(frame) {
     case 'reply.audio.start':
       clearTimeout(pendingTimer);
       player.begin(frame.turnId, frame.sampleRate);
+      if (frame.encoding === 'opus') openReplyDecoder(frame.turnId, frame.sampleRate);
+      else closeReplyDecoder();
       lastReplyTurn = frame.turnId;
       break;
     case 'reply.audio.end':
-      player.end(frame.turnId);
+      endReplyAudio(frame.turnId);
       break;
     case 'reply.audio.pause':
       // Speech with no word over the reply (a cough, the television): quiet now, to resume where it stopped.
@@ -215,6 +269,7 @@ function onFrame(frame) {
       player.resume(frame.turnId);
       break;
     case 'reply.audio.clear':
+      closeReplyDecoder(frame.turnId);
       player.clear(frame.turnId);
       captions.get(frame.turnId)?.classList.add('interrupted');
       replyFinished(frame.turnId);
@@ -244,8 +299,9 @@ async function connect() {
     },
     onChange: showState,
   });
+  const opus = FORCE_PCM ? { input: false, output: false } : await opusSupport();
   try {
-    mic = await openMicrophone();
+    mic = await openMicrophone(opus.input ? OPUS_RATE : PCM_INPUT_RATE);
   } catch (err) {
     mic = null;
     console.warn('microphone unavailable', err);
@@ -258,15 +314,20 @@ async function connect() {
       type: 'session.start',
       mode: 'voice',
       audio: {
-        input: { encoding: 'pcm_s16le', sampleRate: 16000 },
-        output: { accept: OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate })) },
+        input: mic?.encoder ? { encoding: 'opus', sampleRate: OPUS_RATE } : { encoding: 'pcm_s16le', sampleRate: PCM_INPUT_RATE },
+        // Opus first where this browser decodes it; PCM after it is the fallback a runtime without Opus picks.
+        output: {
+          accept: [
+            ...(opus.output ? [{ encoding: 'opus', sampleRate: OPUS_RATE }] : []),
+            ...OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate })),
+          ],
+        },
         kiosk: { aec: mic ? mic.aec : false },
       },
     });
   socket.onmessage = (m) => {
     if (typeof m.data === 'string') return onFrame(JSON.parse(m.data));
-    const { turnId, sampleOffset, pcm } = decodeAudioFrame(m.data);
-    player.push(turnId, sampleOffset, pcm);
+    onAudioFrame(m.data);
   };
   socket.onclose = (e) => {
     $('status').textContent = e.code === 1006 && !connected ? 'refusé (vérifiez le jeton)' : 'déconnecté';
@@ -292,6 +353,8 @@ function disconnect() {
   micSending = false;
   userSpeaking = false;
   pendingReply = null;
+  closeReplyDecoder();
+  outputEncoding = 'pcm_s16le';
   if (player && player.turnId) player.stop();
   playbackCtx?.close();
   playbackCtx = null;
@@ -305,6 +368,7 @@ function interrupt() {
   if (!turnId) return;
   const playedMs = player.turnId === turnId ? player.playedMs() : 0;
   send({ type: 'interrupt', turnId, playedMs });
+  closeReplyDecoder(turnId);
   player.clear(turnId);
   captions.get(turnId)?.classList.add('interrupted');
   showState();

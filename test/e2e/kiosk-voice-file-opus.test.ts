@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
+import { readWav, writeWav } from '../../runtime/cli/wav.ts';
+import { alignedSnrDb } from '../support/audio-quality.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechPcm, type FakeVoxtral } from '../support/fake-voxtral.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
+import { concat, frenchSpeech, silence } from '../support/speech.ts';
+import { startVoiceRuntime } from '../support/voice-runtime.ts';
+
+/**
+ * `npm run kiosk -- --voice FILE.wav --codec opus`: the WAV goes to the real runtime as Opus packets
+ * (the server's own codec adapter encodes them), the reply comes back as Opus and is decoded into --out.
+ */
+const run = promisify(execFile);
+const ASKED = 'Je suis allée au marché ce matin avec ma fille';
+const REPLY = ['Quelle bonne idée que ce marché, ', 'le matin on y est bien.'];
+/** Opus is lossy: the decoded reply is compared with the fake's tone, aligned for the codec's delay. */
+const MIN_SNR_DB = 8;
+const REAL_TIME_TEST_MS = 60_000;
+
+let voxtral: FakeVoxtral;
+let mistral: FakeMistral;
+let rt: TestRuntime;
+let stop: (() => Promise<void>) | undefined;
+let dir: string;
+let question: string;
+
+beforeAll(async () => {
+  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('cli-opus'));
+  dir = await mkdtemp(path.join(tmpdir(), 'kohami-cli-opus-'));
+  question = path.join(dir, 'question.wav');
+  const speech = concat([silence(200), await frenchSpeech(`${ASKED}.`)]);
+  await writeFile(question, writeWav({ sampleRate: 16_000, samples: speech }));
+}, REAL_TIME_TEST_MS);
+
+afterAll(async () => {
+  await stop?.();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('npm run kiosk -- --voice FILE.wav --codec opus', () => {
+  it('streams the WAV as Opus, is transcribed from 16 kHz PCM, and writes the decoded Opus reply to --out', async () => {
+    voxtral.utterances.push({ text: ASKED });
+    mistral.mode = { kind: 'stream', chunks: REPLY };
+    const out = path.join(dir, 'reply.wav');
+    const firstSocket = voxtral.sockets.length;
+    let printed = '';
+    await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, out, codec: 'opus', tailMs: 1500, settleMs: 20_000, write: (t) => (printed += t) });
+
+    // Opus negotiated both ways, and no packet refused.
+    expect(printed).toMatch(/voice, microphone opus 16000 Hz, reply audio opus 24000 Hz/);
+    expect(printed).not.toContain('[error');
+    expect(printed).toContain(`vous> ${ASKED}`);
+    expect(printed).toContain(`kohami> ${REPLY.join('')}`);
+    // The recognizer heard the runtime's decoding of the packets: over a second of 16 kHz s16le (32 bytes a ms).
+    expect(voxtral.sockets.slice(firstSocket).reduce((n, s) => n + s.audioBytes, 0) / 32).toBeGreaterThan(1000);
+
+    // The reply WAV is the fake's tone through the codec, at the negotiated 24 kHz.
+    const reply = readWav(new Uint8Array(await readFile(out)), FAKE_SPEECH_SAMPLE_RATE).samples;
+    // Spoken in two pieces, cut at the comma (as voice-opus.test.ts's marks show).
+    const spoken = concat(['Quelle bonne idée que ce marché,', 'le matin on y est bien.'].map((p) => Int16Array.from(fakeSpeechPcm(p, 'tone'), (x) => Math.round(x * 32767))));
+    expect(reply.length).toBeGreaterThanOrEqual(spoken.length);
+    const lag = (FAKE_SPEECH_SAMPLE_RATE * 40) / 1000;
+    expect(alignedSnrDb(spoken.subarray(0, spoken.length - lag), reply, lag).snrDb).toBeGreaterThan(MIN_SNR_DB);
+  }, REAL_TIME_TEST_MS);
+
+  it('refuses a codec it does not know', async () => {
+    const failed = await run(process.execPath, ['runtime/cli/kiosk.ts', '--token', KIOSK_TOKEN, '--voice', question, '--codec', 'mp3'], { cwd: process.cwd() }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stderr).toContain('--codec takes pcm or opus, not mp3');
+  }, REAL_TIME_TEST_MS);
+});

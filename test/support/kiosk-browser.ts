@@ -1,0 +1,73 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
+import { writeWav } from '../../runtime/cli/wav.ts';
+import { decodeFrameHeader } from '../../runtime/protocol/frame-header.ts';
+import { fakeSpeechDurationMs } from './fake-voxtral.ts';
+import { speechScript } from './speech.ts';
+
+/** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Headless Chromium whose fake microphone plays `micWav` (looped), with media and autoplay allowed. */
+export function launchKioskBrowser(micWav: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${micWav}`, '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}
+
+export type Logged = { at: number; frame: Record<string, unknown> & { type: string } };
+
+/** Every JSON frame the page sends and receives on its kiosk socket, timestamped; the binary frames' sizes. */
+export function recordSocket(socket: PageSocket) {
+  const sent: Logged[] = [];
+  const received: Logged[] = [];
+  let audioFrames = 0;
+  const replyPayloadBytes: number[] = [];
+  const micFrameBytes = new Set<number>();
+  socket.on('framesent', ({ payload }) => {
+    if (typeof payload === 'string') sent.push({ at: performance.now(), frame: JSON.parse(payload) });
+    else micFrameBytes.add(payload.length);
+  });
+  socket.on('framereceived', ({ payload }) => {
+    if (typeof payload === 'string') received.push({ at: performance.now(), frame: JSON.parse(payload) });
+    else {
+      // The header is the same for PCM and Opus.
+      const bytes = decodeFrameHeader(new Uint8Array(payload)).payload.length;
+      replyPayloadBytes.push(bytes);
+      if (bytes > 0) audioFrames += 1;
+    }
+  });
+  return { sent, received, audioFrames: () => audioFrames, micFrameBytes, replyPayloadBytes };
+}
+
+/** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
+export const ASKED = 'raconte-moi une histoire sur le jardin';
+export const BARGED = 'attends je voudrais te dire autre chose';
+/** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
+export const REPLY = [
+  'Bien sûr, Marie. ',
+  'Il était une fois un grand jardin au bord de la rivière. ',
+  'Les tomates y poussaient au soleil, à côté des haricots et des fraises. ',
+  'Chaque matin, la jardinière arrosait les fleurs en chantant.',
+];
+export const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(piece), 0);
+/**
+ * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
+ * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
+ * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
+ * plays when it does.
+ */
+const TRAILING_SILENCE_MS = 5000;
+
+/** The fake microphone's file, written in `dir`: a French phrase, then a silence long enough to end the utterance; Chromium loops it. */
+export async function writeMicWav(dir: string): Promise<string> {
+  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
+  const micWav = path.join(dir, 'micro.wav');
+  await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
+  return micWav;
+}
