@@ -156,7 +156,7 @@ const RE_INFINITIVES = new Set(fold('faire dire lire écrire prendre mettre boir
 const infinitive = (word: string) => /(er|ir|oir)$/.test(word) || RE_INFINITIVES.has(word);
 
 /** Before a noun, after a determiner: « une bonne soupe », « le petit chat ». */
-const PRE_ADJECTIVES = new Set(fold('bon bonne bons bonnes petit petite petits petites grand grande grands grandes beau belle beaux belles vieux vieille vieilles nouveau nouvelle nouveaux nouvelles joli jolie jolis jolies gros grosse grosses mauvais mauvaise premier première dernier dernière meilleur meilleure autre autres même vrai vraie'));
+export const PRE_ADJECTIVES = new Set(fold('bon bonne bons bonnes petit petite petits petites grand grande grands grandes beau belle beaux belles vieux vieille vieilles nouveau nouvelle nouveaux nouvelles joli jolie jolis jolies gros grosse grosses mauvais mauvaise premier première dernier dernière meilleur meilleure autre autres même vrai vraie'));
 const PREPOSITIONS_OF_NOUNS = new Set(['sans', 'avec', 'en', 'par', 'pour', 'chez', 'sur', 'sous', 'quel', 'quelle', 'quels', 'quelles', 'a']);
 function nounPosition(tokens: string[], said: string[], i: number): boolean {
   // « a déposé » has; « à Lyon » is a preposition.
@@ -230,6 +230,22 @@ const IRREGULAR_PARTICIPLES = new Set(
 const participle = (w: string, after: 'avoir' | 'etre') =>
   w !== 'du' && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || (after === 'avoir' ? /[^aeiouy](i|u)$/ : /[^aeiouy](ie?s?|ue?s?)$/).test(w));
 const FUTURE_FORM = /^(ser|aur|fer|ir|viendr|reviendr|pourr|voudr|devr|faudr|pleuvr|verr|saur|tiendr|enverr)(ai|as|a|ons|ez|ont)$|..(erai|eras|era|erons|erez|eront|irai|iras|ira|irons|irez|iront)$/;
+/**
+ * The imperfect tells of the past as the passé composé does (« on était là » / « on a été là »): être
+ * and avoir, faire and aller, and a listed verb whose stem the lexicon proves (« mangeait » of
+ * « manger », « dormions » of « dormir »). A modal's imperfect (« je voulais savoir ») stays a frame.
+ */
+const IMPERFECT_ENDING = /(ais|ait|ions|iez|aient)$/;
+const IMPERFECT_STEMS = new Set(['et', 'av', 'fais', 'all', 'ven', 'reven', 'pren', 'mett', 'voy', 'dis', 'lis', 'buv', 'croy', 'connaiss', 'ecriv', 'viv']);
+function imperfect(word: string): boolean {
+  const ending = IMPERFECT_ENDING.exec(word);
+  if (!ending || MODAL_KEYS.has(word)) return false;
+  const root = word.slice(0, -ending[1]!.length);
+  if (IMPERFECT_STEMS.has(root)) return true;
+  // « mangeait »: the « e » that keeps the sound belongs to the ending.
+  // « finissait » of « finir »: the « -iss- » too.
+  return root.length >= 3 && (INFINITIVE_STEMS.has(root.replace(/ge$/, 'g')) || (root.endsWith('iss') && INFINITIVE_STEMS.has(root.slice(0, -3))));
+}
 /** The first word after `i` that is not a clitic, a pronoun or a negation (« n'a pas encore déménagé »). */
 const nextWord = (said: string[], i: number) => said.slice(i + 1).find((t) => !CLITICS.has(t)) ?? '';
 
@@ -331,6 +347,7 @@ export function contentSignature(question: string, split: Words = words(question
     }
     if (ETRE.has(said[i]!) && participle(nextWord(said, i), 'etre')) contrasts.add(PAST);
     if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
+    if (imperfect(word)) contrasts.add(PAST);
     // « qu'est-ce que » and « ce que » (« dis-moi ce qu'il y a ») ask « what », as « quoi » and « quel » do;
     // « est-ce que » only makes a question.
     if (word === 'qu' && tokens[i + 1] === 'est' && tokens[i + 2] === 'ce') {

@@ -20,6 +20,13 @@ export interface QuestionDetails {
   titles: string[];
   /** How many are meant: « tout manger » is not « manger », « tous mes amis » not « quelques amis ». */
   quantifiers: string[];
+  /**
+   * A time counted from now, with its direction: « dans une semaine » (+), « il y a une semaine » (−),
+   * « depuis une semaine » / « ça fait une semaine » (since): « + 1 semaine », « - 1 semaine ».
+   */
+  relative: string[];
+  /** Comparisons, in the order said: « plus », « moins », « aussi … que », « mieux », « pire » (« plus fort » is not « fort »). */
+  comparisons: string[];
 }
 
 export const NUMBER_WORDS: Record<string, string> = {
@@ -117,6 +124,8 @@ export function questionDetails(question: string): QuestionDetails {
     negations: negated ? (asserted.match(NEGATIONS)?.length ?? 0) : 0,
     titles: [...new Set(words.map((w) => TITLES[w]).filter((t): t is string => t !== undefined))].sort(),
     quantifiers: quantifiers(text),
+    relative: relativeTimes(text),
+    comparisons: comparisons(text),
   };
 }
 
@@ -129,7 +138,8 @@ const TOUT_BEFORE = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'ce', 'cet', '
 const TOUT_AFTER = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avait', 'dois', 'doit', 'devez', 'faut', 'faudra', 'faudrait', 'peux', 'peut', 'pouvez', 'veux', 'veut', 'voulez', 'c', 'mange', 'manger', 'ranger', 'range', 'fait', 'faire']);
 const ANY_QUANTIFIER = /\b(?:toute?s?|tous|chaque|quelques?|plusieurs|certaine?s|quelqu)\b/;
 function quantifiers(text: string): string[] {
-  if (!ANY_QUANTIFIER.test(text)) return [];
+  const most = superlatives(text);
+  if (!ANY_QUANTIFIER.test(text)) return most;
   const words = text.replace(NOT_A_QUANTITY, ' ').split(' ');
   const found = new Set(
     words
@@ -138,14 +148,52 @@ function quantifiers(text: string): string[] {
       .filter((q): q is string => q !== undefined),
   );
   if (SOMEONE.test(text)) found.add('someone');
+  for (const m of most) found.add(m);
   return [...found].sort();
+}
+
+/**
+ * A time counted from now has a direction the embedding cannot see: « dans une semaine » (ahead),
+ * « il y a une semaine » (back), « depuis une semaine », « ça fait une semaine » (since). « un », « une »
+ * before a unit count one; « quelques », « plusieurs » keep their word.
+ */
+const UNITS: Record<string, string> = { minute: 'minute', minutes: 'minute', heure: 'heure', heures: 'heure', jour: 'jour', jours: 'jour', semaine: 'semaine', semaines: 'semaine', mois: 'mois', an: 'an', ans: 'an', annee: 'an', annees: 'an', quinzaine: 'quinzaine', siecle: 'siecle', siecles: 'siecle' };
+const RELATIVE = new RegExp(`\\b(dans|il y a|y a t il|depuis|ca fait|cela fait|voila)\\s+(?:(\\d+|${Object.keys(NUMBER_WORDS).join('|')}|quelques|plusieurs|bientot)\\s+)?(${Object.keys(UNITS).join('|')})\\b`, 'g');
+const DIRECTION: Record<string, string> = { dans: '+', 'il y a': '-', 'y a t il': '-', depuis: 'since', 'ca fait': 'since', 'cela fait': 'since', voila: 'since' };
+function relativeTimes(text: string): string[] {
+  if (!/\b(dans|y a|depuis|fait|voila)\b/.test(text)) return [];
+  return [...new Set([...text.matchAll(RELATIVE)].map((m) => [DIRECTION[m[1]!], m[2] === undefined ? '' : (NUMBER_WORDS[m[2]] ?? m[2]), UNITS[m[3]!]].filter(Boolean).join(' ')))].sort();
+}
+
+/**
+ * « plus » and « moins » that compare nothing: the negation « ne … plus » (« je n'en veux plus »),
+ * « non plus », « en plus » / « de plus » (moreover), « au moins », « du moins », « à moins que »,
+ * « plus ou moins », a clock's « moins le quart », and the idioms « tant mieux », « il vaut mieux ».
+ */
+const NOT_A_COMPARISON = /\b(?:(?:ne|n) (?:\S+ ){0,3}?plus|plus (?:jamais|rien|personne|aucune?)|non plus|(?:en|de) plus(?! en plus)|au plus tard|au moins|du moins|a moins|plus ou moins|moins (?:le quart|\d+|cinq|dix|vingt)|tant (?:mieux|pis)|(?:vaut|vaudrait|valait|vaudra) mieux)\b/g;
+/** « le plus de », « la plus belle », « le moins », « le mieux », « la meilleure », « le pire »: the most of all, a quantifier. */
+const SUPERLATIVE = /\b(?:le|la|les|l|du|au|aux) (plus|moins|mieux|meilleure?s?|pires?)\b/g;
+const DEGREE: Record<string, string> = { plus: 'more', moins: 'less', mieux: 'better', meilleur: 'better', meilleure: 'better', meilleurs: 'better', meilleures: 'better', pire: 'worse', pires: 'worse' };
+const SUPERLATIVE_OF: Record<string, string> = { more: 'most', less: 'least', better: 'best', worse: 'worst' };
+const withoutIdioms = (text: string) => text.replace(/\bde plus en plus\b/g, 'plus').replace(NOT_A_COMPARISON, ' ');
+function superlatives(text: string): string[] {
+  if (!/\b(plus|moins|mieux|meilleure?s?|pires?)\b/.test(text)) return [];
+  return [...new Set([...withoutIdioms(text).matchAll(SUPERLATIVE)].map((m) => SUPERLATIVE_OF[DEGREE[m[1]!]!]!))];
+}
+/** The comparisons left once superlatives and idioms are read; « aussi » compares only before a « que » (« aussi grand que »), else it is « also ». */
+function comparisons(text: string): string[] {
+  if (!/\b(plus|moins|mieux|meilleure?s?|pires?|aussi|autant)\b/.test(text)) return [];
+  const rest = withoutIdioms(text).replace(SUPERLATIVE, ' ');
+  const found: string[] = [];
+  for (const m of rest.matchAll(/\b(plus|moins|mieux|meilleure?s?|pires?)\b|\b(?:aussi|autant)(?= (?:\S+ ){0,3}?(?:que|qu)\b)/g)) found.push(m[1] === undefined ? 'as' : DEGREE[m[1]]!);
+  return found;
 }
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** True when the two questions agree on every detail that would change the answer. */
 export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
-  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated && a.negations === b.negations && same(a.titles, b.titles) && same(a.quantifiers, b.quantifiers);
+  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated && a.negations === b.negations && same(a.titles, b.titles) && same(a.quantifiers, b.quantifiers) && same(a.relative, b.relative) && same(a.comparisons, b.comparisons);
 }
 
 const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;

@@ -9,7 +9,7 @@
  * vient ma fille ? », « … que faisait ma mère »), a « qui » follows (« c'est ma sœur qui… »), « être »
  * has no object (« il est passé le facteur »), or « par » names the agent. Pure and cheap: one pass.
  */
-import { words, type Words } from './content-words.ts';
+import { PRE_ADJECTIVES, words, type Words } from './content-words.ts';
 import { EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
 
@@ -155,3 +155,58 @@ function roleAt(t: string[], said: string[], i: number, verb: (i: number) => boo
 }
 
 const skipWord = (t: string[], k: number) => (t[k] === 'est' && t[k + 1] === 'ce') || (t[k] === 'ce' && t[k - 1] === 'est') || (/^qu/.test(t[k]!) && t[k - 1] === 'ce' && t[k - 2] === 'est');
+
+/**
+ * Who did what to what, for any nouns — things, animals, places, teams as well as people: « la France a
+ * battu le Brésil » is not « le Brésil a battu la France », nor « le chat a griffé le chien » « le chien
+ * a griffé le chat ». Two nouns on either side of a verb, in one clause with no preposition between, are
+ * its doer and its undergoer, « doer>undergoer »; a passive (« a été battu par ») turns them round.
+ * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »).
+ * Two questions disagree only when one orders a pair the other orders the other way (ordersAgree).
+ */
+const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d !== 'aux'));
+/** What may stand between the two nouns beside the verb: clitics, negation, adverbs, « qui ». */
+const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
+const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
+const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
+export function nounOrder(question: string, split: Words = words(question)): string[] {
+  const { folded: t, capital, boundary } = split;
+  // The nouns: after a determiner (an adjective between allowed), or a capitalised word past the first.
+  const nouns: { at: number; from: number; key: string }[] = [];
+  for (let i = 0; i < t.length; i++) {
+    const w = t[i]!;
+    if (NOUN_DETERMINERS.has(w) && !(/^(le|la|les|l)$/.test(w) && (SUBJECT_PRONOUNS.has(t[i - 1] ?? '') || OBJECT_CLITICS.has(t[i - 1] ?? '')) && i > 0)) {
+      let n = i + 1;
+      if (PRE_ADJECTIVES.has(t[n] ?? '')) n += 1;
+      const noun = t[n];
+      if (noun !== undefined && !STOP_WORDS_SET.has(noun) && !boundary.has(n)) {
+        nouns.push({ at: n, from: i, key: stemNoun(noun) });
+        i = n;
+      }
+    } else if (capital[i] && i > 0 && !boundary.has(i) && !NOT_NAMES.has(w) && !QUESTIONS.has(w) && w.length > 1) nouns.push({ at: i, from: i, key: w });
+  }
+  const order: string[] = [];
+  for (let k = 0; k + 1 < nouns.length; k++) {
+    const a = nouns[k]!;
+    const b = nouns[k + 1]!;
+    const between = t.slice(a.at + 1, b.from);
+    if (between.length === 0 || a.key === b.key) continue;
+    if ([...Array(b.from - a.at).keys()].some((d) => boundary.has(a.at + 1 + d))) continue;
+    const passive = between.at(-1) === 'par';
+    const verbs = (passive ? between.slice(0, -1) : between).filter((w) => !BESIDE_VERB.has(w) || AUXILIARIES.has(w));
+    if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
+    // « être » with nothing but an adjective or itself: a copula, no doer.
+    if (!passive && verbs.every((w) => FOLDED_ETRE.has(w))) continue;
+    if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
+    order.push(passive ? `${b.key}>${a.key}` : `${a.key}>${b.key}`);
+  }
+  return order;
+}
+const STOP_WORDS_SET = new Set(fold(STOP_WORDS));
+/** A noun's plural is the same noun (« les chats » / « le chat »). */
+const stemNoun = (w: string) => (w.length > 3 ? w.replace(/[sx]$/, '') : w);
+
+/** False when one question orders two nouns one way and the other the other way. */
+export function ordersAgree(a: readonly string[], b: readonly string[]): boolean {
+  return !a.some((pair) => b.includes(pair.split('>').reverse().join('>')));
+}
