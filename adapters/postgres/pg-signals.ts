@@ -6,6 +6,8 @@ export const SIGNAL_CHANNEL = 'kohami_signals';
 
 /** `to` of a signal for every other process. */
 export const EVERY_PROCESS = '*';
+/** The listener's LISTEN is awaited at start-up: a server that accepts the connection and never answers must not hold the start. */
+const LISTEN_TIMEOUT_MS = 5_000;
 
 /**
  * What one process tells another, ids only (a payload is readable by anyone who can LISTEN):
@@ -70,7 +72,7 @@ export class PgSignals {
 
   /** Opens the listener; a failure is logged and retried, never thrown (the heartbeats still work). */
   async start(): Promise<void> {
-    const client = new pg.Client(this.pool.options);
+    const client = new pg.Client({ ...this.pool.options, query_timeout: LISTEN_TIMEOUT_MS });
     this.client = client;
     const lost = (err?: unknown) => {
       if (this.client !== client) return;
