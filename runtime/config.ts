@@ -106,8 +106,11 @@ const schema = z
     SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
     /** Voice mode: the wait after a sentence the recognizer closed (« . », « ? », « ! ») or a question by its form. */
     ENDPOINT_MIN_MS: z.coerce.number().int().min(100).max(3000).default(400),
-    /** Voice mode: silence that ends an utterance when its ending tells nothing (seniors pause mid-sentence: not too short). */
-    ENDPOINT_SILENCE_MS: z.coerce.number().int().min(300).max(3000).default(700),
+    /**
+     * Voice mode: silence that ends an utterance when its ending tells nothing. Seniors pause 1–2 s to find
+     * a word; a sentence the recognizer closed ends at ENDPOINT_MIN_MS instead, so this wait is long.
+     */
+    ENDPOINT_SILENCE_MS: z.coerce.number().int().min(300).max(3000).default(2200),
     /** Voice mode: the wait after an unfinished ending (« et », « de », « le », « je suis », « euh », a comma …). */
     ENDPOINT_UNFINISHED_MS: z.coerce.number().int().min(300).max(10_000).default(2500),
     /** Voice mode: no silence inside an utterance lasts longer; an abandoned sentence is answered then. */
@@ -127,6 +130,13 @@ const schema = z
      * Unset: the service's own (480 ms), and nothing is sent.
      */
     STT_STREAMING_DELAY_MS: optionalText.pipe(z.coerce.number<string | undefined>({ message: 'must be a whole number of ms from 80 to 1200' }).int().min(80).max(1200).optional()),
+    /**
+     * Voice mode: this far into a pause the recognizer is asked for its final text of what was said so
+     * far (the stream stays open; if the senior goes on, the rest joins it), so the end-of-turn decision
+     * reads the sentence's real ending instead of words half a second behind. 0: off (the text is read
+     * only at the end of turn).
+     */
+    STT_EARLY_FLUSH_MS: z.coerce.number().int().min(0).max(3000).default(150),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */
@@ -170,6 +180,9 @@ const schema = z
     }
     if (cfg.ENDPOINT_UNFINISHED_MS <= cfg.ENDPOINT_SILENCE_MS) {
       ctx.addIssue({ code: 'custom', path: ['ENDPOINT_UNFINISHED_MS'], message: `must be above ENDPOINT_SILENCE_MS (${cfg.ENDPOINT_SILENCE_MS})` });
+    }
+    if (cfg.STT_EARLY_FLUSH_MS >= cfg.ENDPOINT_MIN_MS) {
+      ctx.addIssue({ code: 'custom', path: ['STT_EARLY_FLUSH_MS'], message: `must be below ENDPOINT_MIN_MS (${cfg.ENDPOINT_MIN_MS}), or 0 for off` });
     }
     if (cfg.ENDPOINT_MAX_MS < cfg.ENDPOINT_UNFINISHED_MS) {
       ctx.addIssue({ code: 'custom', path: ['ENDPOINT_MAX_MS'], message: `must be at least ENDPOINT_UNFINISHED_MS (${cfg.ENDPOINT_UNFINISHED_MS})` });

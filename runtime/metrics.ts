@@ -145,9 +145,15 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  const earlyFlushes = new Counter({
+    name: 'kohami_stt_early_flushes_total',
+    help: 'Transcriptions flushed a short way into a pause (STT_EARLY_FLUSH_MS), by what followed: turn (the turn ended on that text) or resumed (the senior went on: the utterance is transcribed in segments)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
   const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
-  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

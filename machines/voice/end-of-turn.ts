@@ -16,7 +16,9 @@
  *   lack the last words (« Bonjour. Je voudrais » reads « Bonjour. » for a moment).
  * - **No cue** (`silenceMs`, ENDPOINT_SILENCE_MS): neither, or nothing transcribed yet; a falling
  *   level at the end of the speech (declarative French ends low) waits halfway to `minMs`, once the
- *   transcript has changed during the pause (the same caution as for a finished ending).
+ *   transcript has changed during the pause (the same caution as for a finished ending) — unless the
+ *   text is the recognizer's final one for the audio so far (an early flush): then the recognizer has
+ *   heard the same fall and left the sentence open, and its text is what the decision believes.
  *
  * The senior's own pause profile, once it holds enough pauses, moves the no-cue wait to their p90
  * mid-sentence pause plus a margin (between halfway-to-`minMs` and the unfinished wait) and lengthens
@@ -43,6 +45,11 @@ export interface EndOfTurnInput {
   interim: string;
   /** The interim changed since this pause began: it is likely to hold the words said before it. */
   interimSincePause: boolean;
+  /**
+   * `interim` is the recognizer's final text of every word said before this pause (the stream was
+   * flushed during it): nothing is missing, so its ending is believed at once. Absent: false.
+   */
+  final?: boolean;
   /** Silence so far in this pause, in ms of audio. */
   silenceMs: number;
   /** The level of the speech's last ~160 ms against the utterance's average, in dB (negative: falling); null when unknown. */
@@ -95,15 +102,16 @@ export function sensedWaits(profile: PauseProfile | null, s: EndOfTurnSettings):
 export function endOfTurn(input: EndOfTurnInput): EndOfTurn {
   const waits = sensedWaits(input.profile, input.settings);
   const text = turnCue(input.interim);
+  const caughtUp = input.final === true || input.interimSincePause;
   let cue: EndOfTurn['cue'];
   let endAtMs: number;
   if (text === 'unfinished') {
     cue = 'unfinished';
     endAtMs = waits.unfinishedMs;
-  } else if (text === 'finished' && input.interimSincePause) {
+  } else if (text === 'finished' && caughtUp) {
     cue = 'finished';
     endAtMs = waits.finishedMs;
-  } else if (input.interimSincePause && input.levelDb !== null && input.levelDb <= FALLING_LEVEL_DB) {
+  } else if (input.final !== true && input.interimSincePause && input.levelDb !== null && input.levelDb <= FALLING_LEVEL_DB) {
     // Believed only once the transcript has caught up and shows no unfinished ending.
     cue = 'falling';
     endAtMs = waits.fallingMs;

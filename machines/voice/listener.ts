@@ -20,7 +20,7 @@ import { AudibleEnd, SUB_FRAME_SAMPLES } from './audible-end.ts';
 export interface ListenerOptions {
   gate: VoiceGate;
   detector: SpeechProbability;
-  /** ENDPOINT_SILENCE_MS, default 700: the silence that ends an utterance until `endpointAt` says otherwise. */
+  /** ENDPOINT_SILENCE_MS, default 2200: the silence that ends an utterance until `endpointAt` says otherwise. */
   endpointSilenceMs: number;
   /** ENDPOINT_MAX_MS, default 3000: no `endpointAt` waits longer. Unset: `endpointSilenceMs` (a fixed endpoint). */
   endpointMaxMs?: number;

@@ -111,7 +111,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
-    settings: { sttBudgetMs: config.STT_BUDGET_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, earlyFlushMs: config.STT_EARLY_FLUSH_MS, preRollMs: PRE_ROLL_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.

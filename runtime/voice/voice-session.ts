@@ -10,6 +10,7 @@ import { TranscriptionTimeoutError, type ListenerEvents, type OpusCodecPort, typ
 import type { AudioFormat } from '../protocol/server-frames.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
+import { EarlyFlush } from './early-flush.ts';
 import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';
 import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import type { Speculation } from './preemption/speculation.ts';
@@ -50,8 +51,12 @@ export interface VoiceServices {
   invalidateSenior(seniorId: string): number;
   /** Words the recognizer should favour for this senior (preferred name; contact names under consent). */
   contextBias(session: LiveSession): Promise<string[]>;
-  /** `sttDelayMs`: how far behind the audio the recognizer's words come (STT_STREAMING_DELAY_MS). */
-  settings: { sttBudgetMs: number; sttDelayMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
+  /**
+   * `sttDelayMs`: how far behind the audio the recognizer's words come (STT_STREAMING_DELAY_MS);
+   * `earlyFlushMs`: the pause's silence at which its text is flushed (STT_EARLY_FLUSH_MS, 0: off);
+   * `preRollMs`: the audio the listener hands out before each utterance's speech.
+   */
+  settings: { sttBudgetMs: number; earlyFlushMs: number; preRollMs: number; sttDelayMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
   /**
    * Optional: writes back the mid-sentence pauses (ms, numbers only) a session heard, folded into the
    * senior's stored pause profile, if the `conversation` consent still holds. Called once, at close,
@@ -147,6 +152,8 @@ interface Utterance {
   speculation: Speculation | null;
   /** Speculations started in this utterance (bounded by the preemption's `maxPerUtterance`). */
   speculations: number;
+  /** The early flush's segments and held-back pause audio (null: STT_EARLY_FLUSH_MS is off). */
+  early: EarlyFlush | null;
 }
 
 /**
@@ -342,6 +349,7 @@ class VoiceSession implements VoiceSessionHandle {
         this.dropSpeculation(u);
       }
     }
+    if (paused && u.early && u.early.pause !== u.pause && this.listener.silenceMs >= this.services.settings.earlyFlushMs) this.flushEarly(u, u.early);
     // The decision may have ended the utterance.
     if (this.utterance === u) this.considerBargeIn();
   };
@@ -354,9 +362,11 @@ class VoiceSession implements VoiceSessionHandle {
   private decideEndOfTurn(u: Utterance): void {
     const listener = this.listener;
     if (!listener?.paused || this.utterance !== u) return;
+    const final = u.early?.finalFor(u.pause) === true;
     const decision = endOfTurn({
       interim: u.interim,
       interimSincePause: u.interim !== u.interimAtPause,
+      final,
       silenceMs: listener.silenceMs,
       levelDb: listener.levelDb,
       profile: this.pauseProfile,
@@ -372,8 +382,44 @@ class VoiceSession implements VoiceSessionHandle {
       }, decision.waitMs + END_OF_TURN_BACKSTOP_SLACK_MS);
       this.endTimer.unref();
     }
-    this.considerPreemption(u, decision);
+    this.considerPreemption(u, decision, final);
     listener.endpointAt(decision.endAtMs);
+  }
+
+  /**
+   * The early flush: the recognizer's final text of what was said before this pause, asked for a
+   * short way into it, so the decision reads the real ending. Chained with the utterances'
+   * transcriptions (one flush at a time on the stream); the end of turn's transcription waits for it.
+   */
+  private flushEarly(u: Utterance, early: EarlyFlush): void {
+    if (early.pending || early.failure !== undefined || !this.stream) return;
+    early.begin(u.pause);
+    const flushing = this.finishing
+      .then(() =>
+        withDeadline(
+          async (signal) => {
+            const stream = await this.stream!;
+            this.drainPending(u, stream);
+            return stream.flush(signal);
+          },
+          this.services.settings.sttBudgetMs,
+          this.closed.signal,
+        ),
+      )
+      .then(
+        (text) => {
+          early.settled(text);
+          if (this.utterance !== u) return;
+          u.interim = early.text('');
+          if (u.interim !== '') this.request.link.send({ type: 'transcript.delta', text: u.interim });
+          this.prefetch(u);
+          this.decideEndOfTurn(u);
+        },
+        // Told at the end of turn, whose transcription cannot be whole without it.
+        (err: unknown) => early.failed(err),
+      );
+    early.pending = flushing;
+    this.finishing = flushing;
   }
 
   private clearEndTimer(): void {
@@ -389,14 +435,15 @@ class VoiceSession implements VoiceSessionHandle {
    * interim replaces the speculation; CacheFlux's instant answers and a session busy with a reply
    * are left to the real turn.
    */
-  private considerPreemption(u: Utterance, decision: EndOfTurn): void {
+  private considerPreemption(u: Utterance, decision: EndOfTurn, final: boolean): void {
     const preemption = this.services.preemption;
     if (!preemption) return;
     const text = u.interim.trim();
     if (u.speculation?.transcript === text) return;
     this.dropSpeculation(u);
     if (text === '' || u.speculations >= preemption.maxPerUtterance || preemption.answersAtOnce(text)) return;
-    const catchUpMs = this.services.settings.sttDelayMs - SILENCE_LAG_MS;
+    // A final text has nothing left to catch up with.
+    const catchUpMs = final ? 0 : this.services.settings.sttDelayMs - SILENCE_LAG_MS;
     const afterMs = preemptAfterMs(decision, this.listener?.silenceMs ?? 0, { leadMs: preemption.leadMs, catchUpMs });
     if (afterMs > 0) {
       this.preemptTimer = setTimeout(() => {
@@ -423,6 +470,12 @@ class VoiceSession implements VoiceSessionHandle {
   /** A pause that speech ended (not the turn): one number for the senior's profile, under consent only. */
   private onSpeechResumed(pauseMs: number): void {
     this.clearEndTimer();
+    const u = this.utterance;
+    // After an early flush the senior goes on: the next segment, its pre-roll first.
+    if (u?.early?.holding) {
+      for (const pcm of u.early.release()) this.toStream(u, pcm);
+      this.services.metrics.earlyFlushes.inc({ outcome: 'resumed' });
+    }
     if (this.pauseProfile === null || !isPause(pauseMs)) return;
     this.pauseProfile = recordPause(this.pauseProfile, pauseMs);
     if (this.heardPauses.length < PAUSES_PER_SESSION_MAX) this.heardPauses.push(Math.round(pauseMs));
@@ -444,7 +497,7 @@ class VoiceSession implements VoiceSessionHandle {
 
   private onSpeechStarted(): void {
     const now = performance.now();
-    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '', speculation: null, speculations: 0 };
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '', speculation: null, speculations: 0, early: this.services.settings.earlyFlushMs > 0 ? new EarlyFlush(this.services.settings.preRollMs) : null };
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();
@@ -457,6 +510,12 @@ class VoiceSession implements VoiceSessionHandle {
     if (!u) return;
     // The first audio is the pre-roll and onset, from before speech_started.
     u.sinceStartMs = u.sinceStartMs === undefined ? 0 : u.sinceStartMs + pcm.length / 16;
+    if (u.early?.holding) return u.early.hold(pcm);
+    this.toStream(u, pcm);
+  }
+
+  /** To the recognizer, or kept until its stream is open. */
+  private toStream(u: Utterance, pcm: Int16Array): void {
     if (this.openStream) return this.openStream.append(pcm);
     // Bounded by the listener's own maximum utterance length.
     const max = (this.services.settings.maxUtteranceMs * 16) | 0;
@@ -479,10 +538,12 @@ class VoiceSession implements VoiceSessionHandle {
   /** `text` is the utterance's whole interim transcript so far (the transcriber accumulates its deltas). */
   private onInterim(text: string): void {
     if (this.closed.signal.aborted) return;
-    this.request.link.send({ type: 'transcript.delta', text });
-    if (!this.utterance) return;
     const u = this.utterance;
-    u.interim = text;
+    // The segments flushed early come first: the kiosk and the decision see the whole utterance.
+    const whole = u?.early ? u.early.text(text) : text;
+    this.request.link.send({ type: 'transcript.delta', text: whole });
+    if (!u) return;
+    u.interim = whole;
     if (u.paused) {
       this.prefetch(u);
       // The recognizer caught up with the words before the pause: the ending may now tell.
@@ -540,6 +601,12 @@ class VoiceSession implements VoiceSessionHandle {
     try {
       text = await withDeadline(
         async (signal) => {
+          if (u.early?.failure !== undefined) throw u.early.failure;
+          // Flushed early, and nothing said since: the segments are the transcript.
+          if (u.early?.holding) {
+            this.services.metrics.earlyFlushes.inc({ outcome: 'turn' });
+            return '';
+          }
           if (!this.stream) throw new Error('no transcription stream');
           const stream = await this.stream;
           this.drainPending(u, stream);
@@ -559,7 +626,7 @@ class VoiceSession implements VoiceSessionHandle {
       if (!isLate(err) && this.attached) this.request.link.send({ type: 'error', code: 'speech_unavailable', message: 'the speech-to-text service failed: this utterance was not understood' });
       return;
     }
-    const transcript = text.trim();
+    const transcript = u.early ? u.early.text(text) : text.trim();
     // Adopted only by a turn on the very text it speculated on.
     const speculation = u.speculation?.transcript === transcript ? u.speculation : null;
     if (!speculation) this.dropSpeculation(u);

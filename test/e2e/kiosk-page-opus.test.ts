@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { ASKED, BARGED, launchKioskBrowser, recordSocket, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 /**
@@ -29,7 +29,7 @@ let dir: string;
 beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-opus-'));
   browser = await launchKioskBrowser(await writeMicWav(dir));
 }, REAL_TIME_TEST_MS);

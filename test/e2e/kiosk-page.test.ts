@@ -10,7 +10,7 @@ import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
 import { readWav, writeWav } from '../../runtime/cli/wav.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { ASKED, BARGED, launchKioskBrowser, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
@@ -37,7 +37,7 @@ beforeAll(async () => {
   voxtral.streamingDelayMs = 240;
   mistral = await new FakeMistral(voxtral).start();
   mistral.mode = { kind: 'stream', chunks: REPLY };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
   micWav = await writeMicWav(dir);
   browser = await launchKioskBrowser(micWav);

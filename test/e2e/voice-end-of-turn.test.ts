@@ -42,7 +42,9 @@ afterAll(async () => {
 /**
  * Speaks `parts` on a fresh voice kiosk in real time and scripts the recognizer with each phrase's
  * true place in its audio. Returns the kiosk, and how much silence the runtime heard after the
- * speech before it ended the utterance (from the audio the recognizer received).
+ * speech before it ended the utterance: the kiosk's audio sent after the speech when `speech_stopped`
+ * came (the runtime's own lag can only add to it; the recognizer's bytes cannot tell, since the early
+ * flush holds a pause's audio back).
  */
 async function say(parts: ScriptPart[]): Promise<{ kiosk: VoiceKiosk; trailingSilenceMs: () => number; speechEndMs: number }> {
   const script = await speechScript(parts);
@@ -53,10 +55,9 @@ async function say(parts: ScriptPart[]): Promise<{ kiosk: VoiceKiosk; trailingSi
   voxtral.utterances.push({ text: phrases.join(' '), speech });
   const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
   expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true } });
-  const socketsBefore = voxtral.sockets.length;
   await kiosk.speak(script.pcm, 1);
-  const speechEndMs = speech.at(-1)!.endMs;
-  const trailingSilenceMs = () => voxtral.sockets[socketsBefore]!.audioBytes / 32 - speechEndMs;
+  const speechEndMs = script.speech.at(-1)!.endMs;
+  const trailingSilenceMs = () => kiosk.sentWhen(kiosk.ofType('vad').find((f) => f.state === 'speech_stopped')!) - speechEndMs;
   return { kiosk, trailingSilenceMs, speechEndMs };
 }
 

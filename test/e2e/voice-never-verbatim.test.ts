@@ -170,7 +170,11 @@ describe('never persisted, never logged: the voice path, everywhere it can be lo
     const [turn] = collector.named('kohami.turn');
     expect(turn?.attributes).toMatchObject({ 'kohami.turn.mode': 'voice', 'kohami.flux': 'agent', 'kohami.outcome': 'answered', 'session.id': sessionId });
     const stages = collector.childrenOf(turn!).map((s) => s.name);
-    expect(stages).toEqual(expect.arrayContaining(['kohami.transcription', 'kohami.recall', 'chat mistral-small-2603', 'kohami.speech']));
+    expect(stages).toEqual(expect.arrayContaining(['kohami.transcription', 'kohami.recall', 'kohami.speech']));
+    // The model call has its span unless the turn adopted the preemptive turn's, made before the turn
+    // existed (docs/operations.md: such a call is not traced); either way no span holds a canary.
+    const adopted = /kohami_preemptive_turns_total\{outcome="committed"\} [1-9]/.test(metrics);
+    expect(stages.includes('chat mistral-small-2603')).toBe(!adopted);
     expect(collector.named('kohami.speech')[0]!.attributes).toMatchObject({ 'kohami.speech.audio': true, 'kohami.first_audio_ms': expect.any(Number) });
     for (const needle of NEEDLES) expect(collector.bodies.filter((b) => b.includes(needle)), 'spans').toEqual([]);
     expect(await filesUnder(dataDir)).not.toEqual([]);

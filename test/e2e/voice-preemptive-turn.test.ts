@@ -28,7 +28,9 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   mistral.chatFirstByteMs = MODEL_FIRST_TOKEN_MS;
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: String(NO_CUE_MS) });
+  // The speculation on the interim transcript, before any flush: the early flush (its own tests in
+  // voice-early-flush.test.ts) would hand the decision the final text instead.
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: String(NO_CUE_MS), STT_EARLY_FLUSH_MS: '0' });
 }, 60_000);
 
 beforeEach(() => {

@@ -47,6 +47,13 @@ export function recordSocket(socket: PageSocket) {
 
 /** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */
 export const ASKED = 'raconte-moi une histoire sur le jardin';
+/**
+ * How the page's runtime ends an utterance: on the WAV's trailing silence (700 ms), with no early flush.
+ * The recognizer is scripted with word times of its own (Chromium's fake microphone may run faster than
+ * real time), which do not match the phrase's inner pause; an early flush there would take the whole
+ * script for the sentence's first part. Turn-taking itself: voice-end-of-turn and voice-early-flush tests.
+ */
+export const PAGE_ENDPOINT = { ENDPOINT_SILENCE_MS: '700', STT_EARLY_FLUSH_MS: '0' } as const;
 export const BARGED = 'attends je voudrais te dire autre chose';
 /** The agent's reply: at 60 ms of fake speech per character, about 12 s, still playing when the WAV loops back to speech. */
 export const REPLY = [

@@ -26,6 +26,9 @@ export class VoiceKiosk {
   readonly frames: Frame[] = [];
   readonly audio: AudioFrame[] = [];
   readonly packets: Array<{ turnId: string; bytes: number }> = [];
+  /** Microphone audio sent so far (ms); `heardAt[i]` is how much had been sent when `frames[i]` came. */
+  private sentMs = 0;
+  readonly heardAt: number[] = [];
   private readonly opusTurns = new Map<string, OpusDecoderPort>();
   private readonly waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (err: Error) => void }> = [];
   private closeCode: number | null = null;
@@ -93,6 +96,7 @@ export class VoiceKiosk {
       // The runtime refuses frames under 10 ms: the last, short one is padded with silence to a whole frame.
       const frame = frames[i]!.length === frames[0]!.length ? frames[i]! : padded(frames[i]!, frames[0]!.length);
       this.socket.send(encode ? encode(frame) : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+      this.sentMs += (frame.length * 1000) / 16_000;
     }
   }
 
@@ -124,8 +128,14 @@ export class VoiceKiosk {
     this.opusTurns.clear();
   }
 
+  /** How much microphone audio (ms) had been sent when `frame` came: an upper bound of what the runtime had heard. */
+  sentWhen(frame: Frame): number {
+    return this.heardAt[this.frames.indexOf(frame)]!;
+  }
+
   private push(frame: Frame): void {
     this.frames.push(frame);
+    this.heardAt.push(this.sentMs);
     for (let i = 0; i < this.waiters.length; i++) {
       if (this.waiters[i]!.match(frame)) {
         this.waiters.splice(i, 1)[0]!.resolve(frame);

@@ -5,7 +5,8 @@ describe('voice configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
       ENDPOINT_MIN_MS: 400,
-      ENDPOINT_SILENCE_MS: 700,
+      ENDPOINT_SILENCE_MS: 2200,
+      STT_EARLY_FLUSH_MS: 150,
       ENDPOINT_UNFINISHED_MS: 2500,
       ENDPOINT_MAX_MS: 3000,
       MIN_SPEECH_MS: 250,
@@ -33,8 +34,15 @@ describe('voice configuration', () => {
     expect(loadConfig({ MIN_SPEECH_MS: '1999', MAX_UTTERANCE_MS: '2000' }).MIN_SPEECH_MS).toBe(1999);
   });
 
+  it('refuses an early flush that would come after the shortest end of turn; 0 turns it off', () => {
+    expect(() => loadConfig({ STT_EARLY_FLUSH_MS: '400' })).toThrow(/invalid configuration: STT_EARLY_FLUSH_MS \(got "400"\): must be below ENDPOINT_MIN_MS \(400\), or 0 for off/);
+    expect(() => loadConfig({ STT_EARLY_FLUSH_MS: 'soon' })).toThrow(/invalid configuration: STT_EARLY_FLUSH_MS/);
+    expect(loadConfig({ STT_EARLY_FLUSH_MS: '0' }).STT_EARLY_FLUSH_MS).toBe(0);
+    expect(loadConfig({ STT_EARLY_FLUSH_MS: '399' }).STT_EARLY_FLUSH_MS).toBe(399);
+  });
+
   it('refuses end-of-turn waits out of order (min < silence < unfinished ≤ max), naming the variable', () => {
-    expect(() => loadConfig({ ENDPOINT_MIN_MS: '700' })).toThrow(/invalid configuration: ENDPOINT_MIN_MS \(got "700"\): must be below ENDPOINT_SILENCE_MS \(700\)/);
+    expect(() => loadConfig({ ENDPOINT_MIN_MS: '2200' })).toThrow(/invalid configuration: ENDPOINT_MIN_MS \(got "2200"\): must be below ENDPOINT_SILENCE_MS \(2200\)/);
     expect(() => loadConfig({ ENDPOINT_SILENCE_MS: '2500' })).toThrow(/invalid configuration: ENDPOINT_UNFINISHED_MS: must be above ENDPOINT_SILENCE_MS \(2500\)/);
     expect(() => loadConfig({ ENDPOINT_UNFINISHED_MS: '3500' })).toThrow(/invalid configuration: ENDPOINT_MAX_MS: must be at least ENDPOINT_UNFINISHED_MS \(3500\)/);
     expect(loadConfig({ ENDPOINT_UNFINISHED_MS: '3000' }).ENDPOINT_UNFINISHED_MS).toBe(3000);

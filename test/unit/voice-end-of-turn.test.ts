@@ -115,6 +115,16 @@ describe('the end-of-turn decision', () => {
     expect(decide({ interim: 'Je suis allée au marché', levelDb: -20, interimSincePause: false })).toMatchObject({ cue: 'none', endAtMs: 700 });
   });
 
+  it('a final text (flushed early in the pause) is believed at once, and a falling level adds nothing to it', () => {
+    // The recognizer's final text holds every word said: a closed sentence ends at the finished wait …
+    expect(decide({ interim: 'Bonjour.', interimSincePause: false, final: true, silenceMs: 250 })).toMatchObject({ cue: 'finished', endAtMs: 400 });
+    // … an open one waits the no-cue time even on a falling level (the recognizer heard the fall and left it open) …
+    expect(decide({ interim: 'Une baleine', final: true, levelDb: -20 })).toMatchObject({ cue: 'none', endAtMs: 700 });
+    // … and an unfinished ending is as unfinished as ever.
+    expect(decide({ interim: 'Je suis allée chez', final: true })).toMatchObject({ cue: 'unfinished', endAtMs: 2500 });
+    expect(decide({ interim: 'J’ai vu le.', final: true })).toMatchObject({ cue: 'unfinished' });
+  });
+
   it('never waits past ENDPOINT_MAX_MS, whatever the settings and the profile', () => {
     const slow = recordPauses(EMPTY_PAUSE_PROFILE, new Array(60).fill(2900));
     for (const interim of ['Je voulais te dire que', 'Je suis allée chez', '', 'Bon.']) {

@@ -1,0 +1,84 @@
+import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
+
+/**
+ * The early flush (STT_EARLY_FLUSH_MS): a short way into a pause, the recognizer is asked for its
+ * final text of everything said so far, instead of waiting for the end of turn to ask. Its words
+ * come about half a second behind the audio and it holds a sentence's last word until flushed, so
+ * without this the end-of-turn decision reads an ending that is not there yet. The stream stays open
+ * (Voxtral's flush is not terminal): if the senior goes on, the rest is the utterance's next segment
+ * and the turn's transcript is the segments joined.
+ *
+ * After a flush the pause's audio is held back from the recognizer: it is silence unless the senior
+ * goes on, and then only its last `PRE_ROLL_MS` goes ahead of the new speech — the recognizer hears
+ * the next segment as it hears a new utterance, with the same pre-roll before it.
+ */
+export class EarlyFlush {
+  /** The listener pause the last flush was made in (-1: none yet). */
+  pause = -1;
+  /** The flush in flight, chained with the session's transcriptions (a stream answers one flush at a time). */
+  pending: Promise<void> | null = null;
+  /** The flush failed: the utterance cannot be transcribed whole. */
+  failure: unknown = undefined;
+  /** Final texts of the segments flushed so far, in order (never stored, never logged). */
+  private readonly segments: string[] = [];
+  /** The pause's audio since the flush, held back (null: the audio goes to the recognizer). */
+  private tail: Int16Array[] | null = null;
+  private tailSamples = 0;
+  private readonly keepSamples: number;
+
+  constructor(preRollMs: number) {
+    this.keepSamples = Math.round((preRollMs * INPUT_SAMPLE_RATE) / 1000);
+  }
+
+  /** The pause's audio is being held back: nothing was said since the flush. */
+  get holding(): boolean {
+    return this.tail !== null;
+  }
+
+  /** The segments' text is the recognizer's final one for every word said before this pause. */
+  finalFor(pause: number): boolean {
+    return this.tail !== null && this.pause === pause && this.pending === null && this.failure === undefined;
+  }
+
+  /** The utterance's text: the flushed segments, then the current segment's interim (or final) text. */
+  text(current: string): string {
+    const rest = current.trim();
+    return [...this.segments, ...(rest === '' ? [] : [rest])].join(' ');
+  }
+
+  /** The flush is under way in `pause`: from now on the pause's audio is held back. */
+  begin(pause: number): void {
+    this.pause = pause;
+    this.tail = [];
+    this.tailSamples = 0;
+  }
+
+  settled(text: string): void {
+    this.pending = null;
+    const segment = text.trim();
+    if (segment !== '') this.segments.push(segment);
+  }
+
+  failed(err: unknown): void {
+    this.pending = null;
+    this.failure = err;
+  }
+
+  /** Keeps the pause's audio, bounded to the last `keepSamples` (and the chunk that reaches past them). */
+  hold(pcm: Int16Array): void {
+    const tail = this.tail!;
+    tail.push(pcm);
+    this.tailSamples += pcm.length;
+    while (tail.length > 1 && this.tailSamples - tail[0]!.length >= this.keepSamples) this.tailSamples -= tail.shift()!.length;
+  }
+
+  /** The senior goes on: the held audio's last `keepSamples`, to go ahead of the new speech; nothing is held after. */
+  release(): Int16Array[] {
+    const tail = this.tail ?? [];
+    this.tail = null;
+    const extra = this.tailSamples - this.keepSamples;
+    if (extra > 0 && tail.length > 0) tail[0] = tail[0]!.subarray(extra);
+    this.tailSamples = 0;
+    return tail;
+  }
+}

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../runtime/config.ts';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { FakeVoxtral, type ScriptedUtterance, type SpeechSpan } from '../support/fake-voxtral.ts';
+import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { speechScript, type ScriptPart } from '../support/speech.ts';
+import { VoiceKiosk } from '../support/voice-kiosk.ts';
+
+/**
+ * The early flush, through a real kiosk socket at the default settings: real speech (espeak-ng) in
+ * real time, the Voxtral fake streaming its words half a second behind the audio and answering each
+ * flush with what was said before it (the rest stays for the next one, as the service does). A short
+ * way into each pause the runtime asks for the final text of what was said so far, decides on it,
+ * and — if the senior goes on — joins the next segment's text to it.
+ */
+
+let voxtral: FakeVoxtral;
+let mistral: FakeMistral;
+let rt: TestRuntime;
+const settings = loadConfig({});
+const PRE_ROLL_MS = 300;
+const REPLY = 'Je vous écoute.';
+/** Tolerance of the measured silence: Silero's windows (32 ms), the level's credit (≤ 96 ms) and the ground truth's threshold. */
+const SLACK_MS = 130;
+
+beforeAll(async () => {
+  voxtral = new FakeVoxtral();
+  mistral = await new FakeMistral(voxtral).start();
+  // A realistic model: the first token 300 ms after the request.
+  mistral.chatFirstByteMs = 300;
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
+}, 60_000);
+
+beforeEach(() => {
+  voxtral.utterances.length = 0;
+  mistral.mode = { kind: 'stream', chunks: [REPLY] };
+});
+
+afterAll(async () => {
+  await rt?.close();
+  await mistral?.stop();
+  await voxtral?.stop();
+});
+
+/** Scripts the recognizer with each phrase's true place in the audio, then speaks `parts` on a new voice kiosk. */
+async function say(parts: ScriptPart[], fault?: ScriptedUtterance['fault']): Promise<{ kiosk: VoiceKiosk; socket: number; speechEndMs: number }> {
+  const script = await speechScript(parts);
+  const phrases = parts.filter((p): p is string => typeof p === 'string');
+  const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
+  const speech: SpeechSpan[] = script.speech.map((s, i) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset, text: phrases[i]! }));
+  voxtral.utterances.push({ text: phrases.join(' '), speech, ...(fault ? { fault } : {}) });
+  const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+  expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true } });
+  const socket = voxtral.sockets.length;
+  await kiosk.speak(script.pcm, 1);
+  return { kiosk, socket, speechEndMs: speech.at(-1)!.endMs };
+}
+
+async function earlyFlushes(): Promise<Record<string, number>> {
+  const metric = await rt.metrics.registry.getSingleMetric('kohami_stt_early_flushes_total')!.get();
+  return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
+}
+const grew = (after: Record<string, number>, before: Record<string, number>, key: string) => (after[key] ?? 0) - (before[key] ?? 0);
+
+describe('the early flush', () => {
+  it('a finished sentence: one flush, early in the pause, and the turn ends on its text with no second flush', async () => {
+    const before = await earlyFlushes();
+    const { kiosk, socket, speechEndMs } = await say([{ silenceMs: 400 }, 'Est-ce que le marché est ouvert demain ?', { silenceMs: 2500 }]);
+    const final = await kiosk.next('transcript.final', 0);
+    expect(final.text).toBe('Est-ce que le marché est ouvert demain ?');
+    expect(await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0)).toMatchObject({ text: REPLY, flux: 'agent' });
+    expect(voxtral.sockets[socket]!.flushes).toBe(1);
+    const after = await earlyFlushes();
+    expect(grew(after, before, 'turn')).toBe(1);
+    expect(grew(after, before, 'resumed')).toBe(0);
+    // The recognizer heard the speech and the pause up to the flush: the rest was held back.
+    // Counted in audio, not in time: the same on a loaded machine.
+    expect(voxtral.sockets[socket]!.audioBytes / 32 - speechEndMs).toBeLessThan(settings.STT_EARLY_FLUSH_MS + SLACK_MS);
+    kiosk.close();
+  }, 30_000);
+
+  it('the senior goes on after a pause with no cue: the next segment is joined — one turn, the whole sentence, captions of the whole', async () => {
+    const before = await earlyFlushes();
+    const { kiosk, socket } = await say([{ silenceMs: 400 }, 'Je suis allée voir ma cousine Jeanne', { silenceMs: 1200 }, 'à la gare de Lyon hier.', { silenceMs: 2500 }]);
+    const final = await kiosk.next('transcript.final', 0);
+    expect(final.text).toBe('Je suis allée voir ma cousine Jeanne à la gare de Lyon hier.');
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
+    expect(kiosk.ofType('transcript.final')).toHaveLength(1);
+    expect(kiosk.frames.filter((f) => f.type === 'vad' && f.state === 'speech_stopped')).toHaveLength(1);
+    // One flush per pause: the one the senior went on after, and the one the turn ended on.
+    expect(voxtral.sockets[socket]!.flushes).toBe(2);
+    const after = await earlyFlushes();
+    expect(grew(after, before, 'resumed')).toBe(1);
+    expect(grew(after, before, 'turn')).toBe(1);
+    // The captions of the second segment carry the first.
+    const deltas = kiosk.ofType('transcript.delta').map((f) => f.text as string);
+    expect(deltas.at(-1)).toBe(final.text);
+    expect(deltas.filter((d) => d.includes('gare')).every((d) => d.startsWith('Je suis allée voir ma cousine Jeanne '))).toBe(true);
+    const context = rt.registry.list().find((s) => s.link !== null)!.actor.getSnapshot().context;
+    expect(context.window.filter((m) => m.role === 'user').map((m) => m.content)).toContain(final.text);
+    expect(context.window.some((m) => m.content === 'Je suis allée voir ma cousine Jeanne')).toBe(false);
+    kiosk.close();
+  }, 30_000);
+
+  it('an early flush that fails is the utterance’s failure: the SOS line is spoken, and the next utterance is heard', async () => {
+    const { kiosk } = await say([{ silenceMs: 400 }, 'Vous pouvez appeler ma fille ?', { silenceMs: 2500 }], 'error');
+    const sos = await kiosk.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
+    expect(sos).toMatchObject({ reason: 'transcription' });
+    expect(kiosk.ofType('transcript.final')).toHaveLength(0);
+    const script = await speechScript([{ silenceMs: 400 }, 'Il fait beau aujourd’hui.', { silenceMs: 2500 }]);
+    const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
+    voxtral.utterances.push({ text: 'Il fait beau aujourd’hui.', speech: script.speech.map((s) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset })) });
+    const from = kiosk.frames.length;
+    await kiosk.speak(script.pcm, 1);
+    const final = await kiosk.next('transcript.final', from);
+    expect(final.text).toBe('Il fait beau aujourd’hui.');
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, from);
+    kiosk.close();
+  }, 40_000);
+});
+
+it('the defaults it is tested at', () => {
+  expect(settings.STT_EARLY_FLUSH_MS).toBeGreaterThan(0);
+  expect(settings.STT_EARLY_FLUSH_MS).toBeLessThan(settings.ENDPOINT_MIN_MS);
+});

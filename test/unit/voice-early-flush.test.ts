@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { EarlyFlush } from '../../runtime/voice/early-flush.ts';
+
+/** 16 kHz: `ms` of audio, every sample set to `value` (tells chunks apart). */
+const chunk = (ms: number, value: number) => new Int16Array(ms * 16).fill(value);
+const samples = (chunks: Int16Array[]) => chunks.reduce((n, c) => n + c.length, 0);
+
+describe('the early flush of a pause', () => {
+  it('joins the flushed segments and the current text, and is final only for the pause it flushed in', () => {
+    const early = new EarlyFlush(300);
+    expect(early.text(' Une baleine ')).toBe('Une baleine');
+    early.begin(1);
+    early.pending = Promise.resolve();
+    expect(early.finalFor(1)).toBe(false);
+    early.settled(' Une baleine ');
+    expect(early.finalFor(1)).toBe(true);
+    expect(early.finalFor(2)).toBe(false);
+    expect(early.text('')).toBe('Une baleine');
+    early.release();
+    // The senior went on: the next segment's words follow, and the text is no longer final.
+    expect(early.finalFor(1)).toBe(false);
+    expect(early.text('la lettre U.')).toBe('Une baleine la lettre U.');
+    early.begin(2);
+    early.settled('la lettre U.');
+    expect(early.text('')).toBe('Une baleine la lettre U.');
+  });
+
+  it('an empty flush adds no segment; a failed one is not final', () => {
+    const early = new EarlyFlush(300);
+    early.begin(1);
+    early.settled('  ');
+    expect(early.text('')).toBe('');
+    early.begin(2);
+    early.failed(new Error('socket lost'));
+    expect(early.finalFor(2)).toBe(false);
+    expect(early.failure).toBeInstanceOf(Error);
+  });
+
+  it('holds the pause audio bounded to the pre-roll, and hands out exactly its last 300 ms when the senior goes on', () => {
+    const early = new EarlyFlush(300);
+    early.begin(1);
+    expect(early.holding).toBe(true);
+    // 2 s of pause in 20 ms chunks, then the chunk where speech came back.
+    for (let i = 0; i < 100; i++) early.hold(chunk(20, i));
+    const tail = early.release();
+    expect(early.holding).toBe(false);
+    expect(samples(tail)).toBe(300 * 16);
+    // The newest audio, in order: chunks 85 … 99.
+    expect(tail.map((c) => c[0])).toEqual(Array.from({ length: 15 }, (_, i) => 85 + i));
+  });
+
+  it('a pause shorter than the pre-roll hands out all of it; a chunk that straddles the bound is cut at its start', () => {
+    const short = new EarlyFlush(300);
+    short.begin(1);
+    short.hold(chunk(100, 1));
+    expect(samples(short.release())).toBe(100 * 16);
+    const odd = new EarlyFlush(300);
+    odd.begin(1);
+    for (let i = 0; i < 5; i++) odd.hold(chunk(70, i));
+    const tail = odd.release();
+    expect(samples(tail)).toBe(300 * 16);
+    expect(tail[0]!.length).toBe(20 * 16);
+    expect(tail.at(-1)![0]).toBe(4);
+  });
+});
