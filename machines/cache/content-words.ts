@@ -7,7 +7,7 @@
  * guard proves equivalence instead of guessing it, so a paraphrase it cannot prove is a miss
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
  */
-import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
+import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, PLURAL_SENSE_NOUNS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
 import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from './homographs.ts';
 import { NUMBER_WORDS } from './question-details.ts';
 
@@ -89,6 +89,7 @@ export function stem(word: string, infinitive = true): string {
 }
 
 const STOPS = new Set(fold(STOP_WORDS));
+const PLURAL_SENSE = new Set(fold(PLURAL_SENSE_NOUNS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
 
@@ -128,6 +129,8 @@ function listedInflection(word: string): string | undefined {
 export function contentKey(word: string, noun = false, said = word, infinitive = true): string {
   const listed = GROUPS.get(word) ?? listedInflection(word);
   if (listed) return listed;
+  // « les pâtes » are no « pâte »: such a plural keeps its « s » (« comptes », « règles » are verbs too, so a noun's place only).
+  if (noun && PLURAL_SENSE.has(word)) return word;
   if (noun) {
     // The plural and a final « e » only, as a verb's stem would (« de Pâques » / « quand Pâques »); a
     // final « é » is kept apart (« du pâté » / « des pâtes »).
@@ -285,6 +288,9 @@ function politeFrame(tokens: string[], i: number, modal: string): boolean {
   // « j'aimerais un livre », « je voudrais un café » ask for a thing, as « donne-moi » does.
   if (/^(voudrais|aimerais)$/.test(tokens[i]!) && /^(un|une|des|du|le|la|les|l)$/.test(tokens[i + 1] ?? '')) return true;
   if (modal !== 'm:can' && modal !== 'm:want') return false;
+  // « tu veux jouer aux cartes ? » asks what the one asked wants, « tu peux jouer… » whether they may:
+  // « vouloir » frames a request only with « bien » (« tu veux bien allumer ») or as « veuillez ».
+  if (modal === 'm:want' && tokens[i] !== 'veuillez' && tokens[i + 1] !== 'bien' && tokens[i + 2] !== 'bien') return false;
   const said = /^(tu|vous)$/.test(tokens[i - 1] ?? '') && !SUBJECTS.has(tokens[i - 2] ?? '');
   const inverted = /^(tu|vous)$/.test(tokens[i + 1] ?? '');
   return said || inverted || tokens[i] === 'veuillez';

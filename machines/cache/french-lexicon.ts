@@ -100,6 +100,14 @@ export const DATE_NOUNS = 'date dates';
  * Nouns that ask « how »: « c'est quoi la recette des crêpes », « la bonne façon de tailler un
  * rosier » ask what « comment on fait des crêpes », « comment on taille un rosier » ask.
  */
+/**
+ * Nouns whose plural is another word: « les pâtes » are pasta, « la pâte » dough; « les lunettes »
+ * glasses, « la lunette » a telescope; « les courses » the shopping, « la course » a race. A closed
+ * list, each in its plural form: said in the plural such a noun keeps its number, where any other
+ * noun's plural is the same noun (« les chats » / « le chat »).
+ */
+export const PLURAL_SENSE_NOUNS = 'pâtes lunettes courses affaires vacances toilettes économies échecs papiers soldes jumelles ciseaux provisions règles dames moyens comptes';
+
 export const HOW_NOUNS = 'recette recettes façon façons manière manières méthode méthodes astuce astuces technique techniques';
 
 /**
@@ -179,7 +187,7 @@ export const EQUIVALENTS: readonly string[] = [
   'télé télévision téléviseur tv',
   'voiture voitures auto autos automobile bagnole',
   'clé clés clef clefs trousseau',
-  'lunettes lunette',
+  'lunettes',
   'lumière lumières lampe lampes éclairage',
   'appeler appelle appelles appellent appelez appelons appelé appelée appellerai appellera appel appels téléphoner téléphone téléphones téléphoné téléphonez joindre contacter',
   'rdv',
