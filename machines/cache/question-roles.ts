@@ -161,8 +161,9 @@ const skipWord = (t: string[], k: number) => (t[k] === 'est' && t[k + 1] === 'ce
  * battu le Brésil » is not « le Brésil a battu la France », nor « le chat a griffé le chien » « le chien
  * a griffé le chat ». Two nouns on either side of a verb, in one clause with no preposition between, are
  * its doer and its undergoer, « doer>undergoer »; a passive (« a été battu par ») turns them round.
- * A noun after « à » takes the undergoer's place, as « à ma fille » does for people (« le chat a fait
- * peur au chien »), and after a thing undergone it is the doer's too (« le chat a donné la balle au chien »).
+ * A noun after « à » (or « pour », « après », « sur »… : UNDERGOER_PREPOSITIONS) takes the undergoer's place,
+ * as « à ma fille » does for people (« le chat a fait peur au chien »), and after a thing undergone it is the
+ * doer's too (« le chat a donné la balle au chien »).
  * A noun phrase is its head and its « de » complement (« la gamelle du chien », « le chien de mon fils »):
  * the head does or undergoes, and the links are kept (« gamelle<chien ») for phrasesAgree.
  * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »).
@@ -173,6 +174,12 @@ const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d 
 const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
 const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
 const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
+/**
+ * After these a noun undergoes what the clause's doer does, as after « à »: given or done for (« pour le
+ * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
+ * chat »). Not « avec », « contre », « entre », whose two sides are the same (« a joué contre le Brésil »).
+ */
+const UNDERGOER_PREPOSITIONS = new Set(['à', 'pour', 'après', 'sur', 'sous', 'derrière', 'devant', 'vers']);
 /** « du chien », « des voisins » straight after a noun, or « de » / « d' » before one: a complement. */
 const OF = new Set(['de', 'd']);
 const CONTRACTED_OF = new Set(['du', 'des']);
@@ -206,9 +213,9 @@ export function nounStructure(question: string, split: Words = words(question)):
   const nouns: Noun[] = [];
   for (let i = 0; i < t.length; i++) {
     const w = t[i]!;
-    // « au chien », « aux voisins », « à la voisine » (the folded « a » is « à » only as said).
-    const to = said[i] === 'au' || said[i] === 'aux' || (said[i] === 'à' && NOUN_DETERMINERS.has(t[i + 1] ?? '') && !boundary.has(i + 1));
-    const after = to && said[i] === 'à' ? i + 1 : i;
+    // « au chien », « aux voisins », « à la voisine », « pour le chien », « après le chat » (as said: the folded « a » is also « has », « sur » also « sûr »).
+    const to = said[i] === 'au' || said[i] === 'aux' || (UNDERGOER_PREPOSITIONS.has(said[i]!) && NOUN_DETERMINERS.has(t[i + 1] ?? '') && !boundary.has(i + 1));
+    const after = to && UNDERGOER_PREPOSITIONS.has(said[i]!) ? i + 1 : i;
     if (to || (NOUN_DETERMINERS.has(w) && !(/^(le|la|les|l)$/.test(w) && (SUBJECT_PRONOUNS.has(t[i - 1] ?? '') || OBJECT_CLITICS.has(t[i - 1] ?? '')) && i > 0))) {
       let n = after + 1;
       if (PRE_ADJECTIVES.has(t[n] ?? '')) n += 1;

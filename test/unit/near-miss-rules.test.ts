@@ -236,14 +236,18 @@ describe.each([
     ],
   },
   {
-    rule: 'a noun after « à » takes the undergoer’s place, as « à ma fille » does for people',
+    rule: 'a noun after « à » (« pour », « après », « sur »…) takes the undergoer’s place, as « à ma fille » does for people',
     nearMisses: [
       ['Le coq a fait peur au renard ?', 'Le renard a fait peur au coq ?'],
       // after a thing undergone, the thing's doer gives to it
       ['Le chat a apporté la souris au chien ?', 'Le chien a apporté la souris au chat ?'],
+      // « pour », « après », « sur »… as « à »
+      ['Le chat a acheté un cadeau pour le chien ?', 'Le chien a acheté un cadeau pour le chat ?'],
+      ['Le chat court après le chien ?', 'Le chien court après le chat ?'],
     ],
     paraphrases: [
       ['Le coq a fait peur au renard ?', 'Le coq, il a fait peur au renard ?'],
+      ['Le chat dort sur le canapé ?', 'Sur le canapé, le chat dort ?'],
       ['Le facteur a apporté le colis au voisin ?', 'Le colis, le facteur l’a apporté au voisin ?'],
     ],
   },
