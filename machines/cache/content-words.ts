@@ -219,6 +219,26 @@ const HAPPENED = 't:happened';
 const FUTURE = 't:future';
 OPPOSITES.set(PAST, new Set([FUTURE]));
 OPPOSITES.set(FUTURE, new Set([PAST]));
+/**
+ * Whom the verb acts on: its doer itself (« il s'est coupé », « je me suis levée ») or another (« il l'a
+ * coupé », « je lui ai dit »). A reflexive clitic on one side and an object clitic on the other refuse.
+ */
+const ITSELF = 'c:itself';
+const ANOTHER = 'c:another';
+OPPOSITES.set(ITSELF, new Set([ANOTHER]));
+OPPOSITES.set(ANOTHER, new Set([ITSELF]));
+const THIRD_PERSONS = new Set(['il', 'elle', 'on', 'ils', 'elles']);
+const OBJECT_CLITICS = new Set(['le', 'la', 'les', 'l', 'lui', 'leur']);
+/** The clitic at `i` after a subject pronoun (a « ne » between): the verb's doer itself, another, or neither. */
+function cliticTarget(tokens: string[], i: number): string | undefined {
+  const subject = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? tokens[i - 2] : tokens[i - 1];
+  if (subject === undefined || !SUBJECTS.has(subject) && subject !== 'tu') return undefined;
+  const w = tokens[i]!;
+  // « s'il », « s'ils »: « si », no clitic.
+  if ((w === 'se' || (w === 's' && !/^ils?$/.test(tokens[i + 1] ?? ''))) && THIRD_PERSONS.has(subject)) return ITSELF;
+  if (((w === 'me' || w === 'm') && /^(je|j)$/.test(subject)) || ((w === 'te' || w === 't') && subject === 'tu')) return ITSELF;
+  return OBJECT_CLITICS.has(w) ? ANOTHER : undefined;
+}
 const ALLER = '=aller';
 const INFINITIVE = /(er|ir|re|oir)$/;
 const CLITICS = new Set(['moi', 'toi', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'je', 'j', 'tu', 'il', 'elle', 'on', 'ils', 'elles', 'ne', 'n', 'pas', 'plus', 'jamais', 'bien', 'déjà', 'encore', 'toujours', 'tout']);
@@ -354,6 +374,8 @@ export function contentSignature(question: string, split: Words = words(question
     if (ETRE.has(said[i]!) && participle(nextWord(said, i), 'etre')) contrasts.add(PAST);
     if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
     if (imperfect(word)) contrasts.add(PAST);
+    const target = cliticTarget(tokens, i);
+    if (target) contrasts.add(target);
     // « qu'est-ce que » and « ce que » (« dis-moi ce qu'il y a ») ask « what », as « quoi » and « quel » do;
     // « est-ce que » only makes a question.
     if (word === 'qu' && tokens[i + 1] === 'est' && tokens[i + 2] === 'ce') {

@@ -172,6 +172,7 @@ export const EQUIVALENTS: readonly string[] = [
   'mon ma mes',
   'ton ta tes votre vos',
   'son sa ses',
+  'leur leurs',
   // people and care
   'médecin médecins docteur docteurs toubib généraliste',
   'mère maman mères mamans',
@@ -361,6 +362,21 @@ export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
   ['mon', 'ton'],
   ['mon', 'son'],
   ['ton', 'son'],
+  // every possessor's person, the plurals too: « leur chien » is not « mon chien », « notre fille » not « sa fille »
+  ['leur', 'mon'],
+  ['leur', 'ton'],
+  ['leur', 'son'],
+  ['notre', 'ton'],
+  ['notre', 'son'],
+  ['notre', 'leur'],
+  ['nos', 'ton'],
+  ['nos', 'son'],
+  ['nos', 'leur'],
+  // with and without: « un gâteau au chocolat » is no « gâteau sans chocolat »
+  ['au', 'sans'],
+  ['aux', 'sans'],
+  // a choice is not a sum: « chez ma sœur ou chez mon frère » is not « … et chez mon frère »
+  ['ou', 'et'],
 ];
 
 /** Question words: they decide what kind of answer is wanted, so they must match like content words. */

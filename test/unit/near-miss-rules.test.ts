@@ -295,6 +295,41 @@ describe.each([
       ['Tu comptes partir quand ?', 'Vous comptez partir quand ?'],
     ],
   },
+  {
+    rule: 'every possessor’s person counts, the plural ones too',
+    nearMisses: [
+      ['Leur chien est malade ?', 'Mon chien est malade ?'],
+      ['Notre voiture est au garage ?', 'Sa voiture est au garage ?'],
+    ],
+    paraphrases: [
+      ['Leurs enfants viennent dimanche ?', 'Est-ce que leurs enfants viennent dimanche ?'],
+      // « leur » the pronoun is « to them »
+      ['Je leur téléphone ce soir ?', 'Je les appelle ce soir ?'],
+    ],
+  },
+  {
+    rule: 'with is not without, and a choice is not a sum',
+    nearMisses: [
+      ['Le gâteau est au chocolat ?', 'Le gâteau est sans chocolat ?'],
+      ['On va chez ma sœur ou chez mon frère ?', 'On va chez ma sœur et chez mon frère ?'],
+    ],
+    paraphrases: [
+      ['Tu préfères le thé ou le café ?', 'Tu préfères le café ou le thé ?'],
+      ['Je prends mon café sans sucre ?', 'Mon café, je le prends sans sucre ?'],
+    ],
+  },
+  {
+    rule: 'a verb acting on its doer is not a verb acting on another',
+    nearMisses: [
+      ['Il s’est coupé avec le couteau ?', 'Il l’a coupé avec le couteau ?'],
+      ['Elle se lave les mains ?', 'Elle lui lave les mains ?'],
+    ],
+    paraphrases: [
+      ['Il se lève à quelle heure ?', 'À quelle heure il se lève ?'],
+      // « s'il » is « si il »
+      ['S’il pleut, on reste ?', 'On reste s’il pleut ?'],
+    ],
+  },
 ])('$rule', ({ nearMisses, paraphrases }) => {
   it.each(nearMisses)('refuses « %s » / « %s »', (a, b) => expect(agree(a, b)).toBe(false));
   it.each(paraphrases)('lets « %s » / « %s » through', (a, b) => expect(agree(a, b)).toBe(true));
