@@ -166,7 +166,8 @@ const skipWord = (t: string[], k: number) => (t[k] === 'est' && t[k + 1] === 'ce
  * doer's too (« le chat a donné la balle au chien »).
  * A noun phrase is its head and its « de » complement (« la gamelle du chien », « le chien de mon fils »):
  * the head does or undergoes, and the links are kept (« gamelle<chien ») for phrasesAgree.
- * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »).
+ * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »); with a
+ * place it puts the first noun in the second (« la boîte est dans le carton », « … sous la table »).
  * Two questions disagree only when one orders a pair the other orders the other way (ordersAgree).
  */
 const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d !== 'aux'));
@@ -180,6 +181,8 @@ const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
  * chat »). Not « avec », « contre », « entre », whose two sides are the same (« a joué contre le Brésil »).
  */
 const UNDERGOER_PREPOSITIONS = new Set(['à', 'pour', 'après', 'sur', 'sous', 'derrière', 'devant', 'vers']);
+/** Where « être » puts a thing: « dans le frigo », « chez ma fille ». */
+const IN = new Set(['dans', 'chez']);
 /** « du chien », « des voisins » straight after a noun, or « de » / « d' » before one: a complement. */
 const OF = new Set(['de', 'd']);
 const CONTRACTED_OF = new Set(['du', 'des']);
@@ -257,10 +260,13 @@ export function nounStructure(question: string, split: Words = words(question)):
     const first = nouns[head(k)]!;
     if (between.length === 0 || first.key === b.key || first.to) continue;
     const passive = between.at(-1) === 'par';
-    const verbs = (passive ? between.slice(0, -1) : between).filter((w) => !BESIDE_VERB.has(w) || AUXILIARIES.has(w));
+    // « le lait est dans le frigo »: « être » and a place put the first noun in the second.
+    const inside = !passive && IN.has(between.at(-1)!);
+    const verbs = (passive || inside ? between.slice(0, -1) : between).filter((w) => !BESIDE_VERB.has(w) || AUXILIARIES.has(w));
     if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
-    // « être » with nothing but an adjective or itself: a copula, no doer.
-    if (!passive && verbs.every((w) => FOLDED_ETRE.has(w))) continue;
+    // « être » with nothing but an adjective or itself: a copula, no doer — unless a place follows (« est sous la table »).
+    if (!passive && verbs.every((w) => FOLDED_ETRE.has(w)) && !inside && !b.to) continue;
+    if (inside && !verbs.every((w) => FOLDED_ETRE.has(w))) continue;
     if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
     if (b.to && passive) continue;
     if (!passive) doers.set(k + 1, head(k));

@@ -244,10 +244,13 @@ describe.each([
       // « pour », « après », « sur »… as « à »
       ['Le chat a acheté un cadeau pour le chien ?', 'Le chien a acheté un cadeau pour le chat ?'],
       ['Le chat court après le chien ?', 'Le chien court après le chat ?'],
+      // « être » and a place put the first noun in the second
+      ['La boîte est dans le carton ?', 'Le carton est dans la boîte ?'],
     ],
     paraphrases: [
       ['Le coq a fait peur au renard ?', 'Le coq, il a fait peur au renard ?'],
       ['Le chat dort sur le canapé ?', 'Sur le canapé, le chat dort ?'],
+      ['La boîte est dans le carton ?', 'Est-ce que la boîte est dans le carton ?'],
       ['Le facteur a apporté le colis au voisin ?', 'Le colis, le facteur l’a apporté au voisin ?'],
     ],
   },
