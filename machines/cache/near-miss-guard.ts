@@ -17,8 +17,9 @@ export interface QuestionGuard {
   roles: string[];
   /** Nouns around a verb, doer first: « france>bresil ». */
   order: string[];
-  /** Noun phrases, head first (« gamelle<chien »), and every noun's key. */
+  /** Noun phrases, head first (« gamelle<chien »), the order's pairs reached through a preposition, and every noun's key. */
   phrases: string[];
+  toward: string[];
   nouns: string[];
 }
 

@@ -190,6 +190,8 @@ const CONTRACTED_OF = new Set(['du', 'des']);
 export interface NounStructure {
   /** Nouns around a verb, doer first: « france>bresil ». */
   order: string[];
+  /** The pairs of `order` whose undergoer follows « à », « pour », « sur »…: « chien>voisin » in « le chien aboie sur le voisin ». */
+  toward: string[];
   /** Each noun phrase's head and its « de » complement: « gamelle<chien ». */
   phrases: string[];
   /** Every noun's key, for phrasesAgree: a link only counts against a question naming both nouns. */
@@ -243,6 +245,7 @@ export function nounStructure(question: string, split: Words = words(question)):
   /** A phrase's head: « le chien de mon fils » does what « le chien » does. */
   const head = (k: number): number => (nouns[k]!.of === undefined ? k : head(nouns[k]!.of!));
   const order: string[] = [];
+  const toward: string[] = [];
   /** Each undergoer's doer, by index: « la balle » in « le chat a donné la balle » is the chat's. */
   const doers = new Map<number, number>();
   for (let k = 0; k + 1 < nouns.length; k++) {
@@ -255,6 +258,7 @@ export function nounStructure(question: string, split: Words = words(question)):
     if (between.length === 0 && b.to && doers.has(k)) {
       const doer = nouns[doers.get(k)!]!;
       if (doer.key !== b.key) order.push(`${doer.key}>${b.key}`);
+      if (doer.key !== b.key) toward.push(`${doer.key}>${b.key}`);
       continue;
     }
     const first = nouns[head(k)]!;
@@ -271,8 +275,9 @@ export function nounStructure(question: string, split: Words = words(question)):
     if (b.to && passive) continue;
     if (!passive) doers.set(k + 1, head(k));
     order.push(passive ? `${b.key}>${first.key}` : `${first.key}>${b.key}`);
+    if (b.to) toward.push(`${first.key}>${b.key}`);
   }
-  return { order, phrases, nouns: [...new Set(nouns.map((n) => n.key))] };
+  return { order, toward, phrases, nouns: [...new Set(nouns.map((n) => n.key))] };
 }
 const STOP_WORDS_SET = new Set(fold(STOP_WORDS));
 /** A noun's plural is the same noun (« les chats » / « le chat »). */
@@ -289,11 +294,12 @@ export function ordersAgree(a: readonly string[], b: readonly string[]): boolean
  * or the two turned round (« la fille de ma sœur » / « la sœur de ma fille »). A link the other question
  * does not contradict (« la lumière du salon » / « la lumière dans le salon ») agrees.
  */
-export function phrasesAgree(a: Pick<NounStructure, 'phrases' | 'nouns'>, b: Pick<NounStructure, 'phrases' | 'nouns'>): boolean {
-  const contradicts = (x: typeof a, y: typeof b) =>
+export function phrasesAgree(a: Pick<NounStructure, 'phrases' | 'nouns' | 'toward'>, b: Pick<NounStructure, 'phrases' | 'nouns' | 'toward'>): boolean {
+  const contradicts = (x: typeof a, y: typeof b): boolean =>
     y.phrases.some((link) => {
       const [h, c] = link.split('<') as [string, string];
-      return x.phrases.includes(`${c}<${h}`) || (x.nouns.includes(h) && x.nouns.includes(c) && !x.phrases.includes(link) && x.phrases.some((l) => l.startsWith(`${h}<`) || l.endsWith(`<${c}`)));
+      // « le chien du voisin » is no « le chien aboie sur le voisin »: there one does something toward the other.
+      return x.phrases.includes(`${c}<${h}`) || x.toward.includes(`${h}>${c}`) || x.toward.includes(`${c}>${h}`) || (x.nouns.includes(h) && x.nouns.includes(c) && !x.phrases.includes(link) && x.phrases.some((l) => l.startsWith(`${h}<`) || l.endsWith(`<${c}`)));
     });
   return !contradicts(a, b) && !contradicts(b, a);
 }

@@ -263,8 +263,12 @@ describe.each([
       ['La niche du chien est à côté de la cabane du lapin ?', 'La niche du lapin est à côté de la cabane du chien ?'],
       // the head does what the phrase does
       ['Le chien de Paul a mordu le chat de Marie ?', 'Le chat de Marie a mordu le chien de Paul ?'],
+      // a possessor is not what the head acts toward
+      ['Le cheval de la ferme galope ?', 'Le cheval galope vers la ferme ?'],
     ],
     paraphrases: [
+      // a possessor has what it possesses
+      ['Les branches du pommier sont cassées ?', 'Le pommier a les branches cassées ?'],
       // a link the other question does not contradict
       ['La lampe du salon est allumée ?', 'Dans le salon, la lampe est allumée ?'],
       ['La clé de la cave est où ?', 'Où est la clé de la cave ?'],
