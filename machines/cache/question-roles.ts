@@ -180,9 +180,9 @@ const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
  * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
  * chat »). Not « avec », « contre », « entre », whose two sides are the same (« a joué contre le Brésil »).
  */
-const UNDERGOER_PREPOSITIONS = new Set(['à', 'pour', 'après', 'sur', 'sous', 'derrière', 'devant', 'vers']);
-/** Where « être » puts a thing: « dans le frigo », « chez ma fille ». */
-const IN = new Set(['dans', 'chez']);
+const UNDERGOER_PREPOSITIONS = new Set(['à', 'pour', 'après', 'sur', 'sous', 'derrière', 'devant', 'vers', 'chez']);
+/** Where « être » puts a thing: « dans le frigo » (« chez », « sous »… are UNDERGOER_PREPOSITIONS). */
+const IN = new Set(['dans']);
 /** « du chien », « des voisins » straight after a noun, or « de » / « d' » before one: a complement. */
 const OF = new Set(['de', 'd']);
 const CONTRACTED_OF = new Set(['du', 'des']);
@@ -229,7 +229,11 @@ export function nounStructure(question: string, split: Words = words(question)):
         nouns.push({ at: n, from: i, key: stemNoun(noun), to });
         i = n;
       }
-    } else if (capital[i] && i > 0 && !boundary.has(i) && !NOT_NAMES.has(w) && !QUESTIONS.has(w) && w.length > 1) nouns.push({ at: i, from: i, key: w, to: false });
+    } else if (capital[i] && i > 0 && !boundary.has(i) && !NOT_NAMES.has(w) && !QUESTIONS.has(w) && w.length > 1) {
+      // « chez Lucie », « à Paul »: a name after such a preposition undergoes, as a noun does.
+      const after = UNDERGOER_PREPOSITIONS.has(said[i - 1]!);
+      nouns.push({ at: i, from: after ? i - 1 : i, key: w, to: after });
+    }
   }
   const phrases: string[] = [];
   for (let k = 1; k < nouns.length; k++) {

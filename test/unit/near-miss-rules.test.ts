@@ -251,6 +251,7 @@ describe.each([
       ['Le coq a fait peur au renard ?', 'Le coq, il a fait peur au renard ?'],
       ['Le chat dort sur le canapé ?', 'Sur le canapé, le chat dort ?'],
       ['La boîte est dans le carton ?', 'Est-ce que la boîte est dans le carton ?'],
+      ['Le chien dort chez ma sœur ?', 'Est-ce que le chien dort chez ma sœur ?'],
       ['Le facteur a apporté le colis au voisin ?', 'Le colis, le facteur l’a apporté au voisin ?'],
     ],
   },
@@ -263,8 +264,9 @@ describe.each([
       ['La niche du chien est à côté de la cabane du lapin ?', 'La niche du lapin est à côté de la cabane du chien ?'],
       // the head does what the phrase does
       ['Le chien de Paul a mordu le chat de Marie ?', 'Le chat de Marie a mordu le chien de Paul ?'],
-      // a possessor is not what the head acts toward
+      // a possessor is not what the head acts toward, nor where it is (« chez », a name too)
       ['Le cheval de la ferme galope ?', 'Le cheval galope vers la ferme ?'],
+      ['Le chien de Lucie dort chez nous ?', 'Le chien dort chez Lucie ?'],
     ],
     paraphrases: [
       // a possessor has what it possesses
