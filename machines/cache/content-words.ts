@@ -7,7 +7,7 @@
  * guard proves equivalence instead of guessing it, so a paraphrase it cannot prove is a miss
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
  */
-import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
+import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, PLURAL_SENSE_NOUNS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
 import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from './homographs.ts';
 import { NUMBER_WORDS } from './question-details.ts';
 
@@ -89,6 +89,7 @@ export function stem(word: string, infinitive = true): string {
 }
 
 const STOPS = new Set(fold(STOP_WORDS));
+const PLURAL_SENSE = new Set(fold(PLURAL_SENSE_NOUNS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
 
@@ -128,6 +129,8 @@ function listedInflection(word: string): string | undefined {
 export function contentKey(word: string, noun = false, said = word, infinitive = true): string {
   const listed = GROUPS.get(word) ?? listedInflection(word);
   if (listed) return listed;
+  // « les pâtes » are no « pâte »: such a plural keeps its « s » (« comptes », « règles » are verbs too, so a noun's place only).
+  if (noun && PLURAL_SENSE.has(word)) return word;
   if (noun) {
     // The plural and a final « e » only, as a verb's stem would (« de Pâques » / « quand Pâques »); a
     // final « é » is kept apart (« du pâté » / « des pâtes »).
@@ -216,6 +219,26 @@ const HAPPENED = 't:happened';
 const FUTURE = 't:future';
 OPPOSITES.set(PAST, new Set([FUTURE]));
 OPPOSITES.set(FUTURE, new Set([PAST]));
+/**
+ * Whom the verb acts on: its doer itself (« il s'est coupé », « je me suis levée ») or another (« il l'a
+ * coupé », « je lui ai dit »). A reflexive clitic on one side and an object clitic on the other refuse.
+ */
+const ITSELF = 'c:itself';
+const ANOTHER = 'c:another';
+OPPOSITES.set(ITSELF, new Set([ANOTHER]));
+OPPOSITES.set(ANOTHER, new Set([ITSELF]));
+const THIRD_PERSONS = new Set(['il', 'elle', 'on', 'ils', 'elles']);
+const OBJECT_CLITICS = new Set(['le', 'la', 'les', 'l', 'lui', 'leur']);
+/** The clitic at `i` after a subject pronoun (a « ne » between): the verb's doer itself, another, or neither. */
+function cliticTarget(tokens: string[], i: number): string | undefined {
+  const subject = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? tokens[i - 2] : tokens[i - 1];
+  if (subject === undefined || !SUBJECTS.has(subject) && subject !== 'tu') return undefined;
+  const w = tokens[i]!;
+  // « s'il », « s'ils »: « si », no clitic.
+  if ((w === 'se' || (w === 's' && !/^ils?$/.test(tokens[i + 1] ?? ''))) && THIRD_PERSONS.has(subject)) return ITSELF;
+  if (((w === 'me' || w === 'm') && /^(je|j)$/.test(subject)) || ((w === 'te' || w === 't') && subject === 'tu')) return ITSELF;
+  return OBJECT_CLITICS.has(w) ? ANOTHER : undefined;
+}
 const ALLER = '=aller';
 const INFINITIVE = /(er|ir|re|oir)$/;
 const CLITICS = new Set(['moi', 'toi', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'je', 'j', 'tu', 'il', 'elle', 'on', 'ils', 'elles', 'ne', 'n', 'pas', 'plus', 'jamais', 'bien', 'déjà', 'encore', 'toujours', 'tout']);
@@ -285,6 +308,9 @@ function politeFrame(tokens: string[], i: number, modal: string): boolean {
   // « j'aimerais un livre », « je voudrais un café » ask for a thing, as « donne-moi » does.
   if (/^(voudrais|aimerais)$/.test(tokens[i]!) && /^(un|une|des|du|le|la|les|l)$/.test(tokens[i + 1] ?? '')) return true;
   if (modal !== 'm:can' && modal !== 'm:want') return false;
+  // « tu veux jouer aux cartes ? » asks what the one asked wants, « tu peux jouer… » whether they may:
+  // « vouloir » frames a request only with « bien » (« tu veux bien allumer ») or as « veuillez ».
+  if (modal === 'm:want' && tokens[i] !== 'veuillez' && tokens[i + 1] !== 'bien' && tokens[i + 2] !== 'bien') return false;
   const said = /^(tu|vous)$/.test(tokens[i - 1] ?? '') && !SUBJECTS.has(tokens[i - 2] ?? '');
   const inverted = /^(tu|vous)$/.test(tokens[i + 1] ?? '');
   return said || inverted || tokens[i] === 'veuillez';
@@ -348,6 +374,8 @@ export function contentSignature(question: string, split: Words = words(question
     if (ETRE.has(said[i]!) && participle(nextWord(said, i), 'etre')) contrasts.add(PAST);
     if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
     if (imperfect(word)) contrasts.add(PAST);
+    const target = cliticTarget(tokens, i);
+    if (target) contrasts.add(target);
     // « qu'est-ce que » and « ce que » (« dis-moi ce qu'il y a ») ask « what », as « quoi » and « quel » do;
     // « est-ce que » only makes a question.
     if (word === 'qu' && tokens[i + 1] === 'est' && tokens[i + 2] === 'ce') {

@@ -100,6 +100,14 @@ export const DATE_NOUNS = 'date dates';
  * Nouns that ask « how »: « c'est quoi la recette des crêpes », « la bonne façon de tailler un
  * rosier » ask what « comment on fait des crêpes », « comment on taille un rosier » ask.
  */
+/**
+ * Nouns whose plural is another word: « les pâtes » are pasta, « la pâte » dough; « les lunettes »
+ * glasses, « la lunette » a telescope; « les courses » the shopping, « la course » a race. A closed
+ * list, each in its plural form: said in the plural such a noun keeps its number, where any other
+ * noun's plural is the same noun (« les chats » / « le chat »).
+ */
+export const PLURAL_SENSE_NOUNS = 'pâtes lunettes courses affaires vacances toilettes économies échecs papiers soldes jumelles ciseaux provisions règles dames moyens comptes';
+
 export const HOW_NOUNS = 'recette recettes façon façons manière manières méthode méthodes astuce astuces technique techniques';
 
 /**
@@ -164,6 +172,7 @@ export const EQUIVALENTS: readonly string[] = [
   'mon ma mes',
   'ton ta tes votre vos',
   'son sa ses',
+  'leur leurs',
   // people and care
   'médecin médecins docteur docteurs toubib généraliste',
   'mère maman mères mamans',
@@ -179,7 +188,7 @@ export const EQUIVALENTS: readonly string[] = [
   'télé télévision téléviseur tv',
   'voiture voitures auto autos automobile bagnole',
   'clé clés clef clefs trousseau',
-  'lunettes lunette',
+  'lunettes',
   'lumière lumières lampe lampes éclairage',
   'appeler appelle appelles appellent appelez appelons appelé appelée appellerai appellera appel appels téléphoner téléphone téléphones téléphoné téléphonez joindre contacter',
   'rdv',
@@ -353,6 +362,21 @@ export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
   ['mon', 'ton'],
   ['mon', 'son'],
   ['ton', 'son'],
+  // every possessor's person, the plurals too: « leur chien » is not « mon chien », « notre fille » not « sa fille »
+  ['leur', 'mon'],
+  ['leur', 'ton'],
+  ['leur', 'son'],
+  ['notre', 'ton'],
+  ['notre', 'son'],
+  ['notre', 'leur'],
+  ['nos', 'ton'],
+  ['nos', 'son'],
+  ['nos', 'leur'],
+  // with and without: « un gâteau au chocolat » is no « gâteau sans chocolat »
+  ['au', 'sans'],
+  ['aux', 'sans'],
+  // a choice is not a sum: « chez ma sœur ou chez mon frère » is not « … et chez mon frère »
+  ['ou', 'et'],
 ];
 
 /** Question words: they decide what kind of answer is wanted, so they must match like content words. */

@@ -161,7 +161,13 @@ const skipWord = (t: string[], k: number) => (t[k] === 'est' && t[k + 1] === 'ce
  * battu le Brésil » is not « le Brésil a battu la France », nor « le chat a griffé le chien » « le chien
  * a griffé le chat ». Two nouns on either side of a verb, in one clause with no preposition between, are
  * its doer and its undergoer, « doer>undergoer »; a passive (« a été battu par ») turns them round.
- * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »).
+ * A noun after « à » (or « pour », « après », « sur »… : UNDERGOER_PREPOSITIONS) takes the undergoer's place,
+ * as « à ma fille » does for people (« le chat a fait peur au chien »), and after a thing undergone it is the
+ * doer's too (« le chat a donné la balle au chien »).
+ * A noun phrase is its head and its « de » complement (« la gamelle du chien », « le chien de mon fils »):
+ * the head does or undergoes, and the links are kept (« gamelle<chien ») for phrasesAgree.
+ * The copula « être » alone orders nothing (« Paris est la capitale » / « la capitale est Paris »); with a
+ * place it puts the first noun in the second (« la boîte est dans le carton », « … sous la table »).
  * Two questions disagree only when one orders a pair the other orders the other way (ordersAgree).
  */
 const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d !== 'aux'));
@@ -169,38 +175,113 @@ const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d 
 const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
 const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
 const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
+/**
+ * After these a noun undergoes what the clause's doer does, as after « à »: given or done for (« pour le
+ * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
+ * chat »). Not « avec », « contre », « entre », whose two sides are the same (« a joué contre le Brésil »).
+ */
+const UNDERGOER_PREPOSITIONS = new Set(['à', 'pour', 'après', 'sur', 'sous', 'derrière', 'devant', 'vers', 'chez']);
+/** Where « être » puts a thing: « dans le frigo » (« chez », « sous »… are UNDERGOER_PREPOSITIONS). */
+const IN = new Set(['dans']);
+/** « du chien », « des voisins » straight after a noun, or « de » / « d' » before one: a complement. */
+const OF = new Set(['de', 'd']);
+const CONTRACTED_OF = new Set(['du', 'des']);
+
+export interface NounStructure {
+  /** Nouns around a verb, doer first: « france>bresil ». */
+  order: string[];
+  /** The pairs of `order` whose undergoer follows « à », « pour », « sur »…: « chien>voisin » in « le chien aboie sur le voisin ». */
+  toward: string[];
+  /** Each noun phrase's head and its « de » complement: « gamelle<chien ». */
+  phrases: string[];
+  /** Every noun's key, for phrasesAgree: a link only counts against a question naming both nouns. */
+  nouns: string[];
+}
+
+interface Noun {
+  at: number;
+  from: number;
+  key: string;
+  /** After « à », « au », « aux »: an undergoer, never a doer. */
+  to: boolean;
+  /** The noun this one completes (« du chien » after « la gamelle »), by index in the list. */
+  of?: number;
+}
+
 export function nounOrder(question: string, split: Words = words(question)): string[] {
-  const { folded: t, capital, boundary } = split;
+  return nounStructure(question, split).order;
+}
+
+export function nounStructure(question: string, split: Words = words(question)): NounStructure {
+  const { said, folded: t, capital, boundary } = split;
   // The nouns: after a determiner (an adjective between allowed), or a capitalised word past the first.
-  const nouns: { at: number; from: number; key: string }[] = [];
+  const nouns: Noun[] = [];
   for (let i = 0; i < t.length; i++) {
     const w = t[i]!;
-    if (NOUN_DETERMINERS.has(w) && !(/^(le|la|les|l)$/.test(w) && (SUBJECT_PRONOUNS.has(t[i - 1] ?? '') || OBJECT_CLITICS.has(t[i - 1] ?? '')) && i > 0)) {
-      let n = i + 1;
+    // « au chien », « aux voisins », « à la voisine », « pour le chien », « après le chat » (as said: the folded « a » is also « has », « sur » also « sûr »).
+    const to = said[i] === 'au' || said[i] === 'aux' || (UNDERGOER_PREPOSITIONS.has(said[i]!) && NOUN_DETERMINERS.has(t[i + 1] ?? '') && !boundary.has(i + 1));
+    const after = to && UNDERGOER_PREPOSITIONS.has(said[i]!) ? i + 1 : i;
+    if (to || (NOUN_DETERMINERS.has(w) && !(/^(le|la|les|l)$/.test(w) && (SUBJECT_PRONOUNS.has(t[i - 1] ?? '') || OBJECT_CLITICS.has(t[i - 1] ?? '')) && i > 0))) {
+      let n = after + 1;
       if (PRE_ADJECTIVES.has(t[n] ?? '')) n += 1;
       const noun = t[n];
       if (noun !== undefined && !STOP_WORDS_SET.has(noun) && !boundary.has(n)) {
-        nouns.push({ at: n, from: i, key: stemNoun(noun) });
+        nouns.push({ at: n, from: i, key: stemNoun(noun), to });
         i = n;
       }
-    } else if (capital[i] && i > 0 && !boundary.has(i) && !NOT_NAMES.has(w) && !QUESTIONS.has(w) && w.length > 1) nouns.push({ at: i, from: i, key: w });
+    } else if (capital[i] && i > 0 && !boundary.has(i) && !NOT_NAMES.has(w) && !QUESTIONS.has(w) && w.length > 1) {
+      // « chez Lucie », « à Paul »: a name after such a preposition undergoes, as a noun does.
+      const after = UNDERGOER_PREPOSITIONS.has(said[i - 1]!);
+      nouns.push({ at: i, from: after ? i - 1 : i, key: w, to: after });
+    }
   }
-  const order: string[] = [];
-  for (let k = 0; k + 1 < nouns.length; k++) {
-    const a = nouns[k]!;
-    const b = nouns[k + 1]!;
+  const phrases: string[] = [];
+  for (let k = 1; k < nouns.length; k++) {
+    const a = nouns[k - 1]!;
+    const b = nouns[k]!;
     const between = t.slice(a.at + 1, b.from);
-    if (between.length === 0 || a.key === b.key) continue;
-    if ([...Array(b.from - a.at).keys()].some((d) => boundary.has(a.at + 1 + d))) continue;
-    const passive = between.at(-1) === 'par';
-    const verbs = (passive ? between.slice(0, -1) : between).filter((w) => !BESIDE_VERB.has(w) || AUXILIARIES.has(w));
-    if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
-    // « être » with nothing but an adjective or itself: a copula, no doer.
-    if (!passive && verbs.every((w) => FOLDED_ETRE.has(w))) continue;
-    if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
-    order.push(passive ? `${b.key}>${a.key}` : `${a.key}>${b.key}`);
+    const linked = (between.length === 0 && CONTRACTED_OF.has(t[b.from]!)) || (between.length === 1 && OF.has(between[0]!));
+    if (linked && !b.to && !boundary.has(b.from) && a.key !== b.key) {
+      b.of = k - 1;
+      phrases.push(`${a.key}<${b.key}`);
+    }
   }
-  return order;
+  /** A phrase's head: « le chien de mon fils » does what « le chien » does. */
+  const head = (k: number): number => (nouns[k]!.of === undefined ? k : head(nouns[k]!.of!));
+  const order: string[] = [];
+  const toward: string[] = [];
+  /** Each undergoer's doer, by index: « la balle » in « le chat a donné la balle » is the chat's. */
+  const doers = new Map<number, number>();
+  for (let k = 0; k + 1 < nouns.length; k++) {
+    const b = nouns[k + 1]!;
+    if (b.of !== undefined) continue;
+    const a = nouns[k]!;
+    const between = t.slice(a.at + 1, b.from);
+    if ([...Array(Math.max(0, b.from - a.at)).keys()].some((d) => boundary.has(a.at + 1 + d))) continue;
+    // « … a donné la balle au chien »: the thing's doer gives to the noun after « à » too.
+    if (between.length === 0 && b.to && doers.has(k)) {
+      const doer = nouns[doers.get(k)!]!;
+      if (doer.key !== b.key) order.push(`${doer.key}>${b.key}`);
+      if (doer.key !== b.key) toward.push(`${doer.key}>${b.key}`);
+      continue;
+    }
+    const first = nouns[head(k)]!;
+    if (between.length === 0 || first.key === b.key || first.to) continue;
+    const passive = between.at(-1) === 'par';
+    // « le lait est dans le frigo »: « être » and a place put the first noun in the second.
+    const inside = !passive && IN.has(between.at(-1)!);
+    const verbs = (passive || inside ? between.slice(0, -1) : between).filter((w) => !BESIDE_VERB.has(w) || AUXILIARIES.has(w));
+    if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
+    // « être » with nothing but an adjective or itself: a copula, no doer — unless a place follows (« est sous la table »).
+    if (!passive && verbs.every((w) => FOLDED_ETRE.has(w)) && !inside && !b.to) continue;
+    if (inside && !verbs.every((w) => FOLDED_ETRE.has(w))) continue;
+    if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
+    if (b.to && passive) continue;
+    if (!passive) doers.set(k + 1, head(k));
+    order.push(passive ? `${b.key}>${first.key}` : `${first.key}>${b.key}`);
+    if (b.to) toward.push(`${first.key}>${b.key}`);
+  }
+  return { order, toward, phrases, nouns: [...new Set(nouns.map((n) => n.key))] };
 }
 const STOP_WORDS_SET = new Set(fold(STOP_WORDS));
 /** A noun's plural is the same noun (« les chats » / « le chat »). */
@@ -209,4 +290,20 @@ const stemNoun = (w: string) => (w.length > 3 ? w.replace(/[sx]$/, '') : w);
 /** False when one question orders two nouns one way and the other the other way. */
 export function ordersAgree(a: readonly string[], b: readonly string[]): boolean {
   return !a.some((pair) => b.includes(pair.split('>').reverse().join('>')));
+}
+
+/**
+ * False when a noun phrase of one question is another's in the other: a head completed by a noun the
+ * other question also names, but not in that phrase (« la gamelle du chien » / « la gamelle du chat »),
+ * or the two turned round (« la fille de ma sœur » / « la sœur de ma fille »). A link the other question
+ * does not contradict (« la lumière du salon » / « la lumière dans le salon ») agrees.
+ */
+export function phrasesAgree(a: Pick<NounStructure, 'phrases' | 'nouns' | 'toward'>, b: Pick<NounStructure, 'phrases' | 'nouns' | 'toward'>): boolean {
+  const contradicts = (x: typeof a, y: typeof b): boolean =>
+    y.phrases.some((link) => {
+      const [h, c] = link.split('<') as [string, string];
+      // « le chien du voisin » is no « le chien aboie sur le voisin »: there one does something toward the other.
+      return x.phrases.includes(`${c}<${h}`) || x.toward.includes(`${h}>${c}`) || x.toward.includes(`${c}>${h}`) || (x.nouns.includes(h) && x.nouns.includes(c) && !x.phrases.includes(link) && x.phrases.some((l) => l.startsWith(`${h}<`) || l.endsWith(`<${c}`)));
+    });
+  return !contradicts(a, b) && !contradicts(b, a);
 }
