@@ -129,6 +129,31 @@ export function voiced(pcm: Int16Array, text: string): Speech {
   return { pcm, text, start: Math.max(0, first) * FRAME, end: (last + 1) * FRAME };
 }
 
+/** A 10 ms frame is speech within this many dB of the clip's loudest (its room's floor lies lower). */
+const SPEECH_DB = 25;
+/** Quieter stretches at least this many frames long are pauses; shorter ones are inside a word. */
+const INNER_PAUSE_FRAMES = 6;
+
+/**
+ * The stretches of a speech's extent where someone speaks (sample ranges): frames within SPEECH_DB of
+ * the clip's loudest, joined across dips shorter than INNER_PAUSE_FRAMES. The recognizer fake places
+ * the words along them, so no word is said in a pause or in the room's noise before the first one.
+ */
+export function voicedSpans(speech: Speech): Array<[number, number]> {
+  const db = levels(speech.pcm);
+  const peak = Math.max(...db);
+  const spans: Array<[number, number]> = [];
+  for (let f = speech.start / FRAME; f < speech.end / FRAME; f++) {
+    if (db[f]! < peak - SPEECH_DB) continue;
+    const last = spans.at(-1);
+    if (last && f * FRAME - last[1] < INNER_PAUSE_FRAMES * FRAME) last[1] = (f + 1) * FRAME;
+    else spans.push([f * FRAME, (f + 1) * FRAME]);
+  }
+  // A click alone (under 30 ms) is not a word.
+  const words = spans.filter(([from, to]) => to - from >= 3 * FRAME);
+  return words.length > 0 ? words : [[speech.start, speech.end]];
+}
+
 /**
  * A split of the clip right after an unfinished cue word («  de », « et », « un » …), at a real gap in its
  * audio: a stretch of ≥ 40 ms at least 30 dB below the clip's loudest, within 150 ms of where the word

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
 import type { ScriptedUtterance } from '../test/support/fake-voxtral.ts';
 import { percentile } from './support/stats.ts';
-import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAtCue, UNFINISHED_CUES, voiced, type Clip, type Speech } from './turns-corpus.ts';
+import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAtCue, UNFINISHED_CUES, voiced, voicedSpans, type Clip, type Speech } from './turns-corpus.ts';
 
 /**
  * bench:turns — turn-taking on real recorded French speech (Debian's tuxpaint-stamps-default, GPL-2).
@@ -21,7 +21,7 @@ import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAt
  *   BENCH_LANES=14; BENCH_SEED=1; BENCH_STT_MS=100; BENCH_BASELINE=PREEMPTIVE_TURN=off (settings, comma-separated);
  *   BENCH_CURRENT= (settings over the defaults for the first run, for tuning); BENCH_SCALE=1 multiplies
  *   every set's count; BENCH_TRANSCRIPTS=1 prints the first utterances' texts; BENCH_CUTS=1 those of the
- *   utterances the first configuration cut)
+ *   utterances the first configuration cut, and of its finished sentences answered after more than 1 s)
  */
 const SEED = Number(process.env.BENCH_SEED ?? 1);
 const LANES = Number(process.env.BENCH_LANES ?? 14);
@@ -78,10 +78,19 @@ function compose(parts: Speech[], pausesMs: number[], noise: Int16Array | null):
   let at = samplesOf(LEAD_MS);
   parts.forEach((p, i) => {
     pcm.set(p.pcm.subarray(p.start, p.end), at);
-    const startMs = ms(at) - LEAD_MS + PRE_ROLL_MS;
-    speech.push({ startMs, endMs: startMs + ms(lengths[i]!), text: p.text });
+    // The part's voiced stretches, its text on the first: its words are said along them only.
+    voicedSpans(p).forEach(([from, to], k) => {
+      const startMs = ms(at + from - p.start);
+      speech.push({ startMs, endMs: startMs + ms(to - from), ...(k === 0 ? { text: p.text } : {}) });
+    });
     at += lengths[i]! + (i < pausesMs.length ? samplesOf(pausesMs[i]!) : 0);
   });
+  // In the recognizer's time: its audio starts the runtime's pre-roll before the first voiced stretch.
+  const shift = PRE_ROLL_MS - speech[0]!.startMs;
+  for (const span of speech) {
+    span.startMs += shift;
+    span.endMs += shift;
+  }
   const speechEnd = samplesOf(LEAD_MS) + lengths.reduce((a, b) => a + b, 0) + pausesMs.slice(0, parts.length - 1).reduce((a, b) => a + samplesOf(b), 0);
   if (noise) {
     let sum = 0;
@@ -92,7 +101,7 @@ function compose(parts: Speech[], pausesMs: number[], noise: Int16Array | null):
     const gain = Math.sqrt(sum / n) / 10 ** (NOISE_SNR_DB / 20) / Math.sqrt(noiseSum / noise.length);
     for (let i = 0; i < pcm.length; i++) pcm[i] = Math.max(-32768, Math.min(32767, Math.round(pcm[i]! + gain * noise[i % noise.length]!)));
   }
-  const text = speech.map((s) => s.text).join(' ');
+  const text = parts.map((p) => p.text).join(' ');
   return { pcm, speechEnd, script: { text, speech } };
 }
 
@@ -337,7 +346,7 @@ for (const b of built) {
   );
 }
 console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS} ms to its first audio, recognizer words STT_STREAMING_DELAY_MS behind the audio (as the runtime asks), final ${STT_MS} ms after a flush; ${LANES} kiosks at once, 20 ms frames in real time; node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
-if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.map((s) => s.text).join(' | ')}`);
+if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.flatMap((s) => s.text ?? []).join(' | ')}`);
 
 const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: [], stdio: 'inherit' });
 // Every lane asks the fakes for its script: a listener each while it waits.
@@ -402,7 +411,8 @@ for (const part of PARTS) {
 }
 for (const run of runs) console.log(`${run.label}: recognizer delay ${run.sttDelayMs} ms`);
 if (process.env.BENCH_CUTS) {
-  for (const o of runs[0]!.outcomes.filter((x) => x.cut)) console.log(`  cut (${runs[0]!.label}): ${o.item.part} ${o.item.set} ${o.item.pauseMs} ms: ${o.item.script.speech!.map((sp) => sp.text).join(' | ')}`);
+  for (const o of runs[0]!.outcomes.filter((x) => x.cut)) console.log(`  cut (${runs[0]!.label}): ${o.item.part} ${o.item.set} ${o.item.pauseMs} ms: ${o.item.script.speech!.flatMap((sp) => sp.text ?? []).join(' | ')}`);
+  for (const o of runs[0]!.outcomes.filter((x) => x.item.set === 'finished' && (x.firstAudioMs ?? Infinity) > 1000)) console.log(`  slow (${runs[0]!.label}): ${o.item.part} finished ${o.firstAudioMs ?? '–'} ms: ${o.item.script.text}`);
 }
 for (const run of runs) if (run.unscripted > 0) console.log(`warning (${run.label}): ${run.unscripted} transcription sockets opened without the senior's name, so without a script`);
 console.log(`\ncommitted turns and calls are counted over both parts of a configuration's run; wasted = (model calls − turns)⁺ + (speech requests − turns)⁺ per turn (one of each per turn is needed: the fake agent's reply is one sentence)`);

@@ -9,8 +9,9 @@ import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
  * and the turn's transcript is the segments joined.
  *
  * After a flush the pause's audio is held back from the recognizer: it is silence unless the senior
- * goes on, and then only its last `PRE_ROLL_MS` goes ahead of the new speech — the recognizer hears
- * the next segment as it hears a new utterance, with the same pre-roll before it.
+ * goes on, and then only its last `PRE_ROLL_MS` (led by silence if the pause was shorter) goes ahead of
+ * the new speech — the recognizer hears the next segment as it hears a new utterance, with the same
+ * pre-roll before it.
  */
 export class EarlyFlush {
   /** The listener pause the last flush was made in (-1: none yet). */
@@ -72,12 +73,17 @@ export class EarlyFlush {
     while (tail.length > 1 && this.tailSamples - tail[0]!.length >= this.keepSamples) this.tailSamples -= tail.shift()!.length;
   }
 
-  /** The senior goes on: the held audio's last `keepSamples`, to go ahead of the new speech; nothing is held after. */
+  /**
+   * The senior goes on: exactly `keepSamples` to go ahead of the new speech — the held audio's last, led
+   * by silence when the pause was shorter — so the next segment starts as every utterance does, its
+   * speech the pre-roll into it. Nothing is held after.
+   */
   release(): Int16Array[] {
     const tail = this.tail ?? [];
     this.tail = null;
     const extra = this.tailSamples - this.keepSamples;
     if (extra > 0 && tail.length > 0) tail[0] = tail[0]!.subarray(extra);
+    if (extra < 0) tail.unshift(new Int16Array(-extra));
     this.tailSamples = 0;
     return tail;
   }

@@ -77,6 +77,9 @@ describe('the Voxtral realtime fake', () => {
     // Spans that say their words: each span's words within it (« cd » 2/5 of the second span).
     expect(placeWords(['ab', 'cd', 'ef'], [{ startMs: 0, endMs: 500, text: 'ab' }, { startMs: 2000, endMs: 2300, text: 'cd ef' }])).toEqual([500, 2120, 2300]);
     expect(() => placeWords(['ab'], [{ startMs: 0, endMs: 500, text: 'ab cd' }])).toThrow(/2 words/);
+    // A phrase with a pause of its own: the spans after it with no text are its voiced rest (« cd ef »
+    // over 100 + 300 ms: « cd » 2/5 of it, in its first span; « ef » at the end of its second).
+    expect(placeWords(['ab', 'cd', 'ef'], [{ startMs: 0, endMs: 500, text: 'ab' }, { startMs: 2000, endMs: 2100, text: 'cd ef' }, { startMs: 2600, endMs: 2900 }])).toEqual([500, 2600 + 60, 2900]);
   });
 
   it('releases each word the streaming delay after the audio where it was said arrived; a word after a 1.5 s pause waits for its audio', async () => {

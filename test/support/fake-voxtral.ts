@@ -26,8 +26,9 @@ export interface ScriptedUtterance {
   fault?: 'drop' | 'error' | 'hang';
   /**
    * Where the speech lies in the utterance's audio (voiced spans, in order). Words are placed along them in
-   * proportion to their character offsets (a pause between two spans holds no word); when every span gives
-   * its own `text` (the utterance's words, in order), each span's words are placed within it. Default: one
+   * proportion to their character offsets (a pause between two spans holds no word); when the first span
+   * gives a `text`, each span with a text opens a phrase (the utterance's words, in order) whose words are
+   * placed within it and the spans after it that have none (its inner pauses). Default: one
    * span from `FakeVoxtral.speechStartMs`, `text.length × FakeVoxtral.msPerChar` long.
    */
   speech?: SpeechSpan[];
@@ -362,8 +363,15 @@ const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
  * one space: the spans' voiced time laid end to end, the pauses between them skipped.
  */
 export function placeWords(words: string[], spans: SpeechSpan[]): number[] {
-  if (spans.length > 0 && spans.every((s) => s.text !== undefined)) {
-    const ends = spans.flatMap((s) => placeWords(wordsOf(s.text!), [{ startMs: s.startMs, endMs: s.endMs }]));
+  if (spans[0]?.text !== undefined) {
+    // A span with a text opens a phrase; the spans after it without one are that phrase's own pauses.
+    const phrases: Array<{ text: string; spans: SpeechSpan[] }> = [];
+    for (const s of spans) {
+      const span = { startMs: s.startMs, endMs: s.endMs };
+      if (s.text !== undefined) phrases.push({ text: s.text, spans: [span] });
+      else phrases.at(-1)!.spans.push(span);
+    }
+    const ends = phrases.flatMap((p) => placeWords(wordsOf(p.text), p.spans));
     if (ends.length !== words.length) throw new Error(`fake-voxtral: the spans' texts hold ${ends.length} words, the utterance ${words.length}`);
     return ends;
   }

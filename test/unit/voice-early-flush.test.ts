@@ -49,11 +49,15 @@ describe('the early flush of a pause', () => {
     expect(tail.map((c) => c[0])).toEqual(Array.from({ length: 15 }, (_, i) => 85 + i));
   });
 
-  it('a pause shorter than the pre-roll hands out all of it; a chunk that straddles the bound is cut at its start', () => {
+  it('a pause shorter than the pre-roll is handed out whole, led by silence to the pre-roll; a chunk that straddles the bound is cut at its start', () => {
     const short = new EarlyFlush(300);
     short.begin(1);
     short.hold(chunk(100, 1));
-    expect(samples(short.release())).toBe(100 * 16);
+    const led = short.release();
+    expect(samples(led)).toBe(300 * 16);
+    expect([...led[0]!].every((s) => s === 0)).toBe(true);
+    expect(led[0]!.length).toBe(200 * 16);
+    expect(led[1]![0]).toBe(1);
     const odd = new EarlyFlush(300);
     odd.begin(1);
     for (let i = 0; i < 5; i++) odd.hold(chunk(70, i));
