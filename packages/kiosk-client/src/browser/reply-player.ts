@@ -264,7 +264,8 @@ export class ReplyPlayer {
     source.onended = () => {
       t.sources.delete(source);
       if (this.turn !== t) return;
-      this.pump();
+      // Each frame's end: the marks it passed are heard now, not at the next progress tick.
+      this.progress();
       if (t.sources.size === 0 && t.queue.length === 0 && !t.ended && !t.buffering) {
         // Dry before the turn's end: wait for a little audio again rather than play each frame as it trickles in.
         t.buffering = true;
