@@ -362,6 +362,8 @@ export class KioskClient {
   /** Jittered exponential back-off, bounded in attempts and in time; each attempt is itself bounded by `open()`. */
   private async resume(backoff: BackoffOptions): Promise<void> {
     this.setState('reconnecting');
+    // From now on every start asks for the live session back (window kept): a new one starts if it is gone.
+    if (this.startFrame?.type === 'session.start') this.startFrame = { ...this.startFrame, resume: true };
     const lostAt = Date.now();
     let last: KioskError | null = null;
     for (let attempt = 1; attempt <= backoff.maxAttempts && !this.userClosed; attempt++) {

@@ -17,19 +17,24 @@ export class LocalServer {
   refuseWith = 503;
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly waiters: Array<() => void> = [];
 
   private constructor(server: Server, url: string, onConnection: (ws: WebSocket, server: LocalServer) => void) {
     this.server = server;
     this.url = url;
     server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       this.upgrades.push(req);
+      for (const wake of this.waiters.splice(0)) wake();
       if (!this.accept) {
         socket.end(`HTTP/1.1 ${this.refuseWith} Refused\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         this.sockets.push(ws);
-        ws.on('message', (data, isBinary) => this.received.push(isBinary ? (data as Buffer) : data.toString()));
+        ws.on('message', (data, isBinary) => {
+          this.received.push(isBinary ? (data as Buffer) : data.toString());
+          for (const wake of this.waiters.splice(0)) wake();
+        });
         onConnection(ws, this);
       });
     });
@@ -40,6 +45,14 @@ export class LocalServer {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     return new LocalServer(server, `ws://127.0.0.1:${(server.address() as AddressInfo).port}/v1/kiosk`, onConnection);
+  }
+
+  /**
+   * Resolves once `done()` holds, checked on each upgrade and each frame received: an event, not a
+   * poll (a poll would move fake timers on).
+   */
+  async until(done: () => boolean): Promise<void> {
+    while (!done()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
   /** The JSON frames received, parsed. */
