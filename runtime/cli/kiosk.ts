@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { DEFAULT_BOUNDS, KioskClient, type KioskError } from '@kohami/kiosk-client';
+import { DEFAULT_BACKOFF, DEFAULT_BOUNDS, KioskClient, type KioskError } from '@kohami/kiosk-client';
 import { wsSocket } from '@kohami/kiosk-client/node';
 import WebSocket from 'ws';
 import { devTokensFile, readDevTokens } from '../db/dev-seed.ts';
@@ -31,7 +31,8 @@ if (values.help) {
   process.stdout.write(
     [
       'npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
-      '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session',
+      '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session;',
+      `  a lost connection is resumed (same session), retrying with back-off for up to ${DEFAULT_BACKOFF.maxTotalMs / 1000} s`,
       'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--codec pcm|opus] [--tail-ms 3000] [--settle-ms 20000]',
       '  the WAV (16 kHz mono s16) is the microphone; the spoken reply is written to --out',
       '  --codec opus: the microphone is sent as Opus packets and the reply asked for in Opus (PCM if the runtime has none)',
