@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
-import { readWav, writeWav } from '../../runtime/cli/wav.ts';
+import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { ASKED, BARGED, launchKioskBrowser, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
-import { writeWav } from '../../runtime/cli/wav.ts';
+import { writeWav } from '@kohami/kiosk-client/node';
 import { decodeFrameHeader } from '../../runtime/protocol/frame-header.ts';
 import { fakeSpeechDurationMs } from './fake-voxtral.ts';
 import { speechScript } from './speech.ts';
