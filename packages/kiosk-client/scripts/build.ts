@@ -32,4 +32,6 @@ for (const [entry, source] of Object.entries(manifest.exports)) {
 const { scripts: _scripts, files: _files, ...rest } = manifest;
 await writeFile(path.join(out, 'package.json'), `${JSON.stringify({ ...rest, exports }, null, 2)}\n`);
 await copyFile(path.join(here, 'README.md'), path.join(out, 'README.md'));
+// The capture worklet imports the runtime's resampler from next to itself (plain JavaScript, the same file the server runs).
+if (await exists('browser/capture-worklet.js')) await copyFile(path.join(here, '..', '..', 'machines', 'voice', 'sinc-resampler.js'), path.join(out, 'browser', 'sinc-resampler.js'));
 process.stdout.write(`built ${Object.keys(exports).join(', ')} into ${out}\n`);

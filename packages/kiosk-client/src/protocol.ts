@@ -35,8 +35,11 @@ export interface SessionReadyFrame {
   seniorId: string;
   resumed: boolean;
   mode?: 'text' | 'voice';
-  /** Voice sessions only: the negotiated formats. `voiceInput: false`: no speech-to-text, send typed turns. */
-  audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean };
+  /**
+   * Voice sessions only: the negotiated formats. `voiceInput: false`: no speech-to-text, send typed turns.
+   * `gaps: true`: the microphone may stop between utterances (a speech gate); the runtime hears a gap as silence.
+   */
+  audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean; gaps: boolean };
 }
 export interface ReplyDeltaFrame {
   type: 'reply.delta';

@@ -38,6 +38,17 @@ describe('the built package', () => {
     expect(await readFile(path.join(installed, 'client.js'), 'utf8')).not.toMatch(/from '\.\/[^']+\.ts'/);
   });
 
+  it('ships the browser entry with its capture worklet and the resampler the worklet imports', async () => {
+    const manifest = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    expect(manifest.exports['./browser']).toEqual({ types: './browser.d.ts', default: './browser.js' });
+    const worklet = await readFile(path.join(installed, 'browser', 'capture-worklet.js'), 'utf8');
+    expect(worklet).toMatch(/from ['"]\.\/sinc-resampler\.js['"]/);
+    expect(worklet).toMatch(/from ['"]\.\/capture-frames\.js['"]/);
+    expect(await readFile(path.join(installed, 'browser', 'sinc-resampler.js'), 'utf8')).toBe(await readFile(path.join(PACKAGE, '..', '..', 'machines', 'voice', 'sinc-resampler.js'), 'utf8'));
+    // The worklet's URL follows the build's extension.
+    expect(await readFile(path.join(installed, 'browser', 'microphone.js'), 'utf8')).toContain("'./capture-worklet.js'");
+  });
+
   it('runs from node_modules under plain Node, no type stripping', async () => {
     const script = path.join(dir, 'consumer.mjs');
     await writeFile(

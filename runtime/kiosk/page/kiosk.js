@@ -1,11 +1,12 @@
 /**
- * The browser kiosk (/kiosk): connects to /v1/kiosk in voice mode and shows captions and state; all of
- * the audio is the kiosk client package's (`BrowserVoice`: the microphone, the speech gate, Opus, the
- * reply's playback and what was heard). Protocol: docs/protocol.md. Nothing is stored: no transcript,
- * no audio, only the token in this tab. `?codec=pcm` in the address keeps the session on PCM both ways,
- * `?gate=off` streams the microphone continuously (tests, debugging).
+ * The browser kiosk (/kiosk): the UI only (captions, state, buttons). The connection is the kiosk
+ * client package's `KioskClient` (bounded waits, resume with back-off), all of the audio its
+ * `BrowserVoice` (microphone, speech gate, Opus, the reply's playback and what was heard). Protocol:
+ * docs/protocol.md. Nothing is stored: no transcript, no audio, only the token in this tab. `?codec=pcm`
+ * in the address keeps the session on PCM both ways, `?gate=off` streams the microphone continuously.
  */
-import { BrowserVoice } from '/kiosk/client/browser.ts';
+import { KioskClient } from '/kiosk/client/index.ts';
+import { attachVoice, BrowserVoice } from '/kiosk/client/browser.ts';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -34,8 +35,8 @@ const ERROR_LABELS = {
   rate_limited: 'Trop de messages : réessayez.',
 };
 
-let socket = null;
-/** The package's voice: microphone, speech gate, Opus, the reply's playback. Null while disconnected. */
+/** The connection (KioskClient) and the package's voice; null while disconnected. */
+let client = null;
 let voice = null;
 let connected = false;
 let userSpeaking = false;
@@ -43,26 +44,16 @@ let pendingReply = null; // turnId awaiting its (spoken) answer, or UTTERANCE be
 const UTTERANCE = '';
 let pendingTimer = null;
 let lastReplyTurn = null;
-let typedCount = 0;
 const captions = new Map(); // turnId → caption element of Kohami's reply
 let interim = null; // the senior's caption while they speak
 
-const open = () => socket && socket.readyState === WebSocket.OPEN;
-const send = (frame) => open() && socket.send(JSON.stringify(frame));
-
-/** What the voice sends, on this page's socket (the kiosk client's `KioskClient` has the same methods). */
-const link = {
-  sendAudio: (payload) => open() && socket.send(payload),
-  playbackProgress: (turnId, playedMs) => send({ type: 'playback.progress', turnId, playedMs }),
-  playbackDone: (turnId) => send({ type: 'playback.done', turnId }),
-  interrupt: (turnId, playedMs) => send({ type: 'interrupt', turnId, playedMs }),
-  mute: (muted) => send({ type: 'mic', muted }),
-};
+/** The server frames the page shows (the voice handles the reply's audio itself). */
+const SHOWN = ['session.ready', 'vad', 'transcript.delta', 'transcript.final', 'reply.delta', 'reply.done', 'reply.audio.start', 'reply.audio.clear', 'error', 'session.closed'];
 
 function showState() {
   const playing = voice?.player.turnId ?? null;
   let state = 'idle';
-  if (socket && !connected) state = 'connecting';
+  if (client && !connected) state = 'connecting';
   else if (connected) {
     if (userSpeaking) state = 'user_speaking';
     else if (playing) state = 'speaking';
@@ -106,23 +97,11 @@ function replyFinished(turnId) {
   showState();
 }
 
-/** `[u8 version=1][u8 n][n bytes turnId UTF-8][u32 LE sampleOffset][payload …]` (docs/protocol.md). */
-function decodeAudioFrame(buffer) {
-  const view = new DataView(buffer);
-  if (buffer.byteLength < 6 || view.getUint8(0) !== 1) throw new Error('unknown reply-audio frame');
-  const n = view.getUint8(1);
-  const turnId = new TextDecoder().decode(new Uint8Array(buffer, 2, n));
-  const sampleOffset = view.getUint32(2 + n, true);
-  return { turnId, sampleOffset, payload: new Uint8Array(buffer, 6 + n) };
-}
-
 function onFrame(frame) {
-  voice?.frame(frame);
   switch (frame.type) {
     case 'session.ready': {
       connected = true;
-      $('status').textContent = 'connecté';
-      $('status').className = 'ok';
+      setStatus('connecté', 'ok');
       for (const id of ['typed', 'send']) $(id).disabled = false;
       if (frame.mode !== 'voice') {
         notice('Ce serveur ne propose pas la voix : écrivez vos messages.');
@@ -194,35 +173,46 @@ async function connect() {
   disconnect();
   notice('');
   sessionStorage.setItem('kohami-kiosk-token', token);
+  const c = new KioskClient({ url: `${location.origin.replace(/^http/, 'ws')}/v1/kiosk`, token });
+  client = c;
   // Opened from the click, so that the browser lets it play and record.
-  voice = await BrowserVoice.open({
-    link,
-    codec: FORCE_PCM ? 'pcm' : 'auto',
-    speechGate: SPEECH_GATE,
-    events: { change: showState, played: replyFinished },
+  const v = await BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
+  if (client !== c) return v.close();
+  voice = v;
+  attachVoice(c, v);
+  for (const type of SHOWN) c.on(type, onFrame);
+  c.on('client.state', (state) => {
+    // A lost connection is resumed by the client: the page says so and waits.
+    connected = state === 'ready';
+    if (state === 'reconnecting') setStatus('reconnexion…', 'ko');
+    showState();
   });
-  socket = new WebSocket(`${location.origin.replace(/^http/, 'ws')}/v1/kiosk?token=${encodeURIComponent(token)}`);
-  socket.binaryType = 'arraybuffer';
-  showState();
-  socket.onopen = () => send({ type: 'session.start', mode: 'voice', audio: voice.startAudio() });
-  socket.onmessage = (m) => {
-    if (typeof m.data === 'string') return onFrame(JSON.parse(m.data));
-    voice?.audio(decodeAudioFrame(m.data));
-  };
-  socket.onclose = (e) => {
-    $('status').textContent = e.code === 1006 && !connected ? 'refusé (vérifiez le jeton)' : 'déconnecté';
-    $('status').className = 'ko';
+  c.on('client.closed', ({ reason }) => {
+    if (client !== c) return;
+    setStatus(reason === 'client' ? 'déconnecté' : `déconnecté (${reason})`, 'ko');
     disconnect();
-  };
+  });
+  showState();
+  try {
+    await c.connect({ mode: 'voice', audio: v.startAudio() });
+  } catch (err) {
+    if (client !== c) return;
+    // A browser cannot see the HTTP status of a refused upgrade: a token refused looks like a failed connection.
+    setStatus(err.code === 'connect_failed' || err.code === 'refused' ? 'refusé (vérifiez le jeton)' : `échec (${err.code})`, 'ko');
+    disconnect();
+  }
+}
+
+function setStatus(text, className) {
+  $('status').textContent = text;
+  $('status').className = className;
 }
 
 function disconnect() {
   clearTimeout(pendingTimer);
-  if (socket) {
-    socket.onclose = null;
-    socket.close();
-  }
-  socket = null;
+  const c = client;
+  client = null;
+  c?.close();
   connected = false;
   userSpeaking = false;
   pendingReply = null;
@@ -252,10 +242,10 @@ function say(e) {
   e.preventDefault();
   const text = $('typed').value.trim();
   if (!text || !connected) return;
-  typedCount += 1;
-  // Unique across reconnections: the runtime refuses a turnId a session has already seen.
-  const turnId = `k${Date.now().toString(36)}-${typedCount}`;
-  send({ type: 'turn', turnId, transcript: text });
+  // The client names the turn (unique across reconnections) and answers it with its reply.done.
+  const { turnId, reply } = client.turn(text);
+  // A refused turn's error frame is shown as it comes; a closed client fails its turns, which is no news.
+  reply.catch(() => undefined);
   caption('you', text);
   $('typed').value = '';
   awaitReply(turnId);

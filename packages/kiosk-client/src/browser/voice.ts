@@ -1,3 +1,8 @@
+import { pcmFromBytes, type AudioFrame } from '../audio-frame.ts';
+import type { KioskClient } from '../client.ts';
+import type {
+  AudioFormat, ReplyAudioClearFrame, ReplyAudioEndFrame, ReplyAudioMarkFrame, ReplyAudioPauseFrame, ReplyAudioResumeFrame, ReplyAudioStartFrame, SessionReadyFrame, VoiceAudioRequest,
+} from '../protocol.ts';
 import { FRAME_MS, PCM_INPUT_RATE } from './capture-frames.ts';
 import { Microphone } from './microphone.ts';
 import { MicOpusEncoder, OPUS_RATE, opusSupport, ReplyOpusDecoder, type OpusSupport } from './opus.ts';
@@ -12,35 +17,17 @@ import { SpeechGate, type SpeechGateOptions } from './speech-gate.ts';
  * `frame()` and `audio()` (see `attachVoice` in ../browser.ts for the wiring).
  */
 
-/** What the voice sends on the session; `KioskClient` has these methods. */
-export interface VoiceLink {
-  sendAudio(payload: Uint8Array): unknown;
-  playbackProgress(turnId: string, playedMs: number): void;
-  playbackDone(turnId: string): void;
-  interrupt(turnId: string, playedMs?: number): void;
-  mute(muted: boolean): void;
-}
+/** What the voice sends on the session: a `KioskClient` is one. */
+export type VoiceLink = Pick<KioskClient, 'sendAudio' | 'playbackProgress' | 'playbackDone' | 'interrupt' | 'mute'>;
 
-export interface Format {
-  encoding: 'pcm_s16le' | 'opus';
-  sampleRate: number;
-}
-
-/** The `audio` of `session.start`, voice mode. */
-export interface VoiceStartAudio {
-  input: Format;
-  output: { accept: Format[] };
-  kiosk: { aec: boolean };
+/** The `audio` of a voice `session.start`. */
+export interface VoiceStartAudio extends VoiceAudioRequest {
+  input: AudioFormat;
+  output: { accept: AudioFormat[] };
 }
 
 /** The frames the voice acts on (any other is ignored). */
-export type VoiceFrame =
-  | { type: 'session.ready'; mode?: 'text' | 'voice'; audio?: { input: Format; output: Format; aec: boolean; voiceInput: boolean; gaps?: boolean } }
-  | { type: 'reply.audio.start'; turnId: string; encoding: Format['encoding']; sampleRate: number }
-  | { type: 'reply.audio.mark'; turnId: string; sampleOffset: number; textOffset: number }
-  | { type: 'reply.audio.end'; turnId: string }
-  | { type: 'reply.audio.clear' | 'reply.audio.pause' | 'reply.audio.resume'; turnId: string }
-  | { type: string };
+export type VoiceFrame = SessionReadyFrame | ReplyAudioStartFrame | ReplyAudioMarkFrame | ReplyAudioEndFrame | ReplyAudioClearFrame | ReplyAudioPauseFrame | ReplyAudioResumeFrame;
 
 export interface VoiceEvents {
   /** The playing or paused turn, the microphone's state or the gate changed (update the UI). */
@@ -83,7 +70,7 @@ export class BrowserVoice {
   readonly microphone: Microphone | null;
   private encoder: MicOpusEncoder | null = null;
   private decoder: ReplyOpusDecoder | null = null;
-  private outputEncoding: Format['encoding'] = 'pcm_s16le';
+  private outputEncoding: AudioFormat['encoding'] = 'pcm_s16le';
   private gate: SpeechGate | null = null;
   private sendingMic = false;
   private mutedMic = false;
@@ -162,35 +149,32 @@ export class BrowserVoice {
   }
 
   /** A frame from the runtime; the voice acts on session.ready and the reply-audio frames. */
-  frame(frame: VoiceFrame): void {
-    switch (frame.type) {
+  frame(frame: VoiceFrame | { type: string }): void {
+    const f = frame as VoiceFrame;
+    switch (f.type) {
       case 'session.ready':
-        return void this.ready(frame as Extract<VoiceFrame, { type: 'session.ready' }>);
-      case 'reply.audio.start': {
-        const f = frame as Extract<VoiceFrame, { type: 'reply.audio.start' }>;
+        return void this.ready(f);
+      case 'reply.audio.start':
         this.player.begin(f.turnId, f.sampleRate);
         this.closeDecoder();
         if (f.encoding === 'opus') this.decoder = new ReplyOpusDecoder(f.turnId, f.sampleRate, (offset, pcm) => this.player.push(f.turnId, offset, pcm));
         return;
-      }
-      case 'reply.audio.mark': {
-        const f = frame as Extract<VoiceFrame, { type: 'reply.audio.mark' }>;
+      case 'reply.audio.mark':
         return this.player.mark(f.turnId, f.sampleOffset, f.textOffset);
-      }
       case 'reply.audio.end':
-        return this.endAudio((frame as { turnId: string }).turnId);
+        return this.endAudio(f.turnId);
       case 'reply.audio.pause':
         // Speech with no word over the reply (a cough, the television): quiet now, to resume where it stopped.
-        return this.player.pause((frame as { turnId: string }).turnId);
+        return this.player.pause(f.turnId);
       case 'reply.audio.resume':
-        return this.player.resume((frame as { turnId: string }).turnId);
+        return this.player.resume(f.turnId);
       case 'reply.audio.clear':
-        return this.cut((frame as { turnId: string }).turnId);
+        return this.cut(f.turnId);
     }
   }
 
-  /** A reply-audio binary frame, its header decoded. */
-  audio(frame: { turnId: string; sampleOffset: number; payload: Uint8Array }): void {
+  /** A reply-audio binary frame, its header decoded (the client's `audio` event). */
+  audio(frame: AudioFrame): void {
     if (this.outputEncoding !== 'opus') return this.player.push(frame.turnId, frame.sampleOffset, floatPcm(frame.payload));
     // A cleared or finished turn's packets have no decoder any more: dropped.
     if (this.decoder && this.decoder.turnId === frame.turnId) this.decoder.decode(frame.sampleOffset, frame.payload);
@@ -227,7 +211,7 @@ export class BrowserVoice {
     void this.playbackCtx.close();
   }
 
-  private async ready(frame: Extract<VoiceFrame, { type: 'session.ready' }>): Promise<void> {
+  private async ready(frame: SessionReadyFrame): Promise<void> {
     const audio = frame.audio;
     this.outputEncoding = audio?.output.encoding ?? 'pcm_s16le';
     if (frame.mode !== 'voice' || !audio?.voiceInput || !this.microphone) {
@@ -292,8 +276,5 @@ export class BrowserVoice {
 
 /** A PCM s16le payload as the Float32 the player schedules. */
 function floatPcm(payload: Uint8Array): Float32Array {
-  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-  const pcm = new Float32Array(payload.byteLength >> 1);
-  for (let i = 0; i < pcm.length; i++) pcm[i] = view.getInt16(2 * i, true) / 0x8000;
-  return pcm;
+  return Float32Array.from(pcmFromBytes(payload), (sample) => sample / 0x8000);
 }
