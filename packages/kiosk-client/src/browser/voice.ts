@@ -38,6 +38,8 @@ export interface VoiceEvents {
   played(turnId: string): void;
   /** The reply's audio ran dry before its end (a late frame); playback goes on after a short rebuffer. */
   underrun(event: { turnId: string; count: number }): void;
+  /** A reply frame was dropped: the jitter buffer held its `maxBufferMs` already. */
+  overflow(turnId: string): void;
   /** The speech gate opened (with `preRollFrames` sent ahead of the speech) or closed. */
   gate(event: { open: boolean; preRollFrames: number }): void;
 }
@@ -96,6 +98,7 @@ export class BrowserVoice {
         change: () => this.events.change?.(),
         underrun: (turnId, count) => this.events.underrun?.({ turnId, count }),
         mark: (turnId, textOffset) => this.events.mark?.({ turnId, textOffset }),
+        overflow: (turnId) => this.events.overflow?.(turnId),
       },
       options.jitterBuffer,
     );
