@@ -7,7 +7,7 @@
  * than ENDPOINT_MAX_MS: more would tell the listener nothing) and a timer only while it lasts.
  */
 
-/** A frame this late is a gap, not network jitter (a kiosk sends one every 10–60 ms). */
+/** Audio this late (after the end of the audio already heard) is a gap, not network jitter (a kiosk sends a frame every 10–60 ms). */
 export const GAP_AFTER_MS = 200;
 /** How often a gap's silence is handed over while it lasts. */
 export const GAP_TICK_MS = 40;
@@ -21,7 +21,8 @@ export interface AudioGapsOptions {
 }
 
 export class AudioGaps {
-  private lastAt = 0;
+  /** Where the audio heard so far ends on the wall clock: a burst sent faster than real time ends later than now. */
+  private audioEnd = 0;
   /** Silence already filled into the current gap (ms). */
   private filledMs = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -31,11 +32,12 @@ export class AudioGaps {
     this.options = options;
   }
 
-  /** Microphone audio arrived: any gap is over. One timer at most, re-armed from itself, not per frame. */
-  heard(): void {
-    this.lastAt = Date.now();
+  /** `samples` of microphone audio (16 kHz) arrived: any gap is over. One timer at most, re-armed from itself, not per frame. */
+  heard(samples: number): void {
+    const now = Date.now();
+    this.audioEnd = Math.max(this.audioEnd, now) + samples / SAMPLES_PER_MS;
     this.filledMs = 0;
-    if (!this.timer) this.arm(GAP_AFTER_MS);
+    if (!this.timer) this.arm(this.audioEnd - now + GAP_AFTER_MS);
   }
 
   close(): void {
@@ -50,7 +52,8 @@ export class AudioGaps {
 
   private readonly tick = (): void => {
     this.timer = null;
-    const gapMs = Date.now() - this.lastAt;
+    // The gap starts where the audio heard ends, not when it arrived.
+    const gapMs = Math.floor(Date.now() - this.audioEnd);
     if (gapMs < GAP_AFTER_MS) return this.arm(GAP_AFTER_MS - gapMs);
     const ms = Math.min(gapMs, this.options.maxFillMs) - this.filledMs;
     if (ms > 0) {

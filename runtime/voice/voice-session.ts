@@ -292,7 +292,7 @@ class VoiceSession implements VoiceSessionHandle {
   // --- microphone ---
 
   pushAudio(pcm: Int16Array): void {
-    if (!this.closed.signal.aborted) this.gaps.heard();
+    if (!this.closed.signal.aborted) this.gaps.heard(pcm.length);
     this.listen(pcm);
   }
 
