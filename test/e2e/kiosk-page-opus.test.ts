@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { ASKED, BARGED, launchKioskBrowser, recordSocket, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import type { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
+import { ASKED, BARGED, recordSocket, REPLY, REPLY_MS } from '../support/kiosk-browser.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 
 /**
  * The /kiosk page in Opus: Debian's headless Chromium has WebCodecs' Opus encoder and decoder, so the
@@ -20,25 +18,17 @@ const PCM_FRAME_BYTES = 640;
 /** 24 kbit/s is 60 bytes in 20 ms: 200 is over three times what a packet needs, and under a third of a PCM frame. */
 const MAX_OPUS_PACKET_BYTES = 200;
 
+let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 let browser: Browser;
-let dir: string;
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  mistral = await new FakeMistral(voxtral).start();
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
-  dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-opus-'));
-  browser = await launchKioskBrowser(await writeMicWav(dir));
+  session = await startKioskBrowserSession('kiosk-opus');
+  ({ voxtral, mistral, rt, browser } = session);
 }, REAL_TIME_TEST_MS);
-afterAll(async () => {
-  await browser?.close();
-  await rt?.close();
-  await mistral?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => session?.stop());
 
 async function openKiosk(query = '') {
   const page = await browser.newPage();

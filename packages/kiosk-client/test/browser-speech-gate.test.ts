@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeMistral } from '../../../test/support/fake-mistral.ts';
-import { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
-import { ASKED, BARGED, launchKioskBrowser, recordSocket, REPLY, writeMicWav } from '../../../test/support/kiosk-browser.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../../../test/support/runtime.ts';
+import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
+import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
+import { ASKED, BARGED, recordSocket } from '../../../test/support/kiosk-browser.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
 import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
 
 /**
@@ -21,28 +18,16 @@ const SILENCE_MS = 5000;
 /** Quieter than any speech frame, louder than the digital silence around the phrase. */
 const QUIET_DB = -60;
 
+let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
-let mistral: FakeMistral;
 let rt: TestRuntime;
 let browser: Browser;
-let dir: string;
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  voxtral.streamingDelayMs = 240;
-  mistral = await new FakeMistral(voxtral).start();
-  mistral.mode = { kind: 'stream', chunks: REPLY };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000' });
-  dir = await mkdtemp(path.join(tmpdir(), 'kohami-kc-gate-'));
-  browser = await launchKioskBrowser(await writeMicWav(dir));
+  session = await startKioskBrowserSession('kc-gate');
+  ({ voxtral, rt, browser } = session);
 }, REAL_TIME_TEST_MS);
-afterAll(async () => {
-  await browser?.close();
-  await rt?.close();
-  await mistral?.stop();
-  await voxtral?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => session?.stop());
 
 type MicFrame = { at: number; bytes: number; db: number };
 
