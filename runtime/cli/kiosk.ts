@@ -113,7 +113,8 @@ function sendNext(): void {
   // The reply arrives as events (printed as it streams); a refused or lost turn lets the next line go.
   client.turn(text).reply.catch((err: KioskError) => {
     if (err.code === 'closed' || err.code === 'resume_failed') return;
-    process.stdout.write(`\n[${err.code}] ${err.message}\n`);
+    // A refused turn's error frame is printed already (below); a timed-out or lost one is said here.
+    if (err.code !== 'turn_refused') process.stdout.write(`\n[${err.code}] ${err.message}\n`);
     busy = false;
     sendNext();
     prompt();

@@ -23,6 +23,8 @@ export const DEFAULT_BOUNDS = {
 
 /** A turn refused by the flood limit is sent again this much later, same turnId (docs/protocol.md). */
 const RATE_LIMITED_RETRY_MS = 1_000;
+/** Typed turns waiting for their reply at once (a senior says one thing at a time; a loop that spams turns is refused). */
+export const MAX_PENDING_TURNS = 32;
 /** Cleared turns remembered, to drop their late audio frames. */
 const CLEARED_TURNS_KEPT = 64;
 
@@ -172,7 +174,7 @@ export class KioskClient {
    */
   turn(transcript: string, options: { turnId?: string } = {}): { turnId: string; reply: Promise<ReplyDoneFrame> } {
     this.requireSession();
-    const problem = transcriptProblem(transcript);
+    const problem = transcriptProblem(transcript) ?? (this.pending.size >= MAX_PENDING_TURNS ? `${MAX_PENDING_TURNS} turns are already waiting for their reply` : null);
     if (problem) throw new KioskError('invalid_argument', problem);
     const turnId = options.turnId ?? this.turnIds.next();
     this.turnIds.claim(turnId);

@@ -1,5 +1,5 @@
 /** `@kohami/kiosk-client`: the kiosk protocol's client, for any platform with a WebSocket (browsers, Node 24). */
-export { KioskClient, DEFAULT_BOUNDS, type KioskClientOptions, type KioskClientEvents, type ClientState, type ClosedEvent, type StartOptions } from './client.ts';
+export { KioskClient, DEFAULT_BOUNDS, MAX_PENDING_TURNS, type KioskClientOptions, type KioskClientEvents, type ClientState, type ClosedEvent, type StartOptions } from './client.ts';
 export { KioskError, type KioskErrorCode, type KioskErrorDetails } from './errors.ts';
 export { DEFAULT_BACKOFF, backoffDelayMs, type BackoffOptions } from './backoff.ts';
 export { AUDIO_FRAME_VERSION, decodeAudioFrame, encodeAudioFrame, pcmFromBytes, pcmToBytes, type AudioFrame, type DecodedAudioFrame } from './audio-frame.ts';

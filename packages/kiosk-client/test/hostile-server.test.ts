@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { encodeAudioFrame, KioskClient, KioskError, type AudioFrame, type ReplyDoneFrame } from '../src/index.ts';
+import { encodeAudioFrame, KioskClient, KioskError, MAX_PENDING_TURNS, type AudioFrame, type ReplyDoneFrame } from '../src/index.ts';
 import { wsSocket } from '../src/node.ts';
 import { answersStart, LocalServer } from './local-server.ts';
 
@@ -166,5 +166,16 @@ describe('a hostile or broken server', () => {
     expect(() => c.turn('encore', { turnId: 'a1' })).toThrow(expect.objectContaining({ code: 'invalid_argument' }) as Error);
     expect(() => c.turn('encore', { turnId: '€'.repeat(100) })).toThrow('at most 255 bytes in UTF-8, got 300');
     expect(() => c.turn('   ')).toThrow('must not be blank');
+  });
+
+  it('turns waiting for a reply are bounded in number; close() fails those still waiting with closed', async () => {
+    const server = await serve(answersStart());
+    const { client: c } = client(server.url);
+    await c.connect();
+    const waiting = Array.from({ length: MAX_PENDING_TURNS }, (_, i) => c.turn(`question ${i}`).reply.catch((e: KioskError) => e.code));
+    expect(() => c.turn('une de plus')).toThrow(`${MAX_PENDING_TURNS} turns are already waiting for their reply`);
+    c.close();
+    expect(new Set(await Promise.all(waiting))).toEqual(new Set(['closed']));
+    expect(() => c.turn('après')).toThrow(expect.objectContaining({ code: 'not_ready' }) as Error);
   });
 });
