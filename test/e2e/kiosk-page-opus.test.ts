@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { ASKED, BARGED, recordSocket, REPLY, REPLY_MS } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, recordSentInPage, recordSocket, REPLY, REPLY_MS } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 
 /**
@@ -36,12 +36,13 @@ async function openKiosk(query = '') {
   page.on('pageerror', (e) => errors.push(e.message));
   // A script refused by the page's Content-Security-Policy, or a codec failure (the page warns of it).
   page.on('console', (m) => /Content Security Policy|opus (en|de)coder/i.test(m.text()) && errors.push(m.text()));
+  const sentInPage = await recordSentInPage(page);
   const socket = page.waitForEvent('websocket');
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
   await page.click('#connect');
   const log = recordSocket(await socket);
   const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
-  return { page, errors, log, got };
+  return { page, errors, log, got, started: async () => (await sentInPage()).find((f) => f.type === 'session.start')! };
 }
 
 const progressOf = (log: ReturnType<typeof recordSocket>, turnId: string) =>
@@ -51,11 +52,11 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
   it('negotiates Opus both ways; its speech is heard and transcribed, the reply plays and a barge-in cuts it', async () => {
     voxtral.utterances.push({ text: ASKED }, { text: BARGED });
     mistral.mode = { kind: 'stream', chunks: REPLY };
-    const { page, errors, log, got } = await openKiosk();
+    const { page, errors, log, got, started } = await openKiosk();
     const firstSocket = voxtral.sockets.length;
 
     await expect.poll(() => got('session.ready')?.frame).toBeDefined();
-    const start = log.sent[0]!.frame as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
+    const start = (await started()) as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
     expect(start.type).toBe('session.start');
     expect(start.audio.input).toEqual({ encoding: 'opus', sampleRate: 48_000 });
     // Opus first, PCM after it as the fallback.
@@ -109,9 +110,9 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
 
   it('with ?codec=pcm the page offers PCM only, and sends 20 ms frames of 16 kHz s16le', async () => {
     voxtral.utterances.splice(0, voxtral.utterances.length);
-    const { page, errors, log, got } = await openKiosk('&codec=pcm');
+    const { page, errors, log, got, started } = await openKiosk('&codec=pcm');
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le' } } });
-    const start = log.sent[0]!.frame as unknown as { audio: { input: unknown; output: { accept: Array<{ encoding: string }> } } };
+    const start = (await started()) as unknown as { audio: { input: unknown; output: { accept: Array<{ encoding: string }> } } };
     expect(start.audio.input).toEqual({ encoding: 'pcm_s16le', sampleRate: 16_000 });
     expect(start.audio.output.accept.map((a) => a.encoding)).not.toContain('opus');
     await expect.poll(() => log.micFrameBytes.size).toBeGreaterThan(0);

@@ -107,7 +107,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
-    expect(log.sent[0]!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
+    // From the page's own record: session.start may go before the test's socket listener is attached.
+    expect((await inPage()).find((l) => l.dir === 'out')!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
     // Speech detected on the microphone's 20 ms frames, and the page says so.
     await page.waitForSelector('#state[data-state="user_speaking"]');
