@@ -27,6 +27,21 @@ export default tseslint.config(
       ],
     },
   },
+  // The client package is published on its own: it depends on nothing of the repository's.
+  {
+    files: ['packages/kiosk-client/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: intoLayer('runtime', 'adapters', 'machines', 'test', 'packages'), message: '@kohami/kiosk-client is published on its own: it imports nothing of the repository outside its folder.' },
+            { regex: '^(?!\\.{1,2}/|node:)', message: '@kohami/kiosk-client has no dependency: only its own files and node: modules (src/node.ts).' },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['adapters/**'],
     rules: {

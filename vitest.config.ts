@@ -5,7 +5,7 @@ const TEST_TIMEOUT_MS = 30_000;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     testTimeout: TEST_TIMEOUT_MS,
     hookTimeout: 60_000,
     // expect.poll waits on state, not on the machine: by default up to half a test's time (vitest's

@@ -1,9 +1,10 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { DEFAULT_BACKOFF, DEFAULT_BOUNDS, KioskClient, type KioskError } from '@kohami/kiosk-client';
+import { wsSocket } from '@kohami/kiosk-client/node';
 import WebSocket from 'ws';
 import { devTokensFile, readDevTokens } from '../db/dev-seed.ts';
-import { boundedWait } from './bounded-wait.ts';
-import { CONNECT_TIMEOUT_MS, READY_TIMEOUT_MS, runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
+import { runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
 
 /**
  * `npm run kiosk`: a terminal kiosk. Each line you type is a final STT transcript.
@@ -30,14 +31,15 @@ if (values.help) {
   process.stdout.write(
     [
       'npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
-      '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session',
+      '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session;',
+      `  a lost connection is resumed (same session), retrying with back-off for up to ${DEFAULT_BACKOFF.maxTotalMs / 1000} s`,
       'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--codec pcm|opus] [--tail-ms 3000] [--settle-ms 20000]',
       '  the WAV (16 kHz mono s16) is the microphone; the spoken reply is written to --out',
       '  --codec opus: the microphone is sent as Opus packets and the reply asked for in Opus (PCM if the runtime has none)',
       'environment:',
       '  KOHAMI_URL        default --url',
       '  DEV_KIOSK_TOKEN   default --token (else the token npm start printed, from .data/dev-tokens.json)',
-      `  ${WAIT_ENV}  text mode: how long to wait for the connection, then for session.ready (default ${CONNECT_TIMEOUT_MS} each)`,
+      `  ${WAIT_ENV}  text mode: how long to wait for the connection, then for session.ready (default ${DEFAULT_BOUNDS.connectTimeoutMs} each)`,
       'exit codes: 0 session over, 1 connection, token or not a kohami runtime, 2 usage, 3 voice mode unavailable',
       '',
     ].join('\n'),
@@ -82,8 +84,8 @@ if (waitOverride !== undefined && !(waitOverride > 0)) {
   process.stderr.write(`${WAIT_ENV} takes a number of milliseconds above 0\n`);
   process.exit(2);
 }
-const connectMs = waitOverride ?? CONNECT_TIMEOUT_MS;
-const readyMs = waitOverride ?? READY_TIMEOUT_MS;
+const connectMs = waitOverride ?? DEFAULT_BOUNDS.connectTimeoutMs;
+const readyMs = waitOverride ?? DEFAULT_BOUNDS.readyTimeoutMs;
 
 /** The CLI cannot go on: says why, exit 1. */
 function fail(message: string): never {
@@ -91,12 +93,15 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const socket = new WebSocket(values.url, { headers: { authorization: `Bearer ${token}` } });
-let turn = 0;
+/** What a failed connection says: the package's message, with a hint where the CLI knows one. */
+function connectionProblem(err: KioskError): string {
+  if (err.code === 'refused') return `${err.message} (${err.status === 401 || err.status === 403 ? 'check the token' : `is ${values.url} a kohami runtime's kiosk socket?`})`;
+  if (err.code === 'bad_frame') return `${values.url} sent a frame that is not the kiosk protocol: is it a kohami runtime?`;
+  return err.message;
+}
+
+const client = new KioskClient({ url: values.url, token, socket: wsSocket(WebSocket), connectTimeoutMs: connectMs, readyTimeoutMs: readyMs });
 let streaming = false;
-let started = false;
-let sessionStarted!: () => void;
-const ready = new Promise<void>((resolve) => (sessionStarted = resolve));
 // Lines wait for the session, then for the previous reply: a piped script plays as a conversation.
 let busy = true;
 const pending: string[] = [];
@@ -104,9 +109,16 @@ function sendNext(): void {
   const text = pending.shift();
   if (text === undefined) return;
   busy = true;
-  if (text === '/end') return void socket.send(JSON.stringify({ type: 'session.end' }));
-  turn += 1;
-  socket.send(JSON.stringify({ type: 'turn', turnId: `t${turn}`, transcript: text }));
+  if (text === '/end') return void client.end().catch((err: KioskError) => fail(err.message));
+  // The reply arrives as events (printed as it streams); a refused or lost turn lets the next line go.
+  client.turn(text).reply.catch((err: KioskError) => {
+    if (err.code === 'closed' || err.code === 'resume_failed') return;
+    // A refused turn's error frame is printed already (below); a timed-out or lost one is said here.
+    if (err.code !== 'turn_refused') process.stdout.write(`\n[${err.code}] ${err.message}\n`);
+    busy = false;
+    sendNext();
+    prompt();
+  });
 }
 const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'vous> ' });
 let inputOpen = true;
@@ -115,78 +127,55 @@ const prompt = (): void => {
   if (inputOpen) rl.prompt();
 };
 
-socket.on('unexpected-response', (_req, res) => {
-  const hint = res.statusCode === 401 || res.statusCode === 403 ? 'check the token' : `is ${values.url} a kohami runtime's kiosk socket?`;
-  fail(`refused: HTTP ${res.statusCode} (${hint})`);
+client.on('session.ready', (frame) => {
+  if (!frame.resumed || busy) return;
+  process.stdout.write(`\n(reconnected: session ${frame.sessionId} resumed)\n`);
 });
-socket.on('error', (err) => fail(`cannot connect to ${values.url}: ${err.message}`));
-socket.on('close', () => {
-  if (!started) fail('the runtime closed the connection before the session started');
-  process.stdout.write('\n(connection closed)\n');
-  process.exit(0);
+client.on('reply.delta', (frame) => {
+  if (!streaming) process.stdout.write('kohami> ');
+  streaming = true;
+  process.stdout.write(frame.text);
 });
-socket.on('message', (raw, isBinary) => {
-  const frame = isBinary ? null : kioskFrame(raw.toString());
-  if (!frame) {
-    socket.terminate();
-    fail(`${values.url} sent a frame that is not the kiosk protocol: is it a kohami runtime?`);
-  }
-  switch (frame.type) {
-    case 'session.ready':
-      started = true;
-      sessionStarted();
-      process.stdout.write(`session ${String(frame.sessionId)}${frame.resumed ? ' (resumed)' : ''} — type a sentence, Enter to send; /stop interrupts, /end ends\n`);
-      busy = false;
-      sendNext();
-      prompt();
-      break;
-    case 'reply.delta':
-      if (!streaming) process.stdout.write('kohami> ');
-      streaming = true;
-      process.stdout.write(String(frame.text));
-      break;
-    case 'reply.done':
-      if (!streaming) process.stdout.write(`kohami> ${String(frame.text)}`);
-      process.stdout.write(`\n        [${String(frame.flux)}, ${String(frame.latencyMs)} ms${frame.interrupted ? ', interrupted' : ''}]\n`);
-      streaming = false;
-      busy = false;
-      sendNext();
-      prompt();
-      break;
-    case 'error':
-      process.stdout.write(`\n[error ${String(frame.code)}] ${String(frame.message)}\n`);
-      prompt();
-      break;
-    case 'session.closed':
-      process.stdout.write(`\n[session closed: ${String(frame.reason)}]\n`);
-      socket.close();
-      break;
-  }
+client.on('reply.done', (frame) => {
+  if (!streaming) process.stdout.write(`kohami> ${frame.text}`);
+  process.stdout.write(`\n        [${frame.flux}, ${frame.latencyMs} ms${frame.interrupted ? ', interrupted' : ''}]\n`);
+  streaming = false;
+  busy = false;
+  sendNext();
+  prompt();
+});
+client.on('error', (frame) => {
+  process.stdout.write(`\n[error ${frame.code}] ${frame.message}\n`);
+  prompt();
+});
+client.on('session.closed', (frame) => process.stdout.write(`\n[session closed: ${frame.reason}]\n`));
+client.on('client.reconnecting', ({ attempt, delayMs }) => process.stdout.write(`\n(connection lost: reconnecting, attempt ${attempt} in ${delayMs} ms)\n`));
+client.on('client.error', (err) => {
+  // Not the kiosk protocol: the runtime is not what it claims, stop rather than guess.
+  if (err.code === 'bad_frame') fail(connectionProblem(err));
+  if (err.code === 'resume_failed') fail(err.message);
 });
 
 rl.on('line', (line) => {
   const text = line.trim();
   if (!text) return prompt();
-  if (text === '/stop') return void socket.send(JSON.stringify({ type: 'interrupt', turnId: `t${turn}` }));
+  if (text === '/stop') return void (client.state === 'ready' && client.interrupt());
   pending.push(text);
   if (!busy) sendNext();
 });
 rl.on('close', () => {
   inputOpen = false;
-  if (pending.length === 0 && !busy) socket.close();
+  if (pending.length === 0 && !busy) client.close();
 });
 
-const opened = new Promise<void>((resolve) => socket.once('open', resolve));
-await boundedWait(socket, opened, connectMs, () => new Error(`no answer from ${values.url} within ${connectMs / 1000} s (is a kohami runtime listening there?)`)).catch((err: Error) => fail(err.message));
-socket.send(JSON.stringify({ type: 'session.start', resume: values.resume }));
-await boundedWait(socket, ready, readyMs, () => new Error(`${values.url} accepted the connection but started no session within ${readyMs / 1000} s (is it a kohami runtime?)`)).catch((err: Error) => fail(err.message));
-
-/** A JSON object with a string `type`, as every kiosk-protocol text frame is; null for anything else. */
-function kioskFrame(text: string): (Record<string, unknown> & { type: string }) | null {
-  try {
-    const frame: unknown = JSON.parse(text);
-    return typeof frame === 'object' && frame !== null && typeof (frame as { type?: unknown }).type === 'string' ? (frame as Record<string, unknown> & { type: string }) : null;
-  } catch {
-    return null;
-  }
-}
+const ready = await client.connect({ resume: values.resume }).catch((err: KioskError) => fail(connectionProblem(err)));
+client.on('client.closed', () => {
+  process.stdout.write('\n(connection closed)\n');
+  process.exit(0);
+});
+process.stdout.write(`session ${ready.sessionId}${ready.resumed ? ' (resumed)' : ''} — type a sentence, Enter to send; /stop interrupts, /end ends\n`);
+busy = false;
+sendNext();
+prompt();
+// A piped script with nothing to say: its input is already over.
+if (!inputOpen && !busy) client.close();

@@ -1,11 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { writeFile } from 'node:fs/promises';
+import { DEFAULT_BOUNDS, KioskClient, KioskError, pcmFromBytes, type SessionReadyFrame } from '@kohami/kiosk-client';
+import { pcmFrames, readWavFile, streamAudio, WavFormatError, writeWav, wsSocket } from '@kohami/kiosk-client/node';
 import WebSocket from 'ws';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
-import { decodeAudioFrame, decodeFrameHeader } from '../protocol/frame-header.ts';
 import { INPUT_SAMPLE_RATE, type OpusDecoderPort } from '../../machines/voice/voice.port.ts';
-import { boundedWait } from './bounded-wait.ts';
-import { readWav, WavFormatError, writeWav } from './wav.ts';
 
 export interface VoiceFileOptions {
   url: string;
@@ -27,10 +25,9 @@ const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
 const OUTPUT_RATES = [24_000, 16_000, 48_000];
 /** Opus replies are decoded at the rate the WAV is written at: the speech service's own 24 kHz. */
 const OPUS_OUTPUT_RATE = 24_000;
-/** Bound on the WebSocket's opening handshake: a host that takes the TCP connection and says nothing. */
-export const CONNECT_TIMEOUT_MS = 10_000;
-/** Bound on the runtime's `session.ready` after `session.start` (it answers within milliseconds). */
-export const READY_TIMEOUT_MS = 10_000;
+/** Bounds on the WebSocket's opening handshake and on `session.ready`: the client package's defaults. */
+export const CONNECT_TIMEOUT_MS = DEFAULT_BOUNDS.connectTimeoutMs;
+export const READY_TIMEOUT_MS = DEFAULT_BOUNDS.readyTimeoutMs;
 
 const CONVERT_HINT =
   'convert it with:\n  sox IN.wav -r 16000 -c 1 -b 16 -e signed-integer OUT.wav\n  ffmpeg -i IN.wav -ar 16000 -ac 1 -c:a pcm_s16le OUT.wav';
@@ -48,6 +45,22 @@ export class VoiceFileError extends Error {
   }
 }
 
+/** What a failed connection says, as the CLI's error. */
+function connectionError(url: string, err: KioskError): VoiceFileError {
+  switch (err.code) {
+    case 'refused':
+      return new VoiceFileError(`${err.message} (check the token)`, 1);
+    case 'bad_frame':
+      return new VoiceFileError(`${url} sent a frame that is not the kiosk protocol (${err.message}): is it a kohami runtime?`, 1);
+    case 'start_refused':
+      // No session starts: say which option to change rather than wait for one.
+      if (err.serverError?.code === 'unsupported_audio_format') return new VoiceFileError(`[error unsupported_audio_format] ${err.serverError.message}`, 3);
+      return new VoiceFileError(err.message, 1);
+    default:
+      return new VoiceFileError(err.message, 1);
+  }
+}
+
 /**
  * `npm run kiosk -- --voice FILE.wav [--out reply.wav]`: the WAV is the microphone, streamed in real
  * time in 20 ms frames then silence; replies are printed as captions and their audio written to --out.
@@ -57,27 +70,16 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   const print = (line: string) => o.write(`${line}\n`);
   let input: Int16Array;
   try {
-    input = readWav(new Uint8Array(await readFile(o.wav)), INPUT_SAMPLE_RATE).samples;
+    input = await readWavFile(o.wav, INPUT_SAMPLE_RATE);
   } catch (err) {
     if (err instanceof WavFormatError) throw new VoiceFileError(`${o.wav}: ${err.message}; ${CONVERT_HINT}`, 2);
     throw new VoiceFileError(`cannot read ${o.wav}: ${(err as Error).message}`, 2);
   }
 
-  const socket = new WebSocket(o.url, { headers: { authorization: `Bearer ${o.token}` } });
-  const opened = new Promise<void>((resolve, reject) => {
-    socket.once('open', resolve);
-    socket.once('unexpected-response', (req, res) => {
-      req.destroy();
-      reject(new VoiceFileError(`refused: HTTP ${res.statusCode} (check the token)`, 1));
-    });
-    // `on`, not `once`: a later socket error (mid-stream, or after a terminate) must not go unhandled.
-    socket.on('error', (err) => reject(new VoiceFileError(`cannot connect to ${o.url}: ${err.message}`, 1)));
-  });
-  await boundedWait(socket, opened, CONNECT_TIMEOUT_MS, () => new VoiceFileError(`no answer from ${o.url} within ${CONNECT_TIMEOUT_MS / 1000} s (is a kohami runtime listening there?)`, 1));
-
+  const opus = o.codec === 'opus';
+  const client = new KioskClient({ url: o.url, token: o.token, socket: wsSocket(WebSocket), connectTimeoutMs: CONNECT_TIMEOUT_MS, readyTimeoutMs: READY_TIMEOUT_MS, reconnect: false });
   // Reply audio, per turn, placed at each frame's sample offset.
   const replies: Array<{ turnId: string; chunks: Array<{ offset: number; pcm: Int16Array }> }> = [];
-  let outputRate = 0;
   let outputEncoding = 'pcm_s16le';
   // Opus replies: one decoder per turn (each turn is its own Opus stream), freed when the turn's audio ends.
   const decoders = new Map<string, OpusDecoderPort>();
@@ -93,174 +95,151 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   const heldDone = new Set<string>();
   let caption = false;
   let failure: VoiceFileError | null = null;
-  let closed = false;
-  let resolveReady!: (audio: { voiceInput?: boolean } | undefined) => void;
-  const ready = new Promise<{ voiceInput?: boolean } | undefined>((resolve) => (resolveReady = resolve));
+  const endCaption = () => {
+    if (caption) print('');
+    caption = false;
+  };
 
-  socket.on('close', () => {
-    closed = true;
-    resolveReady(undefined);
+  client.on('client.error', (err) => {
+    // Not the kiosk protocol: say so and stop, rather than go on with a runtime that is not one.
+    if (err.code !== 'bad_frame') return;
+    failure ??= connectionError(o.url, err);
+    client.close();
   });
-  socket.on('message', (raw, isBinary) => {
-    let f: Record<string, unknown> & { type: string; turnId?: string };
-    try {
-      if (isBinary) {
-        const bytes = new Uint8Array(raw as Buffer);
-        const frame = outputEncoding === 'opus' ? decodeFrameHeader(bytes) : decodeAudioFrame(bytes);
-        const reply = replies.find((r) => r.turnId === frame.turnId);
-        const decoder = decoders.get(frame.turnId);
-        if ('pcm' in frame) reply?.chunks.push({ offset: frame.sampleOffset, pcm: frame.pcm });
-        // A cleared turn's packets have no decoder any more: dropped.
-        else if (reply && decoder && frame.payload.length > 0) reply.chunks.push({ offset: frame.sampleOffset, pcm: decoder.decode(frame.payload) });
-        return;
-      }
-      f = JSON.parse(raw.toString()) as typeof f;
-    } catch (err) {
-      // Not the kiosk protocol: say so and stop, rather than die on an exception.
-      failure ??= new VoiceFileError(`${o.url} sent a frame that is not the kiosk protocol (${(err as Error).message}): is it a kohami runtime?`, 1);
-      resolveReady(undefined);
-      socket.terminate();
-      return;
-    }
-    const endCaption = () => {
-      if (caption) print('');
-      caption = false;
-    };
-    switch (f.type) {
-      case 'session.ready': {
-        const audio = f.audio as { input?: { encoding: string; sampleRate: number }; output?: { encoding: string; sampleRate: number }; voiceInput?: boolean } | undefined;
-        if (f.mode !== 'voice' || !audio) {
-          failure = new VoiceFileError('this runtime has no voice mode (session.ready without audio): update it', 3);
-          return resolveReady(undefined);
-        }
-        outputRate = audio.output?.sampleRate ?? 0;
-        outputEncoding = audio.output?.encoding ?? 'pcm_s16le';
-        print(`session ${String(f.sessionId)} — voice, microphone ${audio.input?.encoding} ${audio.input?.sampleRate} Hz, reply audio ${outputEncoding} ${outputRate} Hz`);
-        return resolveReady(audio);
-      }
-      case 'vad':
-        speaking = f.state === 'speech_started';
-        return print(`[vad ${String(f.state)}]`);
-      case 'transcript.delta':
-        return print(`  … ${String(f.text)}`);
-      case 'transcript.final':
-        awaiting.add(f.turnId!);
-        return print(`vous> ${String(f.text)}`);
-      case 'reply.delta':
-        if (!caption) o.write('kohami> ');
-        caption = true;
-        o.write(String(f.text));
-        return;
-      case 'reply.done':
-        if (!caption) o.write(`kohami> ${String(f.text)}`);
-        caption = true;
-        endCaption();
-        print(`        [${String(f.flux)}, ${String(f.latencyMs)} ms${f.interrupted ? ', interrupted' : ''}]`);
-        if (!audioOpen.has(f.turnId!)) awaiting.delete(f.turnId!);
-        return;
-      case 'reply.audio.start':
-        awaiting.add(f.turnId!);
-        audioOpen.add(f.turnId!);
-        replies.push({ turnId: f.turnId!, chunks: [] });
-        if (f.encoding === 'opus') decoders.set(f.turnId!, opusCodec().decoder(f.sampleRate as number));
-        return;
-      case 'reply.audio.end':
-      case 'reply.audio.clear':
-        endCaption();
-        print(`[audio ${f.turnId} ${f.type === 'reply.audio.end' ? `${String(f.durationMs)} ms` : 'cleared'}]`);
-        audioOpen.delete(f.turnId!);
-        awaiting.delete(f.turnId!);
-        closeDecoder(f.turnId!);
-        // A file kiosk "plays" instantly: all of it was heard — once a pause is over.
-        if (f.type === 'reply.audio.clear') {
-          paused.delete(f.turnId!);
-          heldDone.delete(f.turnId!);
-        } else if (paused.has(f.turnId!)) heldDone.add(f.turnId!);
-        else socket.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
-        return;
-      case 'reply.audio.pause':
-      case 'reply.audio.resume':
-        endCaption();
-        print(`[audio ${f.turnId} ${f.type === 'reply.audio.pause' ? 'paused' : 'resumed'}]`);
-        if (f.type === 'reply.audio.pause') return void paused.add(f.turnId!);
-        paused.delete(f.turnId!);
-        if (heldDone.delete(f.turnId!)) socket.send(JSON.stringify({ type: 'playback.done', turnId: f.turnId }));
-        return;
-      case 'error':
-        endCaption();
-        if (f.code === 'speech_unavailable') failure ??= new VoiceFileError(`[error speech_unavailable] ${String(f.message)}`, 3);
-        if (f.code === 'unsupported_audio_format') {
-          // No session starts: say which option to change rather than wait for one.
-          failure ??= new VoiceFileError(`[error unsupported_audio_format] ${String(f.message)}${opus ? ' (try --codec pcm)' : ''}`, 3);
-          resolveReady(undefined);
-        }
-        return print(`[error ${String(f.code)}] ${String(f.message)}`);
-      case 'session.closed':
-        endCaption();
-        return print(`[session closed: ${String(f.reason)}]`);
-    }
+  client.on('audio', (frame) => {
+    const reply = replies.find((r) => r.turnId === frame.turnId);
+    if (!reply) return;
+    if (outputEncoding !== 'opus') return void reply.chunks.push({ offset: frame.sampleOffset, pcm: pcmFromBytes(frame.payload) });
+    // A cleared turn's packets have no decoder any more: dropped.
+    const decoder = decoders.get(frame.turnId);
+    if (decoder && frame.payload.length > 0) reply.chunks.push({ offset: frame.sampleOffset, pcm: decoder.decode(frame.payload) });
+  });
+  client.on('vad', (f) => {
+    speaking = f.state === 'speech_started';
+    print(`[vad ${f.state}]`);
+  });
+  client.on('transcript.delta', (f) => print(`  … ${f.text}`));
+  client.on('transcript.final', (f) => {
+    awaiting.add(f.turnId);
+    print(`vous> ${f.text}`);
+  });
+  client.on('reply.delta', (f) => {
+    if (!caption) o.write('kohami> ');
+    caption = true;
+    o.write(f.text);
+  });
+  client.on('reply.done', (f) => {
+    if (!caption) o.write(`kohami> ${f.text}`);
+    caption = true;
+    endCaption();
+    print(`        [${f.flux}, ${f.latencyMs} ms${f.interrupted ? ', interrupted' : ''}]`);
+    if (!audioOpen.has(f.turnId)) awaiting.delete(f.turnId);
+  });
+  client.on('reply.audio.start', (f) => {
+    awaiting.add(f.turnId);
+    audioOpen.add(f.turnId);
+    replies.push({ turnId: f.turnId, chunks: [] });
+    if (f.encoding === 'opus') decoders.set(f.turnId, opusCodec().decoder(f.sampleRate));
+  });
+  const audioOver = (turnId: string, how: string) => {
+    endCaption();
+    print(`[audio ${turnId} ${how}]`);
+    audioOpen.delete(turnId);
+    awaiting.delete(turnId);
+    closeDecoder(turnId);
+  };
+  client.on('reply.audio.end', (f) => {
+    audioOver(f.turnId, `${f.durationMs} ms`);
+    // A file kiosk "plays" instantly: all of it was heard — once a pause is over.
+    if (paused.has(f.turnId)) heldDone.add(f.turnId);
+    else client.playbackDone(f.turnId);
+  });
+  client.on('reply.audio.clear', (f) => {
+    audioOver(f.turnId, 'cleared');
+    paused.delete(f.turnId);
+    heldDone.delete(f.turnId);
+  });
+  client.on('reply.audio.pause', (f) => {
+    endCaption();
+    print(`[audio ${f.turnId} paused]`);
+    paused.add(f.turnId);
+  });
+  client.on('reply.audio.resume', (f) => {
+    endCaption();
+    print(`[audio ${f.turnId} resumed]`);
+    paused.delete(f.turnId);
+    if (heldDone.delete(f.turnId)) client.playbackDone(f.turnId);
+  });
+  client.on('error', (f) => {
+    endCaption();
+    if (f.code === 'speech_unavailable') failure ??= new VoiceFileError(`[error speech_unavailable] ${f.message}`, 3);
+    print(`[error ${f.code}] ${f.message}`);
+  });
+  client.on('session.closed', (f) => {
+    endCaption();
+    print(`[session closed: ${f.reason}]`);
   });
 
-  const opus = o.codec === 'opus';
-  socket.send(
-    JSON.stringify({
-      type: 'session.start',
+  let ready: SessionReadyFrame;
+  try {
+    ready = await client.connect({
       mode: 'voice',
       audio: {
         input: { encoding: opus ? 'opus' : 'pcm_s16le', sampleRate: INPUT_SAMPLE_RATE },
         // Opus first when asked for; PCM after it is what a runtime without Opus answers with.
         output: {
-          accept: [
-            ...(opus ? [{ encoding: 'opus', sampleRate: OPUS_OUTPUT_RATE }] : []),
-            ...OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate })),
-          ],
+          accept: [...(opus ? [{ encoding: 'opus', sampleRate: OPUS_OUTPUT_RATE }] : []), ...OUTPUT_RATES.map((sampleRate) => ({ encoding: 'pcm_s16le', sampleRate }))],
         },
         // No loudspeaker feeds this microphone.
         kiosk: { aec: true },
       },
-    }),
-  );
-  const audio = await boundedWait(socket, ready, READY_TIMEOUT_MS, () => new VoiceFileError(`${o.url} accepted the connection but started no session within ${READY_TIMEOUT_MS / 1000} s (is it a kohami runtime?)`, 1));
-  if (failure) throw failure;
-  if (!audio) throw new VoiceFileError('the runtime closed the connection before the session started', 1);
+    });
+  } catch (err) {
+    if (!(err instanceof KioskError)) throw err;
+    const failed = connectionError(o.url, err);
+    throw err.serverError?.code === 'unsupported_audio_format' && opus ? new VoiceFileError(`${failed.message} (try --codec pcm)`, failed.exitCode) : (failure ?? failed);
+  }
+  const audio = ready.audio;
+  if (ready.mode !== 'voice' || !audio) {
+    client.close();
+    throw new VoiceFileError('this runtime has no voice mode (session.ready without audio): update it', 3);
+  }
+  outputEncoding = audio.output.encoding;
+  const outputRate = audio.output.sampleRate;
+  print(`session ${ready.sessionId} — voice, microphone ${audio.input.encoding} ${audio.input.sampleRate} Hz, reply audio ${outputEncoding} ${outputRate} Hz`);
   if (audio.voiceInput === false) {
-    socket.close();
+    client.close();
     throw new VoiceFileError(
       'this runtime has no speech-to-text (offline: start it with MISTRAL_API_KEY set); typed turns are still spoken: npm run kiosk',
       3,
     );
   }
 
-  // Real time: frame i leaves at t0 + 20·i ms, however late the previous one was.
+  // The file, then silence: the tail at least, then as long as replies run (up to settleMs).
+  const fileFrames = [...pcmFrames(input, INPUT_SAMPLE_RATE, FRAME_MS)];
+  const tailFrames = Math.ceil(o.tailMs / FRAME_MS);
+  const lastFrame = fileFrames.length + tailFrames + Math.ceil(o.settleMs / FRAME_MS);
   const silence = new Int16Array(FRAME_SAMPLES);
+  function* microphone(): Generator<Int16Array> {
+    for (let i = 0; i < lastFrame; i++) {
+      if (i >= fileFrames.length + tailFrames && awaiting.size === 0 && !speaking) return;
+      yield fileFrames[i] ?? silence;
+    }
+  }
   // The microphone's Opus stream: 20 ms packets at 16 kHz, one per binary frame, in order.
   const encoder = opus ? opusCodec().encoder(INPUT_SAMPLE_RATE) : null;
-  const t0 = performance.now();
-  const fileFrames = Math.ceil(input.length / FRAME_SAMPLES);
-  const tailFrames = Math.ceil(o.tailMs / FRAME_MS);
-  const lastFrame = fileFrames + tailFrames + Math.ceil(o.settleMs / FRAME_MS);
   print(`streaming ${(input.length / INPUT_SAMPLE_RATE).toFixed(1)} s of audio in real time…`);
-  for (let i = 0; i < lastFrame && !closed && !failure; i++) {
-    if (i >= fileFrames + tailFrames && awaiting.size === 0 && !speaking) break;
-    const wait = t0 + i * FRAME_MS - performance.now();
-    if (wait > 0) await sleep(wait);
-    const frame = i < fileFrames ? input.subarray(i * FRAME_SAMPLES, (i + 1) * FRAME_SAMPLES) : silence;
-    const bytes = new Int16Array(FRAME_SAMPLES);
-    bytes.set(frame);
-    socket.send(encoder ? encoder.encode(bytes) : Buffer.from(bytes.buffer));
-  }
+  await streamAudio(client, microphone(), { frameMs: FRAME_MS, stop: () => failure !== null, ...(encoder ? { encode: (frame: Int16Array) => encoder.encode(frame) } : {}) });
   encoder?.close();
   for (const turnId of [...decoders.keys()]) closeDecoder(turnId);
   if (awaiting.size > 0) print(`(stopped waiting after ${o.settleMs} ms: turn(s) ${[...awaiting].join(', ')} unfinished)`);
-  if (!closed) {
-    socket.send(JSON.stringify({ type: 'session.end' }));
-    socket.close();
-  }
+  if (client.state === 'ready') await client.end().catch(() => client.close());
+  else client.close();
 
   if (o.out) {
     const samples = concatReplies(replies);
-    await writeFile(o.out, writeWav({ sampleRate: outputRate || OUTPUT_RATES[0]!, samples }));
-    print(`reply audio: ${(samples.length / (outputRate || OUTPUT_RATES[0]!)).toFixed(2)} s written to ${o.out}`);
+    await writeFile(o.out, writeWav({ sampleRate: outputRate, samples }));
+    print(`reply audio: ${(samples.length / outputRate).toFixed(2)} s written to ${o.out}`);
   }
   if (failure) throw failure;
 }

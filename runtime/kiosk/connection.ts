@@ -235,7 +235,8 @@ export class KioskConnection {
     const handle = this.context.voice.create({ session: started, link: this.link, input, output, aec, nextTurnId: () => turns.nextVoiceTurnId() });
     // The budget is counted in 16 kHz PCM bytes whatever the encoding (an Opus packet by its duration).
     this.voice = { handle, audioBudget: audioByteBudget(INPUT_SAMPLE_RATE), opus: input.encoding === 'opus' };
-    this.send({ ...ready, mode: 'voice', audio: { input, output, aec, voiceInput: handle.voiceInput } });
+    // Every voice session fills a gap in its microphone audio with silence (runtime/voice/audio-gaps.ts).
+    this.send({ ...ready, mode: 'voice', audio: { input, output, aec, voiceInput: handle.voiceInput, gaps: true } });
   }
 
   private onStartFailed(err: unknown): void {

@@ -1,21 +1,36 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { stripTypeScriptTypes } from 'node:module';
 import type { FastifyPluginAsync } from 'fastify';
 import { BROWSER_HEADERS, pageHeaders } from '../http/page-headers.ts';
 
 const page = (file: string) => new URL(`./page/${file}`, import.meta.url);
+const JS = 'text/javascript; charset=utf-8';
+/** The kiosk client package's source, served to the page under CLIENT_PATH. */
+const CLIENT_SRC = new URL('../../packages/kiosk-client/src/', import.meta.url);
+export const CLIENT_PATH = '/kiosk/client/';
 
-/**
- * The page and its scripts, read once at start: plain files, no build step. The microphone worklet
- * imports the server's own resampler, served as it is from machines/ (plain JavaScript that imports nothing).
- */
+/** The page and its script, read once at start: plain files, no build step. */
 const FILES = {
   '/kiosk': [page('kiosk.html'), 'text/html; charset=utf-8'],
-  '/kiosk/kiosk.js': [page('kiosk.js'), 'text/javascript; charset=utf-8'],
-  '/kiosk/reply-player.js': [page('reply-player.js'), 'text/javascript; charset=utf-8'],
-  '/kiosk/opus-stream.js': [page('opus-stream.js'), 'text/javascript; charset=utf-8'],
-  '/kiosk/audio-worklet.js': [page('audio-worklet.js'), 'text/javascript; charset=utf-8'],
-  '/kiosk/sinc-resampler.js': [new URL('../../machines/voice/sinc-resampler.js', import.meta.url), 'text/javascript; charset=utf-8'],
+  '/kiosk/kiosk.js': [page('kiosk.js'), JS],
 } as const;
+
+/**
+ * `@kohami/kiosk-client`'s modules for the browser, read and stripped of their types once at start
+ * (Node's own type stripping: the package is erasable TypeScript, so no build step): each under its
+ * source path, `.ts` kept, so their relative imports resolve as they are. The capture worklet imports
+ * the runtime's own resampler from next to itself: served as it is from machines/ (plain JavaScript).
+ */
+async function clientModules(): Promise<Map<string, string>> {
+  const modules = new Map<string, string>();
+  for (const entry of await readdir(CLIENT_SRC, { recursive: true })) {
+    if (!entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+    const code = await readFile(new URL(entry, CLIENT_SRC), 'utf8');
+    modules.set(`${CLIENT_PATH}${entry.split('\\').join('/')}`, stripTypeScriptTypes(code));
+  }
+  modules.set(`${CLIENT_PATH}browser/sinc-resampler.js`, await readFile(new URL('../../machines/voice/sinc-resampler.js', import.meta.url), 'utf8'));
+  return modules;
+}
 
 /** The browser kiosk `/kiosk` (voice mode over /v1/kiosk); the token travels in the socket's `?token=`. */
 export const kioskPage: FastifyPluginAsync = async (app) => {
@@ -23,5 +38,8 @@ export const kioskPage: FastifyPluginAsync = async (app) => {
     const body = await readFile(file, 'utf8');
     const headers = file.pathname.endsWith('.html') ? pageHeaders(body) : BROWSER_HEADERS;
     app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(headers).type(type).send(body));
+  }
+  for (const [path, body] of await clientModules()) {
+    app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(BROWSER_HEADERS).type(JS).send(body));
   }
 };

@@ -48,7 +48,13 @@ export const SERVER_FRAME_SCHEMAS = {
       resumed: z.boolean(),
       mode: z.enum(['text', 'voice']).optional(),
       audio: z
-        .strictObject({ input: audioFormat, output: audioFormat, aec: z.boolean(), voiceInput: z.boolean().describe('false: no speech-to-text service; send typed turns (their replies are still spoken)') })
+        .strictObject({
+          input: audioFormat,
+          output: audioFormat,
+          aec: z.boolean(),
+          voiceInput: z.boolean().describe('false: no speech-to-text service; send typed turns (their replies are still spoken)'),
+          gaps: z.boolean().describe('true: microphone audio may stop between utterances (a client-side speech gate); the runtime hears a gap as silence, so the turn still ends'),
+        })
         .optional()
         .describe('voice sessions only: the negotiated formats'),
     })

@@ -14,6 +14,7 @@ import { EarlyFlush } from './early-flush.ts';
 import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';
 import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import type { Speculation } from './preemption/speculation.ts';
+import { AudioGaps } from './audio-gaps.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
 import type { VoiceLink } from './voice-link.ts';
 
@@ -215,6 +216,8 @@ class VoiceSession implements VoiceSessionHandle {
   private preemptTimer: NodeJS.Timeout | null = null;
   /** Opus input: the microphone stream's decoder (to 16 kHz), freed at close. */
   private readonly decoder: OpusDecoderPort | null;
+  /** A gap in the microphone audio (a kiosk's speech gate) reaches the listener as silence. */
+  private readonly gaps: AudioGaps;
 
   private readonly services: VoiceServices;
   private readonly request: VoiceSessionRequest;
@@ -230,6 +233,7 @@ class VoiceSession implements VoiceSessionHandle {
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
     this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
     this.decoder = request.input?.encoding === 'opus' ? opusOf(services).decoder() : null;
+    this.gaps = new AudioGaps({ maxFillMs: services.settings.endOfTurn.maxMs + END_OF_TURN_BACKSTOP_SLACK_MS, fill: (pcm) => this.listen(pcm) });
     this.lines = services.linesFor(session, request.output.sampleRate);
     this.speaker = services.preemption?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
     this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
@@ -295,6 +299,11 @@ class VoiceSession implements VoiceSessionHandle {
   // --- microphone ---
 
   pushAudio(pcm: Int16Array): void {
+    if (!this.closed.signal.aborted) this.gaps.heard(pcm.length);
+    this.listen(pcm);
+  }
+
+  private listen(pcm: Int16Array): void {
     if (!this.voiceInput || this.muted || this.closed.signal.aborted) return;
     // Half-duplex kiosk (no echo cancellation): the microphone hears the reply, so it is not listened to.
     if (!this.request.aec && this.reply?.playing) return;
@@ -901,6 +910,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.closed.abort();
     this.services.metrics.voiceSessions.dec();
     this.idle.cancel();
+    this.gaps.close();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();
     if (this.utterance) this.dropSpeculation(this.utterance);

@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import type { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
+import { ASKED, BARGED, recordSentInPage, recordSocket, REPLY, REPLY_MS } from '../support/kiosk-browser.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 
 /**
  * The /kiosk page in Opus: Debian's headless Chromium has WebCodecs' Opus encoder and decoder, so the
@@ -20,25 +18,17 @@ const PCM_FRAME_BYTES = 640;
 /** 24 kbit/s is 60 bytes in 20 ms: 200 is over three times what a packet needs, and under a third of a PCM frame. */
 const MAX_OPUS_PACKET_BYTES = 200;
 
+let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 let browser: Browser;
-let dir: string;
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  mistral = await new FakeMistral(voxtral).start();
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
-  dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-opus-'));
-  browser = await launchKioskBrowser(await writeMicWav(dir));
+  session = await startKioskBrowserSession('kiosk-opus');
+  ({ voxtral, mistral, rt, browser } = session);
 }, REAL_TIME_TEST_MS);
-afterAll(async () => {
-  await browser?.close();
-  await rt?.close();
-  await mistral?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => session?.stop());
 
 async function openKiosk(query = '') {
   const page = await browser.newPage();
@@ -46,12 +36,13 @@ async function openKiosk(query = '') {
   page.on('pageerror', (e) => errors.push(e.message));
   // A script refused by the page's Content-Security-Policy, or a codec failure (the page warns of it).
   page.on('console', (m) => /Content Security Policy|opus (en|de)coder/i.test(m.text()) && errors.push(m.text()));
+  const sentInPage = await recordSentInPage(page);
   const socket = page.waitForEvent('websocket');
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
   await page.click('#connect');
   const log = recordSocket(await socket);
   const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
-  return { page, errors, log, got };
+  return { page, errors, log, got, started: async () => (await sentInPage()).find((f) => f.type === 'session.start')! };
 }
 
 const progressOf = (log: ReturnType<typeof recordSocket>, turnId: string) =>
@@ -61,11 +52,11 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
   it('negotiates Opus both ways; its speech is heard and transcribed, the reply plays and a barge-in cuts it', async () => {
     voxtral.utterances.push({ text: ASKED }, { text: BARGED });
     mistral.mode = { kind: 'stream', chunks: REPLY };
-    const { page, errors, log, got } = await openKiosk();
+    const { page, errors, log, got, started } = await openKiosk();
     const firstSocket = voxtral.sockets.length;
 
     await expect.poll(() => got('session.ready')?.frame).toBeDefined();
-    const start = log.sent[0]!.frame as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
+    const start = (await started()) as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
     expect(start.type).toBe('session.start');
     expect(start.audio.input).toEqual({ encoding: 'opus', sampleRate: 48_000 });
     // Opus first, PCM after it as the fallback.
@@ -119,9 +110,9 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
 
   it('with ?codec=pcm the page offers PCM only, and sends 20 ms frames of 16 kHz s16le', async () => {
     voxtral.utterances.splice(0, voxtral.utterances.length);
-    const { page, errors, log, got } = await openKiosk('&codec=pcm');
+    const { page, errors, log, got, started } = await openKiosk('&codec=pcm');
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le' } } });
-    const start = log.sent[0]!.frame as unknown as { audio: { input: unknown; output: { accept: Array<{ encoding: string }> } } };
+    const start = (await started()) as unknown as { audio: { input: unknown; output: { accept: Array<{ encoding: string }> } } };
     expect(start.audio.input).toEqual({ encoding: 'pcm_s16le', sampleRate: 16_000 });
     expect(start.audio.output.accept.map((a) => a.encoding)).not.toContain('opus');
     await expect.poll(() => log.micFrameBytes.size).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
-import { readWav, writeWav } from '../../runtime/cli/wav.ts';
+import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
@@ -107,7 +107,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
-    expect(log.sent[0]!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
+    // From the page's own record: session.start may go before the test's socket listener is attached.
+    expect((await inPage()).find((l) => l.dir === 'out')!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
     // Speech detected on the microphone's 20 ms frames, and the page says so.
     await page.waitForSelector('#state[data-state="user_speaking"]');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { writeWav } from '../../runtime/cli/wav.ts';
+import { writeWav } from '@kohami/kiosk-client/node';
 import { CONNECT_TIMEOUT_MS, READY_TIMEOUT_MS, runVoiceFile, VoiceFileError } from '../../runtime/cli/voice-file-kiosk.ts';
 
 /**

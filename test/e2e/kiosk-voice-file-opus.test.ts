@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
-import { readWav, writeWav } from '../../runtime/cli/wav.ts';
+import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { alignedSnrDb } from '../support/audio-quality.ts';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechPcm, type FakeVoxtral } from '../support/fake-voxtral.ts';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readWav } from '../../runtime/cli/wav.ts';
+import { readWav } from '@kohami/kiosk-client/node';
 import { runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type WebSocket as PageSocket } from 'playwright-core';
-import { writeWav } from '../../runtime/cli/wav.ts';
+import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
+import { writeWav } from '@kohami/kiosk-client/node';
 import { decodeFrameHeader } from '../../runtime/protocol/frame-header.ts';
 import { fakeSpeechDurationMs } from './fake-voxtral.ts';
 import { speechScript } from './speech.ts';
@@ -77,4 +77,22 @@ export async function writeMicWav(dir: string): Promise<string> {
   const micWav = path.join(dir, 'micro.wav');
   await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
   return micWav;
+}
+
+/**
+ * Records, inside the page, every JSON frame its sockets send (call before the page loads):
+ * `session.start` goes as the socket opens, which may be before the test process's `framesent`
+ * listener is attached on a loaded machine. Returns what reads the record.
+ */
+export async function recordSentInPage(page: Page): Promise<() => Promise<Array<Record<string, unknown> & { type: string }>>> {
+  await page.addInitScript(() => {
+    const sent: unknown[] = [];
+    (window as unknown as { kioskSent: unknown[] }).kioskSent = sent;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (typeof data === 'string') sent.push(JSON.parse(data));
+      return send.call(this, data);
+    };
+  });
+  return () => page.evaluate(() => (window as unknown as { kioskSent: Array<Record<string, unknown> & { type: string }> }).kioskSent);
 }

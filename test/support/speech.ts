@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import createEspeak, { type EspeakWorker } from '@echogarden/espeak-ng-emscripten';
 import { resample } from '../../machines/voice/resample.ts';
-import { readWav as readWavBytes, writeWav as writeWavBytes } from '../../runtime/cli/wav.ts';
+import { readWav as readWavBytes, writeWav as writeWavBytes } from '@kohami/kiosk-client/node';
 
 export const SPEECH_SAMPLE_RATE = 16_000;
 /** Samples quieter than this are espeak's own silence, not speech (for the ground truth). */

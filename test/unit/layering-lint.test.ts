@@ -32,8 +32,16 @@ describe('the layering rule: dependencies point inward (runtime → adapters →
     expect(await restrictedImports('adapters/voice/planted.ts', inward)).toEqual([]);
   });
 
-  it('holds on the tree as it is: no file of machines/ or adapters/ breaks it', async () => {
-    const results = await new ESLint({ cwd: process.cwd() }).lintFiles(['machines', 'adapters']);
+  it('fails @kohami/kiosk-client importing the repository or a package, and admits its own files and node: modules', async () => {
+    for (const line of ["import { ERROR_CODES } from '../../../runtime/protocol/server-frames.ts';", "import { FLUXES } from '../../../machines/session/ports.ts';", "import WebSocket from 'ws';"]) {
+      expect(await restrictedImports('packages/kiosk-client/src/planted.ts', `${line}\nexport {};\n`), line).toHaveLength(1);
+    }
+    const own = "import { KioskError } from './errors.ts';\nimport { readFile } from 'node:fs/promises';\nexport const k = [KioskError, readFile];\n";
+    expect(await restrictedImports('packages/kiosk-client/src/browser/planted.ts', own.replace('./errors.ts', '../errors.ts'))).toEqual([]);
+  });
+
+  it('holds on the tree as it is: no file of machines/, adapters/ or packages/ breaks it', async () => {
+    const results = await new ESLint({ cwd: process.cwd() }).lintFiles(['machines', 'adapters', 'packages']);
     const broken = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => `${r.filePath}: ${m.message}`));
     expect(broken).toEqual([]);
   });

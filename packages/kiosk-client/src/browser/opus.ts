@@ -11,34 +11,43 @@ export const OPUS_RATE = 48000;
 const BITRATE = 24000;
 const US_PER_S = 1e6;
 /** isConfigSupported answers at once; one that does not within this is taken as a no (PCM), not waited on. */
-const SUPPORT_CHECK_MS = 1000;
+export const SUPPORT_CHECK_MS = 1000;
 
-const encoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1, bitrate: BITRATE };
-const decoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1 };
+const encoderConfig: AudioEncoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1, bitrate: BITRATE };
+const decoderConfig: AudioDecoderConfig = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1 };
 
-/** Which directions this browser can do in Opus: `{ input, output }`, both false without WebCodecs. */
-export async function opusSupport() {
-  const check = async (Codec, config) => {
-    if (typeof Codec !== 'function') return false;
-    let timer;
-    const late = new Promise((resolve) => (timer = setTimeout(() => resolve({ supported: false }), SUPPORT_CHECK_MS)));
+export interface OpusSupport {
+  input: boolean;
+  output: boolean;
+}
+
+type Checkable = { isConfigSupported(config: AudioEncoderConfig | AudioDecoderConfig): Promise<{ supported?: boolean }> };
+
+/** Which directions this browser can do in Opus: both false without WebCodecs. */
+export async function opusSupport(): Promise<OpusSupport> {
+  const check = async (codec: Checkable | undefined, config: AudioEncoderConfig | AudioDecoderConfig): Promise<boolean> => {
+    if (codec === undefined) return false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<{ supported: false }>((resolve) => (timer = setTimeout(() => resolve({ supported: false }), SUPPORT_CHECK_MS)));
     try {
-      return (await Promise.race([Codec.isConfigSupported(config), late])).supported === true;
+      return (await Promise.race([codec.isConfigSupported(config), late])).supported === true;
     } catch {
       return false;
     } finally {
       clearTimeout(timer);
     }
   };
-  const [input, output] = await Promise.all([check(globalThis.AudioEncoder, encoderConfig), check(globalThis.AudioDecoder, decoderConfig)]);
+  const g = globalThis as { AudioEncoder?: Checkable; AudioDecoder?: Checkable };
+  const [input, output] = await Promise.all([check(g.AudioEncoder, encoderConfig), check(g.AudioDecoder, decoderConfig)]);
   return { input, output };
 }
 
 /** The microphone's encoder: `encode()` takes 20 ms of s16 at 48 kHz; `onPacket` gets each packet's bytes. */
 export class MicOpusEncoder {
-  /** @param {(packet: ArrayBuffer) => void} onPacket */
-  constructor(onPacket) {
-    this.samples = 0;
+  private samples = 0;
+  private readonly encoder: AudioEncoder;
+
+  constructor(onPacket: (packet: ArrayBuffer) => void) {
     this.encoder = new AudioEncoder({
       output: (chunk) => {
         const bytes = new ArrayBuffer(chunk.byteLength);
@@ -50,17 +59,16 @@ export class MicOpusEncoder {
     this.encoder.configure(encoderConfig);
   }
 
-  /** @param {Int16Array} frame */
-  encode(frame) {
+  encode(frame: Int16Array): void {
     if (this.encoder.state !== 'configured') return;
     const timestamp = Math.round((this.samples / OPUS_RATE) * US_PER_S);
     this.samples += frame.length;
-    const data = new AudioData({ format: 's16', sampleRate: OPUS_RATE, numberOfFrames: frame.length, numberOfChannels: 1, timestamp, data: frame });
+    const data = new AudioData({ format: 's16', sampleRate: OPUS_RATE, numberOfFrames: frame.length, numberOfChannels: 1, timestamp, data: frame as Int16Array<ArrayBuffer> });
     this.encoder.encode(data);
     data.close();
   }
 
-  close() {
+  close(): void {
     if (this.encoder.state !== 'closed') this.encoder.close();
   }
 }
@@ -70,8 +78,12 @@ export class MicOpusEncoder {
  * what comes out says where it lies in the turn; `onPcm(sampleOffset, pcm)` gets it as Float32.
  */
 export class ReplyOpusDecoder {
-  /** @param {number} sampleRate @param {(sampleOffset: number, pcm: Float32Array) => void} onPcm */
-  constructor(sampleRate, onPcm) {
+  readonly turnId: string;
+  private readonly sampleRate: number;
+  private readonly decoder: AudioDecoder;
+
+  constructor(turnId: string, sampleRate: number, onPcm: (sampleOffset: number, pcm: Float32Array) => void) {
+    this.turnId = turnId;
     this.sampleRate = sampleRate;
     this.decoder = new AudioDecoder({
       output: (audio) => {
@@ -86,15 +98,14 @@ export class ReplyOpusDecoder {
     this.decoder.configure({ ...decoderConfig, sampleRate });
   }
 
-  /** @param {number} sampleOffset @param {Uint8Array} packet */
-  decode(sampleOffset, packet) {
+  decode(sampleOffset: number, packet: Uint8Array): void {
     if (this.decoder.state !== 'configured' || packet.length === 0) return;
     const timestamp = Math.round((sampleOffset / this.sampleRate) * US_PER_S);
-    this.decoder.decode(new EncodedAudioChunk({ type: 'key', timestamp, data: packet }));
+    this.decoder.decode(new EncodedAudioChunk({ type: 'key', timestamp, data: packet as Uint8Array<ArrayBuffer> }));
   }
 
   /** Resolves once every packet given has been decoded (and handed to `onPcm`); then the decoder is freed. */
-  async drain() {
+  async drain(): Promise<void> {
     if (this.decoder.state !== 'configured') return;
     try {
       await this.decoder.flush();
@@ -105,7 +116,7 @@ export class ReplyOpusDecoder {
   }
 
   /** Drops what is still queued (a cleared turn, the next turn) and frees the decoder. */
-  close() {
+  close(): void {
     if (this.decoder.state !== 'closed') this.decoder.close();
   }
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { startTestRuntime, type TestRuntime } from '../../../test/support/runtime.ts';
 
 /** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   page = await browser.newPage();
   // A document of the runtime's origin, so that the worklet loads from the URL the kiosk page uses.
-  await page.goto(`${rt.url}/kiosk/sinc-resampler.js`);
+  await page.goto(`${rt.url}/kiosk/client/browser/sinc-resampler.js`);
 }, BROWSER_TEST_MS);
 afterAll(async () => {
   await browser?.close();
@@ -28,15 +28,15 @@ afterAll(async () => {
 });
 
 /**
- * The kiosk's microphone worklet (`/kiosk/audio-worklet.js`, the page's Firefox fallback: a context
+ * The kiosk's microphone worklet (`/kiosk/client/browser/capture-worklet.ts`, the Firefox fallback: a context
  * at the device's rate) fed one second of a sine at `rate` in an offline context; the s16 frames it posts.
  */
 async function capture(rate: number, hz: number): Promise<Int16Array> {
   await page.evaluate(
     async ({ rate, hz, amplitude }) => {
       const ctx = new OfflineAudioContext({ numberOfChannels: 1, length: rate, sampleRate: rate });
-      await ctx.audioWorklet.addModule('/kiosk/audio-worklet.js');
-      const node = new AudioWorkletNode(ctx, 'mic-capture', { numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit' });
+      await ctx.audioWorklet.addModule('/kiosk/client/browser/capture-worklet.ts');
+      const node = new AudioWorkletNode(ctx, 'kohami-mic-capture', { numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit' });
       const frames: number[][] = [];
       (window as unknown as { frames16k: number[][] }).frames16k = frames;
       node.port.onmessage = (e: MessageEvent<ArrayBuffer>) => frames.push([...new Int16Array(e.data)]);
@@ -61,12 +61,17 @@ function levelDb(pcm: Int16Array): number {
   return 10 * Math.log10(sum / (pcm.length - 2 * edge) / (AMPLITUDE ** 2 / 2));
 }
 
-describe('the kiosk page’s microphone worklet in headless Chromium, at a 48 or 44.1 kHz context', () => {
+describe('the kiosk client’s capture worklet in headless Chromium, at a 48 or 44.1 kHz context', () => {
   it('loads the server’s own resampler', async () => {
-    const worklet = await (await fetch(`${rt.url}/kiosk/audio-worklet.js`)).text();
+    const response = await fetch(`${rt.url}/kiosk/client/browser/capture-worklet.ts`);
+    // The package's TypeScript, served as JavaScript (its types stripped at start), with the pages' headers.
+    expect(response.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    const worklet = await response.text();
     expect(worklet).toContain("import { SincResampler } from './sinc-resampler.js';");
-    const served = await (await fetch(`${rt.url}/kiosk/sinc-resampler.js`)).text();
-    expect(served).toBe(await readFile(new URL('../../machines/voice/sinc-resampler.js', import.meta.url), 'utf8'));
+    expect(worklet).not.toMatch(/declare const|private readonly|: number/);
+    const served = await (await fetch(`${rt.url}/kiosk/client/browser/sinc-resampler.js`)).text();
+    expect(served).toBe(await readFile(new URL('../../../machines/voice/sinc-resampler.js', import.meta.url), 'utf8'));
   });
 
   it('removes a 10 kHz tone on the way to 16 kHz (≤ −80 dB) and keeps 1 and 7 kHz whole (within 0.1 dB)', async () => {

@@ -1,0 +1,113 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
+import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
+import { ASKED, BARGED, recordSocket } from '../../../test/support/kiosk-browser.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
+import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
+
+/**
+ * The speech gate through the /kiosk page (which uses BrowserVoice) and the real runtime, in headless
+ * Chromium whose fake microphone loops a phrase and five seconds of digital silence. The page records
+ * every microphone frame it sends (when, and how loud); the waits are on what the page sends and receives.
+ */
+const REAL_TIME_TEST_MS = 180_000;
+const FRAME_MS = 20;
+/** The fake microphone's silence after the phrase (kiosk-browser.ts): what the gate must not send, less its hang-over. */
+const SILENCE_MS = 5000;
+/** Quieter than any speech frame, louder than the digital silence around the phrase. */
+const QUIET_DB = -60;
+
+let session: KioskBrowserSession;
+let voxtral: FakeVoxtral;
+let rt: TestRuntime;
+let browser: Browser;
+
+beforeAll(async () => {
+  session = await startKioskBrowserSession('kc-gate');
+  ({ voxtral, rt, browser } = session);
+}, REAL_TIME_TEST_MS);
+afterAll(() => session?.stop());
+
+type MicFrame = { at: number; bytes: number; db: number };
+
+/** Opens /kiosk with `query`, recording in the page every binary frame its socket sends: when, its size, its level (PCM). */
+async function openKiosk(query: string) {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.addInitScript(() => {
+    const frames: MicFrame[] = [];
+    (window as unknown as { micFrames: MicFrame[] }).micFrames = frames;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (typeof data !== 'string') {
+        const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as ArrayBufferView).byteLength);
+        const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        let sum = 0;
+        for (let i = 0; i + 1 < bytes.length; i += 2) sum += view.getInt16(i, true) ** 2;
+        const rms = Math.sqrt(sum / Math.max(1, bytes.length / 2)) / 32768;
+        frames.push({ at: performance.now(), bytes: bytes.length, db: rms > 0 ? 20 * Math.log10(rms) : -96 });
+      }
+      return send.call(this, data);
+    };
+  });
+  const socket = page.waitForEvent('websocket');
+  await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
+  await page.click('#connect');
+  const log = recordSocket(await socket);
+  const micFrames = () => page.evaluate(() => (window as unknown as { micFrames: MicFrame[] }).micFrames);
+  return { page, errors, log, micFrames };
+}
+
+/** The longest stretch with no microphone frame, and the frames sent right after it. */
+function longestGap(frames: MicFrame[]): { ms: number; after: MicFrame[] } {
+  let best = { ms: 0, index: 0 };
+  for (let i = 1; i < frames.length; i++) if (frames[i]!.at - frames[i - 1]!.at > best.ms) best = { ms: frames[i]!.at - frames[i - 1]!.at, index: i };
+  return { ms: best.ms, after: frames.slice(best.index) };
+}
+
+describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
+  it('sends no silence, sends speech with its pre-roll, and the turn is answered', async () => {
+    voxtral.utterances.push({ text: ASKED, wordEndsMs: ASKED.split(' ').map((_, i) => 400 + 100 * i) }, { text: BARGED });
+    const { page, errors, log, micFrames } = await openKiosk('&codec=pcm');
+    const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
+    // The runtime says it accepts gaps: only then does the page gate its microphone.
+    await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { gaps: true, input: { encoding: 'pcm_s16le', sampleRate: 16_000 } } });
+
+    // The turn is answered: the speech was heard and its end found, though the microphone went quiet after it.
+    await expect.poll(() => got('transcript.final')?.frame, { timeout: REAL_TIME_TEST_MS / 4 }).toMatchObject({ turnId: 'v1', text: ASKED });
+    await expect.poll(() => got('reply.done', 'v1'), { timeout: REAL_TIME_TEST_MS / 4 }).toBeDefined();
+
+    // Nothing of the silence goes but its first hang-over and the next speech's pre-roll (a margin for the
+    // fake microphone's pace); then the phrase comes again, and frames flow again after that gap.
+    const gapMs = SILENCE_MS - SPEECH_GATE_DEFAULTS.hangOverMs - SPEECH_GATE_DEFAULTS.preRollMs - 500;
+    const resumed = async () => {
+      const gap = longestGap(await micFrames());
+      return gap.ms >= gapMs && gap.after.length > SPEECH_GATE_DEFAULTS.preRollMs / FRAME_MS + 10;
+    };
+    await expect.poll(resumed, { timeout: REAL_TIME_TEST_MS / 4 }).toBe(true);
+    const frames = await micFrames();
+    expect(new Set(frames.map((f) => f.bytes))).toEqual(new Set([640]));
+    const { after } = longestGap(frames);
+    // After the gap: first the pre-roll (the silence just before the phrase), at once, then the speech.
+    const preRoll = after.findIndex((f) => f.db > QUIET_DB);
+    expect(preRoll).toBeGreaterThanOrEqual((SPEECH_GATE_DEFAULTS.preRollMs - SPEECH_GATE_DEFAULTS.onsetMs) / FRAME_MS - 1);
+    expect(after[preRoll - 1]!.at - after[0]!.at).toBeLessThan(SPEECH_GATE_DEFAULTS.preRollMs / 2);
+    expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
+  it('?gate=off streams the microphone on, silence included', async () => {
+    const { page, errors, log, micFrames } = await openKiosk('&codec=pcm&gate=off');
+    await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame).toMatchObject({ audio: { gaps: true } });
+    // Longer than the phrase and its hang-over: the silence after it is being sent too.
+    await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(SILENCE_MS / FRAME_MS);
+    const frames = await micFrames();
+    expect(frames.filter((f) => f.db <= QUIET_DB).length).toBeGreaterThan((SILENCE_MS / 2) / FRAME_MS);
+    expect(longestGap(frames).ms).toBeLessThan(SPEECH_GATE_DEFAULTS.hangOverMs);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+});

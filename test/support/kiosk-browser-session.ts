@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { FakeMistral } from './fake-mistral.ts';
+import { FakeVoxtral } from './fake-voxtral.ts';
+import { launchKioskBrowser, PAGE_ENDPOINT, REPLY, writeMicWav } from './kiosk-browser.ts';
+import { startTestRuntime, type TestRuntime } from './runtime.ts';
+
+export interface KioskBrowserSession {
+  voxtral: FakeVoxtral;
+  mistral: FakeMistral;
+  rt: TestRuntime;
+  browser: Browser;
+  /** Closes the browser, the runtime and the fakes, and removes the microphone's file. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What a /kiosk page test runs against: the real runtime with voice input, its model and speech calls
+ * through the real Mistral adapters to the local fakes (the agent streams REPLY; Voxtral's shortest
+ * streaming delay, 240 ms, so interim words show soon after they are said), and headless Chromium
+ * whose fake microphone loops writeMicWav's phrase and silence.
+ */
+export async function startKioskBrowserSession(name: string): Promise<KioskBrowserSession> {
+  const voxtral = new FakeVoxtral();
+  voxtral.streamingDelayMs = 240;
+  const mistral = await new FakeMistral(voxtral).start();
+  mistral.mode = { kind: 'stream', chunks: REPLY };
+  const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
+  const dir = await mkdtemp(path.join(tmpdir(), `kohami-${name}-`));
+  const browser = await launchKioskBrowser(await writeMicWav(dir));
+  return {
+    voxtral,
+    mistral,
+    rt,
+    browser,
+    async stop() {
+      await browser.close();
+      await rt.close();
+      await mistral.stop();
+      await voxtral.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
