@@ -230,12 +230,12 @@ export class KioskConnection {
       this.send(ready);
       return;
     }
-    const { input, output, aec } = audio;
+    const { input, output, aec, gate } = audio;
     const turns = this.context.seenTurnsOf(started);
-    const handle = this.context.voice.create({ session: started, link: this.link, input, output, aec, nextTurnId: () => turns.nextVoiceTurnId() });
+    const handle = this.context.voice.create({ session: started, link: this.link, input, output, aec, gate, nextTurnId: () => turns.nextVoiceTurnId() });
     // The budget is counted in 16 kHz PCM bytes whatever the encoding (an Opus packet by its duration).
     this.voice = { handle, audioBudget: audioByteBudget(INPUT_SAMPLE_RATE), opus: input.encoding === 'opus' };
-    // Every voice session fills a gap in its microphone audio with silence (runtime/voice/audio-gaps.ts).
+    // The offer: a kiosk that declared its speech gate (audio.kiosk.gate) has its gaps filled with silence (runtime/voice/audio-gaps.ts).
     this.send({ ...ready, mode: 'voice', audio: { input, output, aec, voiceInput: handle.voiceInput, gaps: true } });
   }
 

@@ -20,7 +20,10 @@ const audioFormat = z.object({ encoding: z.string().min(1).max(32), sampleRate: 
 const VoiceAudioSchema = z.object({
   input: audioFormat,
   output: z.object({ accept: z.array(audioFormat).min(1).max(16) }),
-  kiosk: z.object({ aec: z.boolean() }),
+  kiosk: z.object({
+    aec: z.boolean(),
+    gate: z.boolean().optional().describe('true: a client-side speech gate; the microphone may stop between utterances, so the runtime hears a gap as silence (only where session.ready says audio.gaps). Default false: a gap is a network stall, nothing is filled'),
+  }),
 });
 export type VoiceAudioRequest = z.infer<typeof VoiceAudioSchema>;
 
@@ -107,7 +110,7 @@ export function micFrameProblem(byteLength: number): string | null {
   return `a microphone frame is ${MIC_FRAME_MS.min}–${MIC_FRAME_MS.max} ms of pcm_s16le at ${INPUT_SAMPLE_RATE} Hz mono: an even number of bytes from ${min} to ${max}; got ${byteLength} bytes (frame dropped)`;
 }
 
-export type Negotiation = { ok: true; input: AudioFormat; output: AudioFormat; aec: boolean } | { ok: false; message: string };
+export type Negotiation = { ok: true; input: AudioFormat; output: AudioFormat; aec: boolean; gate: boolean } | { ok: false; message: string };
 
 const ENCODINGS: Record<AudioEncoding, true> = { pcm_s16le: true, opus: true };
 const isEncoding = (encoding: string): encoding is AudioEncoding => Object.hasOwn(ENCODINGS, encoding);
@@ -140,5 +143,6 @@ export function negotiateAudio(audio: VoiceAudioRequest, codecs: { opus: boolean
     input: { encoding: input.encoding as AudioEncoding, sampleRate: input.sampleRate },
     output: { encoding: output.encoding as AudioEncoding, sampleRate: output.sampleRate },
     aec: audio.kiosk.aec,
+    gate: audio.kiosk.gate ?? false,
   };
 }

@@ -53,7 +53,7 @@ export const SERVER_FRAME_SCHEMAS = {
           output: audioFormat,
           aec: z.boolean(),
           voiceInput: z.boolean().describe('false: no speech-to-text service; send typed turns (their replies are still spoken)'),
-          gaps: z.boolean().describe('true: microphone audio may stop between utterances (a client-side speech gate); the runtime hears a gap as silence, so the turn still ends'),
+          gaps: z.boolean().describe('true: the runtime accepts a client-side speech gate; a kiosk that declared one (session.start audio.kiosk.gate) may stop its microphone audio between utterances, and a gap is heard as silence, so the turn still ends'),
         })
         .optional()
         .describe('voice sessions only: the negotiated formats'),

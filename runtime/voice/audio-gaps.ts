@@ -1,6 +1,7 @@
 /**
  * Microphone audio may stop arriving: a kiosk with a speech gate sends only around speech
- * (session.ready `audio.gaps`, docs/protocol.md#speech-gate). The listener counts the endpointing
+ * (session.start `audio.kiosk.gate`, session.ready `audio.gaps`, docs/protocol.md#speech-gate); only
+ * such a kiosk's gaps are filled, since another's gap is a network stall whose audio comes late. The listener counts the endpointing
  * silence in audio, so without audio it would wait mid-pause for ever; this fills such a gap with
  * silence on the wall clock, as if the microphone had gone on sending it, and the turn ends as it
  * would have. Each gap gets at most `maxFillMs` of silence (no pause inside an utterance lasts longer

@@ -109,6 +109,12 @@ export interface VoiceSessionRequest {
   input?: AudioFormat;
   output: AudioFormat;
   aec: boolean;
+  /**
+   * The kiosk gates its microphone (session.start `audio.kiosk.gate`): a gap in its audio is silence
+   * and is filled as such. Otherwise a gap is a network stall, whose audio comes late: filling it would
+   * put silence mid-word (a turn ended mid-sentence) before the late audio.
+   */
+  gate?: boolean;
   /** The next voice turn's id (`v1`, `v2` …), admitted among the session's turnIds. */
   nextTurnId(): string;
 }
@@ -216,8 +222,8 @@ class VoiceSession implements VoiceSessionHandle {
   private preemptTimer: NodeJS.Timeout | null = null;
   /** Opus input: the microphone stream's decoder (to 16 kHz), freed at close. */
   private readonly decoder: OpusDecoderPort | null;
-  /** A gap in the microphone audio (a kiosk's speech gate) reaches the listener as silence. */
-  private readonly gaps: AudioGaps;
+  /** A gap in a gating kiosk's microphone audio reaches the listener as silence; null: the kiosk does not gate. */
+  private readonly gaps: AudioGaps | null;
 
   private readonly services: VoiceServices;
   private readonly request: VoiceSessionRequest;
@@ -233,7 +239,7 @@ class VoiceSession implements VoiceSessionHandle {
     // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
     this.pauseProfile = session.actor.getSnapshot().context.profile.pauses ?? null;
     this.decoder = request.input?.encoding === 'opus' ? opusOf(services).decoder() : null;
-    this.gaps = new AudioGaps({ maxFillMs: services.settings.endOfTurn.maxMs + END_OF_TURN_BACKSTOP_SLACK_MS, fill: (pcm) => this.listen(pcm) });
+    this.gaps = request.gate ? new AudioGaps({ maxFillMs: services.settings.endOfTurn.maxMs + END_OF_TURN_BACKSTOP_SLACK_MS, fill: (pcm) => this.listen(pcm) }) : null;
     this.lines = services.linesFor(session, request.output.sampleRate);
     this.speaker = services.preemption?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
     this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
@@ -299,7 +305,7 @@ class VoiceSession implements VoiceSessionHandle {
   // --- microphone ---
 
   pushAudio(pcm: Int16Array): void {
-    if (!this.closed.signal.aborted) this.gaps.heard(pcm.length);
+    if (!this.closed.signal.aborted) this.gaps?.heard(pcm.length);
     this.listen(pcm);
   }
 
@@ -910,7 +916,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.closed.abort();
     this.services.metrics.voiceSessions.dec();
     this.idle.cancel();
-    this.gaps.close();
+    this.gaps?.close();
     if (this.playbackTimer) clearTimeout(this.playbackTimer);
     this.clearEndTimer();
     if (this.utterance) this.dropSpeculation(this.utterance);

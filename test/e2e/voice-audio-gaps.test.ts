@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../runtime/config.ts';
+import { GAP_AFTER_MS } from '../../runtime/voice/audio-gaps.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -7,10 +8,12 @@ import { speechScript } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
 
 /**
- * A kiosk with a speech gate (session.ready `audio.gaps`) stops sending when the senior stops
- * speaking. Through a real socket, default end-of-turn settings, the listener's real detectors: the
- * audio ends with the speech (or a short hang-over), then nothing comes, and the turn is still
- * answered, after the silence the endpointing would have waited on a microphone that went on.
+ * A kiosk with a speech gate (session.start `audio.kiosk.gate`, session.ready `audio.gaps`) stops
+ * sending when the senior stops speaking. Through a real socket, default end-of-turn settings, the
+ * listener's real detectors: the audio ends with the speech (or a short hang-over), then nothing comes,
+ * and the turn is still answered, after the silence the endpointing would have waited on a microphone
+ * that went on. A kiosk that declares no gate streams on: a gap in its audio is a network stall, and
+ * nothing is filled into it.
  */
 
 let voxtral: FakeVoxtral;
@@ -21,6 +24,10 @@ const settings: Config = loadConfig({});
 const PRE_ROLL_MS = 300;
 /** Tolerance of the silence heard: Silero's windows (32 ms), the level's credit (≤ 96 ms), the gap's tick (40 ms). */
 const SLACK_MS = 170;
+/** Silero's window: how much earlier than the audible speech its start may be found. */
+const SILERO_WINDOW_MS = 32;
+/** A network stall inside speech: well past the runtime's gap threshold, and short of any end-of-turn wait. */
+const STALL_MS = 3 * GAP_AFTER_MS;
 
 beforeAll(async () => {
   voxtral = new FakeVoxtral();
@@ -44,7 +51,7 @@ describe('a gap in the microphone audio (a client-side speech gate)', () => {
       const speech: SpeechSpan[] = script.speech.map((s) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset, text: phrase }));
       voxtral.utterances.push({ text: phrase, speech });
       const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
-      expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true, gaps: true } });
+      expect(await kiosk.start(true, 24_000, true)).toMatchObject({ audio: { voiceInput: true, gaps: true } });
       await kiosk.speak(script.pcm, 1);
       // When the speech's end was sent (the audio goes out in real time): the silence after it is the gap's.
       const speechEndSentAt = performance.now() - (script.durationMs - script.speech.at(-1)!.endMs);
@@ -60,4 +67,54 @@ describe('a gap in the microphone audio (a client-side speech gate)', () => {
       kiosk.close();
     }, 30_000);
   }
+
+  /**
+   * Half the phrase, a stall (nothing sent for STALL_MS), then the rest late, then silence until the
+   * runtime ends the utterance. What the recognizer got, against what the kiosk sent from the
+   * utterance's pre-roll on, says whether silence was put into the stall: it cannot have got more
+   * than was sent, unless the runtime filled a gap.
+   */
+  async function stalled(gate: boolean | undefined) {
+    const phrase = 'Je voulais te dire que le jardin est en fleurs';
+    const script = await speechScript([{ silenceMs: 400 }, phrase, { silenceMs: settings.ENDPOINT_MAX_MS + 500 }]);
+    const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
+    voxtral.utterances.push({ text: phrase, speech: script.speech.map((s) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset, text: phrase })) });
+    const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+    expect(await kiosk.start(true, 24_000, gate)).toMatchObject({ audio: { voiceInput: true, gaps: true } });
+    const socketsBefore = voxtral.sockets.length;
+    // Mid-phrase, on a frame's edge (inside a word, whichever it is).
+    const split = Math.round((script.speech[0]!.startMs + script.speech[0]!.endMs) / 2 / 20) * 20 * 16;
+    let sentFrames = 0;
+    // The kiosk stops sending once the utterance has ended: what it sent after is not the utterance's.
+    const stop = () => kiosk.ofType('vad').some((f) => f.state === 'speech_stopped') || (sentFrames++, false);
+    await kiosk.speak(script.pcm.subarray(0, split), 1, stop);
+    // The stall itself (the scenario, not a wait for something).
+    await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+    await kiosk.speak(script.pcm.subarray(split), 1, stop);
+    const final = await kiosk.next('transcript.final', 0);
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
+    const heardMs = voxtral.sockets[socketsBefore]!.audioBytes / 32;
+    // What was sent from the pre-roll on: the speech is found at most a Silero window before it is audible.
+    const sentMs = sentFrames * 20 - offset + SILERO_WINDOW_MS;
+    voxtral.utterances.length = 0;
+    return { kiosk, phrase, final, heardMs, sentMs };
+  }
+
+  it('a kiosk that declares no gate: a stall inside speech inserts no silence; one turn, the whole phrase', async () => {
+    const { kiosk, phrase, final, heardMs, sentMs } = await stalled(undefined);
+    expect(heardMs).toBeLessThanOrEqual(sentMs);
+    expect(final).toMatchObject({ turnId: 'v1', text: phrase });
+    expect(kiosk.ofType('transcript.final')).toHaveLength(1);
+    expect(kiosk.ofType('vad').map((f) => f.state)).toEqual(['speech_started', 'speech_stopped']);
+    kiosk.close();
+  }, 30_000);
+
+  it('gate: false is the same as no gate; gate: true hears the same stall as silence (the observable tells them apart)', async () => {
+    const off = await stalled(false);
+    expect(off.heardMs).toBeLessThanOrEqual(off.sentMs);
+    off.kiosk.close();
+    const on = await stalled(true);
+    expect(on.heardMs).toBeGreaterThan(on.sentMs);
+    on.kiosk.close();
+  }, 60_000);
 });

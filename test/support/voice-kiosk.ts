@@ -76,8 +76,10 @@ export class VoiceKiosk {
     this.socket.send(JSON.stringify(frame));
   }
 
-  async start(aec = true, sampleRate = 24000): Promise<Frame> {
-    this.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'pcm_s16le', sampleRate }] }, kiosk: { aec } } });
+  /** `gate`: the kiosk declares a speech gate (audio.kiosk.gate); absent, it declares nothing, as one that streams on. */
+  async start(aec = true, sampleRate = 24000, gate?: boolean): Promise<Frame> {
+    const kiosk = gate === undefined ? { aec } : { aec, gate };
+    this.send({ ...VOICE_START, audio: { ...VOICE_START.audio, output: { accept: [{ encoding: 'pcm_s16le', sampleRate }] }, kiosk } });
     return this.next('session.ready');
   }
 

@@ -26,6 +26,7 @@ describe('kiosk protocol, voice mode', () => {
     ['{"type":"session.start","mode":"voice"}', 'audio'],
     ['{"type":"session.start","mode":"voice","audio":{"input":{"encoding":"pcm_s16le","sampleRate":16000},"output":{"accept":[]},"kiosk":{"aec":true}}}', 'audio.output.accept'],
     ['{"type":"session.start","mode":"voice","audio":{"input":{"encoding":"pcm_s16le","sampleRate":16000},"output":{"accept":[{"encoding":"pcm_s16le","sampleRate":24000}]},"kiosk":{}}}', 'audio.kiosk.aec'],
+    ['{"type":"session.start","mode":"voice","audio":{"input":{"encoding":"pcm_s16le","sampleRate":16000},"output":{"accept":[{"encoding":"pcm_s16le","sampleRate":24000}]},"kiosk":{"aec":true,"gate":"yes"}}}', 'audio.kiosk.gate'],
     ['{"type":"session.start","mode":"radio"}', 'frame'],
     ['{"type":"playback.progress","turnId":"v1","playedMs":-5}', 'playedMs'],
     ['{"type":"mic","muted":"yes"}', 'muted'],
@@ -45,7 +46,10 @@ describe('kiosk protocol, voice mode', () => {
       input: { encoding: 'pcm_s16le', sampleRate: 16000 },
       output: { encoding: 'pcm_s16le', sampleRate: 48000 },
       aec: true,
+      gate: false,
     });
+    // The kiosk's speech gate, declared: the session fills gaps only then (runtime/voice/audio-gaps.ts).
+    expect(negotiateAudio(audio({ kiosk: { aec: true, gate: true } }), pcmOnly)).toMatchObject({ ok: true, gate: true });
     expect(negotiateAudio(audio({ input: { encoding: 'pcm_f32le', sampleRate: 16000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le') });
     expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
     expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
@@ -55,7 +59,7 @@ describe('kiosk protocol, voice mode', () => {
 
   it('negotiates Opus each way when the kiosk offers it; PCM later in the list is the fallback', () => {
     const opusBothWays = audio({ input: { encoding: 'opus', sampleRate: 48000 }, output: { accept: [{ encoding: 'opus', sampleRate: 24000 }, { encoding: 'pcm_s16le', sampleRate: 24000 }] } });
-    expect(negotiateAudio(opusBothWays, withOpus)).toEqual({ ok: true, input: { encoding: 'opus', sampleRate: 48000 }, output: { encoding: 'opus', sampleRate: 24000 }, aec: true });
+    expect(negotiateAudio(opusBothWays, withOpus)).toEqual({ ok: true, input: { encoding: 'opus', sampleRate: 48000 }, output: { encoding: 'opus', sampleRate: 24000 }, aec: true, gate: false });
     expect(negotiateAudio(opusBothWays, pcmOnly)).toMatchObject({ ok: false });
     expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'opus', sampleRate: 24000 }, { encoding: 'pcm_s16le', sampleRate: 24000 }] } }), pcmOnly)).toMatchObject({ ok: true, output: { encoding: 'pcm_s16le', sampleRate: 24000 } });
     // Opus in one direction only.

@@ -37,7 +37,8 @@ export interface SessionReadyFrame {
   mode?: 'text' | 'voice';
   /**
    * Voice sessions only: the negotiated formats. `voiceInput: false`: no speech-to-text, send typed turns.
-   * `gaps: true`: the microphone may stop between utterances (a speech gate); the runtime hears a gap as silence.
+   * `gaps: true`: the runtime accepts a speech gate; a kiosk that declared one (`kiosk.gate`) may stop its microphone
+   * between utterances, and the runtime hears a gap as silence.
    */
   audio?: { input: AudioFormat; output: AudioFormat; aec: boolean; voiceInput: boolean; gaps: boolean };
 }
@@ -132,11 +133,14 @@ export type ServerFrame =
   | ReplyAudioResumeFrame;
 export type ServerFrameType = ServerFrame['type'];
 
-/** What a voice `session.start` asks for: the microphone's format, the reply formats playable (best first), echo cancellation. */
+/**
+ * What a voice `session.start` asks for: the microphone's format, the reply formats playable (best first), echo
+ * cancellation, and `gate: true` if the kiosk sends its microphone only around speech (where `session.ready` says `gaps`).
+ */
 export interface VoiceAudioRequest {
   input: { encoding: string; sampleRate: number };
   output: { accept: Array<{ encoding: string; sampleRate: number }> };
-  kiosk: { aec: boolean };
+  kiosk: { aec: boolean; gate?: boolean };
 }
 
 /** A JSON text frame a kiosk sends. */

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
-import { ASKED, BARGED, recordSocket } from '../../../test/support/kiosk-browser.ts';
+import { ASKED, BARGED, recordSentInPage, recordSocket } from '../../../test/support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
 import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
 
@@ -52,12 +52,14 @@ async function openKiosk(query: string) {
       return send.call(this, data);
     };
   });
+  const sent = await recordSentInPage(page);
   const socket = page.waitForEvent('websocket');
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
   await page.click('#connect');
   const log = recordSocket(await socket);
   const micFrames = () => page.evaluate(() => (window as unknown as { micFrames: MicFrame[] }).micFrames);
-  return { page, errors, log, micFrames };
+  const sessionStart = async () => (await sent()).find((f) => f.type === 'session.start');
+  return { page, errors, log, micFrames, sessionStart };
 }
 
 /** The longest stretch with no microphone frame, and the frames sent right after it. */
@@ -70,8 +72,10 @@ function longestGap(frames: MicFrame[]): { ms: number; after: MicFrame[] } {
 describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
   it('sends no silence, sends speech with its pre-roll, and the turn is answered', async () => {
     voxtral.utterances.push({ text: ASKED, wordEndsMs: ASKED.split(' ').map((_, i) => 400 + 100 * i) }, { text: BARGED });
-    const { page, errors, log, micFrames } = await openKiosk('&codec=pcm');
+    const { page, errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm');
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
+    // The page declares its gate, so that the runtime hears its gaps as silence.
+    await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: true } } });
     // The runtime says it accepts gaps: only then does the page gate its microphone.
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { gaps: true, input: { encoding: 'pcm_s16le', sampleRate: 16_000 } } });
 
@@ -100,7 +104,9 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
   }, REAL_TIME_TEST_MS);
 
   it('?gate=off streams the microphone on, silence included', async () => {
-    const { page, errors, log, micFrames } = await openKiosk('&codec=pcm&gate=off');
+    const { page, errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm&gate=off');
+    // No gate declared: a stall in its audio is not filled with silence.
+    await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: false } } });
     await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame).toMatchObject({ audio: { gaps: true } });
     // Longer than the phrase and its hang-over: the silence after it is being sent too.
     await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(SILENCE_MS / FRAME_MS);

@@ -48,7 +48,7 @@ export interface VoiceOptions {
   link: VoiceLink;
   /** `pcm`: PCM both ways (tests, debugging); `auto` (default): Opus each way the browser's WebCodecs do. */
   codec?: 'auto' | 'pcm';
-  /** Send the microphone only around speech, once the runtime accepts gaps; `true` for the defaults. */
+  /** Send the microphone only around speech (declared in session.start), once the runtime accepts gaps; `true` for the defaults. */
   speechGate?: boolean | SpeechGateOptions;
   /** Reply rates this kiosk plays as PCM, best first (the browser resamples to the speaker). */
   outputRates?: number[];
@@ -133,7 +133,9 @@ export class BrowserVoice {
           ...rates.map((sampleRate) => ({ encoding: 'pcm_s16le' as const, sampleRate })),
         ],
       },
-      kiosk: { aec: this.microphone ? this.microphone.echoCancelled : false },
+      // `gate` is said before session.ready: the gate engages only if the runtime then offers gaps (ready()), and a
+      // runtime that does not offer them fills nothing; a kiosk that streams on declares none, so a stall is not silence.
+      kiosk: { aec: this.microphone ? this.microphone.echoCancelled : false, gate: Boolean(this.options.speechGate) && this.microphone !== null },
     };
   }
 
