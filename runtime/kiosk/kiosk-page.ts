@@ -26,10 +26,25 @@ async function clientModules(): Promise<Map<string, string>> {
   for (const entry of await readdir(CLIENT_SRC, { recursive: true })) {
     if (!entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
     const code = await readFile(new URL(entry, CLIENT_SRC), 'utf8');
-    modules.set(`${CLIENT_PATH}${entry.split('\\').join('/')}`, stripTypeScriptTypes(code));
+    modules.set(`${CLIENT_PATH}${entry.split('\\').join('/')}`, stripTypes(code));
   }
   modules.set(`${CLIENT_PATH}browser/sinc-resampler.js`, await readFile(new URL('../../machines/voice/sinc-resampler.js', import.meta.url), 'utf8'));
   return modules;
+}
+
+/**
+ * Node's own type stripping — what already runs every .ts file of this process — without the
+ * "experimental feature" warning its API prints once, which would greet every `npm start`.
+ * Synchronous, so nothing else can warn while the hook is off.
+ */
+function stripTypes(code: string): string {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => undefined;
+  try {
+    return stripTypeScriptTypes(code);
+  } finally {
+    process.emitWarning = emitWarning;
+  }
 }
 
 /** The browser kiosk `/kiosk` (voice mode over /v1/kiosk); the token travels in the socket's `?token=`. */
