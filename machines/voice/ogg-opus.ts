@@ -1,4 +1,5 @@
 import { opusPacketInfo } from './opus-packet.ts';
+import type { OpusSpeechPacket } from './voice.port.ts';
 
 /**
  * Ogg Opus (RFC 7845) read as a stream: the bytes of one speech response, in whatever pieces they
@@ -28,12 +29,6 @@ export interface OpusHead {
   preSkip: number;
   /** The rate the encoder was fed (informative: a packet decodes at any Opus rate). */
   inputSampleRate: number;
-}
-
-/** One audio packet and how much audio it carries. */
-export interface OggOpusPacket {
-  packet: Uint8Array;
-  durationMs: number;
 }
 
 const CRC_TABLE = (() => {
@@ -69,11 +64,11 @@ export class OggOpusDemuxer {
   private headers = 0;
 
   /** The audio packets completed by `bytes`. Throws OggOpusError on a malformed stream (stop reading it then). */
-  push(bytes: Uint8Array): OggOpusPacket[] {
+  push(bytes: Uint8Array): OpusSpeechPacket[] {
     const joined = new Uint8Array(this.buffer.length + bytes.length);
     joined.set(this.buffer);
     joined.set(bytes, this.buffer.length);
-    const out: OggOpusPacket[] = [];
+    const out: OpusSpeechPacket[] = [];
     let at = 0;
     for (;;) {
       const page = pageLength(joined, at);
@@ -92,7 +87,7 @@ export class OggOpusDemuxer {
     if (this.head === null) throw new OggOpusError('the Ogg stream has no OpusHead');
   }
 
-  private page(page: Uint8Array, out: OggOpusPacket[]): void {
+  private page(page: Uint8Array, out: OpusSpeechPacket[]): void {
     const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
     const flags = page[5]!;
     const serial = view.getUint32(14, true);
@@ -123,7 +118,7 @@ export class OggOpusDemuxer {
     }
   }
 
-  private packet(out: OggOpusPacket[]): void {
+  private packet(out: OpusSpeechPacket[]): void {
     const packet = this.partial.length === 1 ? this.partial[0]!.slice() : concat(this.partial, this.partialBytes);
     this.partial = [];
     this.partialBytes = 0;

@@ -731,7 +731,7 @@ class VoiceSession implements VoiceSessionHandle {
       speaker: this.speaker,
       lines: (text) => this.lines.get(text),
       sampleRate: this.request.output.sampleRate,
-      ...(this.request.output.encoding === 'opus' ? { opus: opusOf(this.services).encoder(this.request.output.sampleRate) } : {}),
+      ...(this.request.output.encoding === 'opus' ? { opus: opusOf(this.services) } : {}),
       onFirstAudio: () => this.firstAudio(turnId),
       onSpeechError: (err) => {
         this.services.onSentenceLost();

@@ -99,13 +99,14 @@ export class Preemptions implements PreemptiveTurns {
 
   /** A session's speaker: the committed speculation's first sentence, already under way, when the reply starts with it. */
   speakerFor(seniorId: string, speaker: SpeakerPort): SpeakerPort {
+    const recorded = (text: string, signal: AbortSignal) => this.take(seniorId, 'speech', () => text, signal)?.value as Replay<Int16Array> | undefined;
+    const opus = speaker.synthesizeOpus?.bind(speaker);
     return {
       voiceId: speaker.voiceId,
       sampleRate: speaker.sampleRate,
-      synthesize: (text, signal) => {
-        const recorded = this.take(seniorId, 'speech', () => text, signal);
-        return recorded ? (recorded.value as Replay<Int16Array>).read(signal) : speaker.synthesize(text, signal);
-      },
+      synthesize: (text, signal) => recorded(text, signal)?.read(signal) ?? speaker.synthesize(text, signal),
+      // The speculation recorded PCM: its sentence is encoded, the rest relayed.
+      ...(opus ? { synthesizeOpus: (text: string, signal: AbortSignal) => recorded(text, signal)?.read(signal) ?? opus(text, signal) } : {}),
     };
   }
 
