@@ -463,7 +463,7 @@ class VoiceSession implements VoiceSessionHandle {
       return;
     }
     try {
-      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line) });
+      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line), opus: this.request.output.encoding === 'opus' });
     } catch (err) {
       // A head start only: the turn does its own work. The text is never logged.
       this.log.warn({ err }, 'preemptive turn failed to start');
