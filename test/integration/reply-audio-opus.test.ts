@@ -80,8 +80,8 @@ describe('Opus reply audio', () => {
     expect(link.frames.at(-1)).toEqual({ type: 'reply.audio.end', turnId: 'v1', durationMs: sentences.reduce((n, s) => n + fakeSpeechDurationMs(s), 0) });
   });
 
-  it('a service that refuses Opus is asked for PCM, which is encoded: the senior hears the sentence all the same', async () => {
-    voxtral.speechOpus = 'refused';
+  it.each(['refused', 'not-ogg'] as const)('a service whose Opus is %s is asked for PCM, which is encoded: the senior hears the sentence all the same', async (opus) => {
+    voxtral.speechOpus = opus;
     try {
       const link = recordingLink();
       const speaker = mistral();
@@ -100,6 +100,35 @@ describe('Opus reply audio', () => {
       expect(voxtral.speechRequests.at(-1)!.body.response_format).toBe('pcm');
     } finally {
       voxtral.speechOpus = 'ogg';
+    }
+  });
+
+  it('a relayed stream cut mid-sentence: the fallback speaks the rest as PCM, encoded after the relayed packets, the offsets contiguous', async () => {
+    voxtral.speechFault = { afterMs: 400, kind: 'drop' };
+    try {
+      const link = recordingLink();
+      const failures: unknown[] = [];
+      const speaker = new FallbackSpeaker({ primary: mistral(), fallback: new EspeakSpeaker(), onSpeechError: (err) => void failures.push(err) });
+      const { reply, codec, errors } = opusReply(link, { speaker });
+      const sentence = 'Le marché du samedi est un vrai plaisir pour tout le monde.';
+      reply.finish(sentence);
+      await reply.sent;
+      expect(errors).toEqual([]);
+      expect(failures).toHaveLength(1);
+      const relayed = fakeSpeechPackets(sentence, 'tone');
+      const { payloads, samples } = contiguousPackets(link);
+      // The packets that arrived before the cut, byte for byte, then espeak's rest, encoded.
+      const before = payloads.findIndex((p, i) => !relayed[i] || p.length !== relayed[i]!.length || p.some((b, j) => b !== relayed[i]![j]));
+      expect(before).toBeGreaterThan(0);
+      expect(payloads.slice(0, before)).toEqual(relayed.slice(0, before));
+      expect(codec.counts.encoders).toBe(1);
+      expect(codec.counts.packets).toBe(payloads.length - before);
+      // The mark counts the sentence's own samples, not the last packet's padding.
+      const [mark] = marks(link);
+      expect(samples - mark!).toBeGreaterThanOrEqual(0);
+      expect(samples - mark!).toBeLessThan(PACKET);
+    } finally {
+      voxtral.speechFault = null;
     }
   });
 

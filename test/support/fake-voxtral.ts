@@ -125,8 +125,8 @@ export class FakeVoxtral {
   speechFault: { afterMs: number; kind: 'drop' | 'stall' } | null = null;
   /** 'tone' (a 440 Hz sine) or 'silence'. */
   speechSignal: 'tone' | 'silence' = 'tone';
-  /** `response_format: "opus"`: an Ogg Opus stream, or refused (422) as a service without it would. */
-  speechOpus: 'ogg' | 'refused' = 'ogg';
+  /** `response_format: "opus"`: an Ogg Opus stream, refused (422) as a service without it would, or bytes that are not Ogg. */
+  speechOpus: 'ogg' | 'refused' | 'not-ogg' = 'ogg';
   readonly speechRequests: SpeechRequestRecord[] = [];
 
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -354,7 +354,7 @@ export class FakeVoxtral {
    * packets) into an Ogg Opus stream, cut into deltas of `OPUS_DELTA_BYTES` that straddle its pages.
    */
   private async opusSpeech(text: string, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
-    const ogg = fakeSpeechOgg(text, this.speechSignal);
+    const ogg = this.speechOpus === 'not-ogg' ? new TextEncoder().encode('ID3 not an Ogg stream') : fakeSpeechOgg(text, this.speechSignal);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const fault = this.speechFault;
     const faultAt = fault ? Math.floor((ogg.length * fault.afterMs) / fakeSpeechDurationMs(text)) : Infinity;
