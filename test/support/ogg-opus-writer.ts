@@ -23,13 +23,7 @@ export function oggOpusStream(packets: Uint8Array[], options: { inputSampleRate:
     granule += group.length * step;
     pages.push(oggPage(group, { serial, sequence, granule, flags: at + perPage >= packets.length ? 4 : 0 }));
   }
-  const out = new Uint8Array(pages.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const page of pages) {
-    out.set(page, at);
-    at += page.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat(pages));
 }
 
 /** One Ogg page holding whole packets (each under 255 × 255 bytes; at most 255 lacing values in all). */
