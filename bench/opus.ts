@@ -4,17 +4,21 @@
  * plus RFC 6455's header: 2 bytes, 2 more over 125 bytes of payload, 4 of mask from the kiosk).
  * CPU: the runtime's own work per second of audio, on this process's clock (process.cpuUsage):
  * microphone — PCM viewed in place vs the packet's pre-check and libopus's decode to 16 kHz; reply —
- * building the PCM frames vs encoding 20 ms packets and framing them. The audio is French speech from
+ * building the PCM frames vs encoding 20 ms packets and framing them, vs relaying the speech service's
+ * own Opus (its base64 deltas of Ogg decoded, demuxed, each packet framed) and vs sending a
+ * pre-synthesized line's kept packets (framing only). The audio is French speech from
  * espeak-ng, the reply resampled to the kiosk's rate. Then the reply encoder's complexity, 0–10:
  * CPU, bytes and the round trip's SNR (aligned for the codec's delay).
  *   npm run bench:opus   (BENCH_SECONDS=60 of audio per measure, BENCH_REPEATS=5, the median kept)
  */
 import { OPUS_COMPLEXITY, opusCodec } from '../adapters/voice/opus-codec.ts';
+import { OggOpusDemuxer } from '../machines/voice/ogg-opus.ts';
 import { opusPacketInfo } from '../machines/voice/opus-packet.ts';
 import { resample } from '../machines/voice/resample.ts';
 import { INPUT_SAMPLE_RATE, type OpusCodecPort } from '../machines/voice/voice.port.ts';
 import { encodeAudioFrame, encodePacketFrame } from '../runtime/protocol/frame-header.ts';
 import { alignedSnrDb } from '../test/support/audio-quality.ts';
+import { oggOpusStream } from '../test/support/ogg-opus-writer.ts';
 import { chunks, concat, frenchSpeech } from '../test/support/speech.ts';
 import { percentile } from './support/stats.ts';
 
@@ -102,6 +106,51 @@ function reply(codec: OpusCodecPort, rate: number): void {
   rows.push({ direction: 'runtime → kiosk', format: `pcm_s16le ${rate / 1000} kHz`, bytesPerSecond: bytes / SECONDS, cpuMsPerSecond: pcmCpu });
   const opus = opusReply(codec, pcm, rate);
   rows.push({ direction: 'runtime → kiosk', format: `opus ${rate / 1000} kHz, 24 kbit/s`, bytesPerSecond: opus.bytesPerSecond, cpuMsPerSecond: opus.cpuMsPerSecond });
+  const relay = relayedReply(codec, rate);
+  rows.push({ direction: 'runtime → kiosk', format: `opus ${rate / 1000} kHz relayed`, bytesPerSecond: relay.relayed.bytesPerSecond, cpuMsPerSecond: relay.relayed.cpuMsPerSecond });
+  rows.push({ direction: 'runtime → kiosk', format: `opus ${rate / 1000} kHz line, kept`, bytesPerSecond: relay.line.bytesPerSecond, cpuMsPerSecond: relay.line.cpuMsPerSecond });
+  relayRatios.push(`${rate / 1000} kHz: relayed ${(opus.cpuMsPerSecond / relay.relayed.cpuMsPerSecond).toFixed(0)}× less CPU than encoding, a kept line ${(opus.cpuMsPerSecond / relay.line.cpuMsPerSecond).toFixed(0)}× less`);
+}
+const relayRatios: string[] = [];
+
+/** Ogg bytes per delta of the stand-in speech service (as the fake's): pages straddle deltas. */
+const OGG_DELTA_BYTES = 700;
+
+/**
+ * The reply as the speech service's own Opus: its packets (encoded here at 24 kHz, standing in for the
+ * service's encoder — not the runtime's CPU) in Ogg pages of five, cut into base64 deltas as the SDK
+ * hands them over. The runtime's work: each delta's base64 decoded, demuxed (CRC and TOC checked), each
+ * packet framed at the kiosk's rate. A kept line's packets: framed only.
+ */
+function relayedReply(codec: OpusCodecPort, rate: number): { relayed: { bytesPerSecond: number; cpuMsPerSecond: number }; line: { bytesPerSecond: number; cpuMsPerSecond: number } } {
+  const service = codec.encoder(24_000);
+  const source = speechAt(24_000);
+  const packets: Uint8Array[] = [];
+  for (let at = 0; at + service.frameSamples <= source.length; at += service.frameSamples) packets.push(service.encode(source.subarray(at, at + service.frameSamples)));
+  service.close();
+  const ogg = oggOpusStream(packets, { inputSampleRate: 24_000, packetsPerPage: 5 });
+  const deltas: string[] = [];
+  for (let at = 0; at < ogg.length; at += OGG_DELTA_BYTES) deltas.push(Buffer.from(ogg.subarray(at, at + OGG_DELTA_BYTES)).toString('base64'));
+  const perPacket = (rate * FRAME_MS) / 1000;
+  let bytes = 0;
+  const cpuMsPerSecond = cpuPerSecond(() => {
+    bytes = 0;
+    let offset = 0;
+    const demuxer = new OggOpusDemuxer();
+    for (const delta of deltas) {
+      for (const { packet, durationMs } of demuxer.push(Buffer.from(delta, 'base64'))) {
+        bytes += wsBytes(encodePacketFrame(TURN_ID, offset, packet).length, false);
+        offset += (durationMs * rate) / 1000;
+      }
+    }
+    demuxer.end();
+  }, SECONDS);
+  let lineBytes = 0;
+  const lineCpu = cpuPerSecond(() => {
+    lineBytes = 0;
+    for (let i = 0; i < packets.length; i++) lineBytes += wsBytes(encodePacketFrame(TURN_ID, i * perPacket, packets[i]!).length, false);
+  }, SECONDS);
+  return { relayed: { bytesPerSecond: bytes / SECONDS, cpuMsPerSecond }, line: { bytesPerSecond: lineBytes / SECONDS, cpuMsPerSecond: lineCpu } };
 }
 
 function opusReply(codec: OpusCodecPort, pcm: Int16Array, rate: number): { bytesPerSecond: number; cpuMsPerSecond: number } {
@@ -151,6 +200,7 @@ for (const row of rows.filter((r) => r.format.startsWith('opus'))) {
   verdicts.push(`${row.direction} ${row.format}: ${ratio.toFixed(1)}× fewer bytes (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'MISSED'}), ${row.cpuMsPerSecond.toFixed(2)} ms CPU/s (target ≤ ${TARGET_CPU_MS}: ${row.cpuMsPerSecond <= TARGET_CPU_MS ? 'met' : 'MISSED'})`);
 }
 console.log(`\n${verdicts.join('\n')}`);
+console.log(`\nagainst encoding the reply, in this run: ${relayRatios.join('; ')}`);
 
 console.log(`\nreply encoder complexity at 24 kHz (the runtime uses ${OPUS_COMPLEXITY})\n`);
 console.log(`${pad('complexity', 11)} ${pad('CPU ms/s', 9)} ${pad('kbit/s', 7)} SNR dB`);

@@ -133,6 +133,11 @@ export function createMetrics() {
     labelNames: ['service'] as const,
     registers: [registry],
   });
+  const opusEncoded = new Counter({
+    name: 'kohami_opus_encoded_seconds_total',
+    help: 'Seconds of reply audio the runtime encoded to Opus (the CPU an Opus kiosk costs): the speech service’s own Opus is relayed and a pre-synthesized line encoded once, so neither is counted again',
+    registers: [registry],
+  });
   const preemptiveTurns = new Counter({
     name: 'kohami_preemptive_turns_total',
     help: 'Speculative turns started during an end-of-turn wait, by how they ended: committed (the turn came on that transcript) or aborted (the senior went on, or said something else)',
@@ -153,7 +158,7 @@ export function createMetrics() {
   });
   const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
   const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
-  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, opusEncoded, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,6 +1,7 @@
 import { Mistral } from '@mistralai/mistralai';
 import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
-import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
+import { OggOpusDemuxer, OggOpusError } from '../../machines/voice/ogg-opus.ts';
+import type { SpeakerPort, SpeechPiece } from '../../machines/voice/voice.port.ts';
 import { Float32LeDecoder } from '../../machines/voice/resample.ts';
 import { mistralSdkServerUrl, type KohamiEnv } from '../mistral/base-url.ts';
 
@@ -33,7 +34,7 @@ export interface MistralSpeakerOptions {
 /**
  * SpeakerPort over Mistral's speech endpoint through the official SDK (`audio.speech.complete`,
  * `stream: true`): server-sent `speech.audio.delta` events of float32 PCM, yielded as s16 as
- * they arrive, one request per sentence. The SDK streams on Node 20 (fetch + ReadableStream).
+ * they arrive, one request per sentence; or, for an Opus kiosk, of Ogg Opus, yielded as its packets. The SDK streams on Node 20 (fetch + ReadableStream).
  */
 export class MistralSpeaker implements SpeakerPort {
   readonly sampleRate = MISTRAL_TTS_SAMPLE_RATE;
@@ -42,6 +43,8 @@ export class MistralSpeaker implements SpeakerPort {
   private readonly model: string;
   private readonly voice: string;
   private readonly stallMs: number;
+  /** The service's Opus could not be read once: PCM from then on. */
+  private opusRefused = false;
 
   constructor(options: MistralSpeakerOptions) {
     const serverURL = mistralSdkServerUrl(options.baseUrl, options.env);
@@ -55,6 +58,46 @@ export class MistralSpeaker implements SpeakerPort {
 
   /** Ends quietly when `signal` aborts (the request is aborted with it); throws SpeechServiceError on a service failure. */
   async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    // float32 samples may straddle two deltas: the decoder keeps the odd bytes for the next one.
+    const decoder = new Float32LeDecoder();
+    for await (const bytes of this.deltas(text, 'pcm', signal)) {
+      const pcm = decoder.push(bytes);
+      if (pcm.length > 0) yield pcm;
+    }
+  }
+
+  /**
+   * `response_format: "opus"`: the deltas are one Ogg Opus stream (RFC 7845), demuxed into its packets
+   * as they arrive. If the service's Opus cannot be read before any packet came (not Ogg, a stream
+   * the demuxer refuses, the request refused as invalid), this sentence and every next one are asked for as PCM instead (the reply
+   * encodes it): a format the service changed costs one request, not every sentence's audio.
+   */
+  async *synthesizeOpus(text: string, signal: AbortSignal): AsyncIterable<SpeechPiece> {
+    if (!this.opusRefused) {
+      const demuxer = new OggOpusDemuxer();
+      let packets = 0;
+      try {
+        for await (const bytes of this.deltas(text, 'opus', signal)) {
+          for (const packet of demuxer.push(bytes)) {
+            packets += 1;
+            yield packet;
+          }
+        }
+        if (signal.aborted || text.trim() === '') return;
+        demuxer.end();
+        return;
+      } catch (err) {
+        const unreadable = err instanceof OggOpusError;
+        if (!unreadable && !formatRefused(err)) throw err;
+        if (packets > 0) throw new SpeechServiceError(`speech request failed: ${(err as Error).message}`, { cause: err });
+        this.opusRefused = true;
+      }
+    }
+    yield* this.synthesize(text, signal);
+  }
+
+  /** The decoded bytes of each `speech.audio.delta`, as they arrive; ends quietly when `signal` aborts. */
+  private async *deltas(text: string, responseFormat: 'pcm' | 'opus', signal: AbortSignal): AsyncIterable<Buffer> {
     if (signal.aborted || text.trim() === '') return;
     const request = new AbortController();
     const stop = () => request.abort(signal.reason);
@@ -62,11 +105,9 @@ export class MistralSpeaker implements SpeakerPort {
     let stalled = false;
     const arm = () => setTimeout(() => ((stalled = true), request.abort()), this.stallMs);
     let timer = arm();
-    // float32 samples may straddle two deltas: the decoder keeps the odd bytes for the next one.
-    const decoder = new Float32LeDecoder();
     try {
       const events = await this.client.audio.speech.complete(
-        { model: this.model, input: text, voiceId: this.voice, responseFormat: 'pcm', stream: true },
+        { model: this.model, input: text, voiceId: this.voice, responseFormat, stream: true },
         { signal: request.signal, acceptHeaderOverride: CompleteAcceptEnum.textEventStream },
       );
       for await (const event of events) {
@@ -75,10 +116,7 @@ export class MistralSpeaker implements SpeakerPort {
         clearTimeout(timer);
         const data = event.data;
         if (data.type === 'speech.audio.done') break;
-        if (data.type === 'speech.audio.delta' && 'audioData' in data) {
-          const pcm = decoder.push(Buffer.from(data.audioData, 'base64'));
-          if (pcm.length > 0) yield pcm;
-        }
+        if (data.type === 'speech.audio.delta' && 'audioData' in data) yield Buffer.from(data.audioData, 'base64');
         timer = arm();
       }
     } catch (err) {
@@ -92,4 +130,10 @@ export class MistralSpeaker implements SpeakerPort {
       request.abort();
     }
   }
+}
+
+/** The service refused the request itself (400, 422: the Opus format, say), not a fault of the moment. */
+function formatRefused(err: unknown): boolean {
+  const status = err instanceof SpeechServiceError ? (err.cause as { statusCode?: unknown } | undefined)?.statusCode : undefined;
+  return status === 400 || status === 422;
 }

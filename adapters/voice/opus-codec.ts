@@ -27,12 +27,13 @@ const SET_COMPLEXITY = 4010;
 const SET_SIGNAL = 4024;
 const SIGNAL_VOICE = 3001;
 
-export function opusCodec(options: { bitrate?: number; complexity?: number } = {}): OpusCodecPort {
+/** `onEncoded`: the seconds of audio each packet encoded carried (kohami_opus_encoded_seconds_total). */
+export function opusCodec(options: { bitrate?: number; complexity?: number; onEncoded?: (seconds: number) => void } = {}): OpusCodecPort {
   const bitrate = options.bitrate ?? OPUS_REPLY_BITRATE;
   const complexity = options.complexity ?? OPUS_COMPLEXITY;
   return {
     decoder: (sampleRate = INPUT_SAMPLE_RATE) => new OpusDecoder(opusRate(sampleRate)),
-    encoder: (sampleRate) => new OpusEncoder(sampleRate, bitrate, complexity),
+    encoder: (sampleRate) => new OpusEncoder(sampleRate, bitrate, complexity, options.onEncoded),
   };
 }
 
@@ -73,9 +74,11 @@ class OpusEncoder implements OpusEncoderPort {
   readonly sampleRate: number;
   readonly frameSamples: number;
   private codec: Encoder | null;
+  private readonly onEncoded: ((seconds: number) => void) | undefined;
 
-  constructor(sampleRate: number, bitrate: number, complexity: number) {
+  constructor(sampleRate: number, bitrate: number, complexity: number, onEncoded?: (seconds: number) => void) {
     this.sampleRate = sampleRate;
+    this.onEncoded = onEncoded;
     this.frameSamples = (sampleRate * OPUS_FRAME_MS) / 1000;
     const codec = new Encoder({ channels: 1, sample_rate: opusRate(sampleRate), application: 'voip' });
     try {
@@ -92,7 +95,9 @@ class OpusEncoder implements OpusEncoderPort {
   encode(frame: Int16Array): Uint8Array {
     if (!this.codec) throw new Error('opus encoder: closed');
     if (frame.length !== this.frameSamples) throw new RangeError(`opus encoder: a frame is ${this.frameSamples} samples, got ${frame.length}`);
-    return this.codec.encode(frame);
+    const packet = this.codec.encode(frame);
+    this.onEncoded?.(OPUS_FRAME_MS / 1000);
+    return packet;
   }
 
   close(): void {

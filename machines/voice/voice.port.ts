@@ -55,6 +55,15 @@ export interface TranscriberPort {
   open(options: { contextBias: string[]; signal: AbortSignal }): Promise<TranscriptionStream>;
 }
 
+/** One Opus packet (RFC 6716, 10–60 ms, its TOC already read) and the audio it carries. */
+export interface OpusSpeechPacket {
+  packet: Uint8Array;
+  durationMs: number;
+}
+
+/** A piece of a sentence on the Opus path: a packet to relay as is, or PCM at the speaker's rate to encode. */
+export type SpeechPiece = OpusSpeechPacket | Int16Array;
+
 export interface SpeakerPort {
   /** Identifies the voice, for the pre-synthesized lines' cache key. */
   readonly voiceId: string;
@@ -62,6 +71,13 @@ export interface SpeakerPort {
   readonly sampleRate: number;
   /** Streams one sentence's speech; stops (and aborts its request) when `signal` aborts. */
   synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
+  /**
+   * Optional, for a kiosk that takes Opus (docs/voice.md#opus): the sentence as the service's own
+   * Opus packets, relayed without decoding (a packet decodes at any Opus rate, so one stream serves
+   * every negotiated rate). A speaker that cannot keep to Opus (a fallback, a stream refused) yields
+   * PCM at `sampleRate` instead, which the reply encodes. The same abort and error contract as `synthesize`.
+   */
+  synthesizeOpus?(text: string, signal: AbortSignal): AsyncIterable<SpeechPiece>;
 }
 
 /**

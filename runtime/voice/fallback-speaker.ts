@@ -1,4 +1,4 @@
-import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
+import type { SpeakerPort, SpeechPiece } from '../../machines/voice/voice.port.ts';
 import { Resampler } from '../../machines/voice/resample.ts';
 
 export class NoSpeechError extends Error {
@@ -69,9 +69,25 @@ export class FallbackSpeaker implements SpeakerPort {
     this.voiceId = `${options.primary.voiceId}|${options.fallback.voiceId}`;
     this.firstAudioMs = options.firstAudioMs ?? 1_500;
     this.samplesPerChar = (PRIOR_MS_PER_CHAR * this.sampleRate) / 1000;
+    const opus = options.primary.synthesizeOpus?.bind(options.primary);
+    if (opus) {
+      const samplesOf = (piece: SpeechPiece) => (piece instanceof Int16Array ? piece.length : Math.round((piece.durationMs * this.sampleRate) / 1000));
+      this.synthesizeOpus = (text, signal) => this.speak(text, signal, (s) => opus(text, s), samplesOf);
+    }
   }
 
-  async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+  synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    return this.speak(text, signal, (s) => this.options.primary.synthesize(text, s), (chunk) => chunk.length);
+  }
+
+  /** Present when the primary has it: its Opus packets, and the fallback's PCM (at the primary's rate) when it fails. */
+  readonly synthesizeOpus?: (text: string, signal: AbortSignal) => AsyncIterable<SpeechPiece>;
+
+  /**
+   * The primary's stream of `T` until it fails, then the fallback's PCM for the rest; `samples` says
+   * how much of the sentence (in samples at the primary's rate) a piece carried.
+   */
+  private async *speak<T>(text: string, signal: AbortSignal, primaryStream: (signal: AbortSignal) => AsyncIterable<T>, samples: (piece: T) => number): AsyncIterable<T | Int16Array> {
     if (signal.aborted) return;
     const primary = new AbortController();
     const stop = () => primary.abort(signal.reason);
@@ -81,9 +97,9 @@ export class FallbackSpeaker implements SpeakerPort {
     let played = 0;
     let failure: Error | undefined;
     try {
-      for await (const chunk of this.options.primary.synthesize(text, primary.signal)) {
+      for await (const chunk of primaryStream(primary.signal)) {
         clearTimeout(timer);
-        played += chunk.length;
+        played += samples(chunk);
         yield chunk;
         // The consumer asks for more: from now on the primary's silence counts again.
         timer = silent();

@@ -1,9 +1,10 @@
 import { heardText, type AudioMark } from '../../machines/voice/barge-in.ts';
 import { encodeAudioFrame, encodePacketFrame } from '../protocol/frame-header.ts';
 import { SentenceChunker } from '../../machines/voice/sentence-chunker.ts';
-import type { OpusEncoderPort, SpeakerPort } from '../../machines/voice/voice.port.ts';
+import type { OpusCodecPort, OpusEncoderPort, OpusSpeechPacket, SpeakerPort, SpeechPiece } from '../../machines/voice/voice.port.ts';
 import { Resampler } from '../../machines/voice/resample.ts';
 import type { VoiceLink } from './voice-link.ts';
+import { encodedLine, keepEncodedLine } from './line-packets.ts';
 
 /** A pre-synthesized line's audio at the negotiated rate, if the text is one (no text-to-speech wait). */
 export type LineLookup = (text: string) => Int16Array[] | undefined;
@@ -16,10 +17,11 @@ export interface ReplyAudioOptions {
   /** The negotiated reply-audio rate. */
   sampleRate: number;
   /**
-   * Opus output: this reply's own encoder at `sampleRate` (one stream per turn, so a kiosk decodes each
-   * turn from a fresh decoder), closed by the reply when it ends. Absent: PCM s16le.
+   * Opus output (absent: PCM s16le). What the speaker gives as Opus is relayed as is; a pre-synthesized
+   * line is encoded once for every session (line-packets.ts); only other PCM (espeak, a fallback) is
+   * encoded, by an encoder of the reply's own, made when first needed and closed when the reply ends.
    */
-  opus?: OpusEncoderPort;
+  opus?: OpusCodecPort;
   /** First reply-audio frame sent (for the first_audio stage). */
   onFirstAudio(): void;
   /** A sentence could not be synthesized (the senior still has the caption). */
@@ -28,6 +30,8 @@ export interface ReplyAudioOptions {
 
 /** Reply audio leaves in frames of at most this long, so a clear stops it within one frame. */
 const FRAME_MS = 100;
+/** The packets the reply encodes: 20 ms, as WebRTC sends (the encoder's `frameSamples`). */
+const OPUS_PACKET_MS = 20;
 /** Above this much unsent data on the socket, synthesis waits for the kiosk to read. */
 export const AUDIO_UNREAD_LIMIT = 256 * 1024;
 /** A kiosk that reads nothing for this long loses the rest of the turn's audio (its caption stays). */
@@ -52,8 +56,9 @@ export class ReplyAudio {
   private wake: (() => void) | null = null;
   private finished = false;
   private samplesSent = 0;
-  /** Opus: the samples waiting for a whole packet (20 ms), carried across sentences; sent padded at the end. */
+  /** Opus: the samples waiting for a whole packet (20 ms), carried across sentences; sent padded at the end or before a packet not encoded here. */
   private readonly pending: Int16Array | null;
+  private encoder: OpusEncoderPort | null = null;
   private pendingLength = 0;
   private readonly marks: AudioMark[] = [];
   /** Times on the monotonic clock (`performance.now()`): a wall clock stepping back must not make played time negative. */
@@ -76,7 +81,7 @@ export class ReplyAudio {
   constructor(o: ReplyAudioOptions) {
     this.o = o;
     this.turnId = o.turnId;
-    this.pending = o.opus ? new Int16Array(o.opus.frameSamples) : null;
+    this.pending = o.opus ? new Int16Array(Math.round((o.sampleRate * OPUS_PACKET_MS) / 1000)) : null;
     this.sent = this.run();
   }
 
@@ -193,7 +198,7 @@ export class ReplyAudio {
       if (!this.cancelled) this.o.onSpeechError(err);
     } finally {
       // The codec's memory goes with the reply, however it ended.
-      this.o.opus?.close();
+      this.encoder?.close();
     }
     if (this.cancelled || this.firstFrameAt === null) return;
     this.durationMs = Math.round((this.samplesSent * 1000) / this.o.sampleRate);
@@ -224,13 +229,61 @@ export class ReplyAudio {
 
   private async speak(text: string): Promise<void> {
     const line = this.o.lines(text);
-    if (line) return this.send(null, line);
+    if (line) return this.pending && line.length === 1 ? this.sendLine(line[0]!) : this.send(null, line);
     const { speaker, sampleRate } = this.o;
+    const resampler = speaker.sampleRate === sampleRate ? null : new Resampler(speaker.sampleRate, sampleRate);
     try {
-      await this.send(speaker.sampleRate === sampleRate ? null : new Resampler(speaker.sampleRate, sampleRate), speaker.synthesize(text, this.controller.signal));
+      if (this.pending && speaker.synthesizeOpus) await this.relay(resampler, speaker.synthesizeOpus(text, this.controller.signal));
+      else await this.send(resampler, speaker.synthesize(text, this.controller.signal));
     } catch (err) {
       if (!this.cancelled) this.o.onSpeechError(err);
     }
+  }
+
+  /** Opus from the speaker: its packets go out as they are (no decoding, no encoding); its PCM, if any, is encoded. */
+  private async relay(resampler: Resampler | null, pieces: AsyncIterable<SpeechPiece>): Promise<void> {
+    let pcm = false;
+    for await (const piece of pieces) {
+      if (this.cancelled) return;
+      if (piece instanceof Int16Array) pcm = true;
+      const sent = piece instanceof Int16Array ? await this.sendPcm(resampler ? resampler.push(piece) : piece) : await this.relayPacket(piece);
+      if (!sent) return;
+    }
+    if (pcm && resampler && !this.cancelled) await this.sendPcm(resampler.flush());
+  }
+
+  /** A pre-synthesized line in an Opus reply: its packets, encoded by the first reply that spoke it. */
+  private async sendLine(pcm: Int16Array): Promise<void> {
+    const kept = encodedLine(pcm);
+    if (kept) {
+      for (const packet of kept) if (!(await this.relayPacket(packet))) return;
+      return;
+    }
+    if (!(await this.flushPacket())) return;
+    // A stream of its own (an encoder of its own): the packets do not depend on what the reply said before.
+    const encoder = this.o.opus!.encoder(this.o.sampleRate);
+    const packets: OpusSpeechPacket[] = [];
+    try {
+      const frame = new Int16Array(encoder.frameSamples);
+      for (let at = 0; at < pcm.length; at += frame.length) {
+        if (!(await this.roomToSend())) return;
+        const slice = pcm.subarray(at, at + frame.length);
+        frame.fill(0).set(slice);
+        const packet = { packet: encoder.encode(frame), durationMs: OPUS_PACKET_MS };
+        packets.push(packet);
+        this.emit(encodePacketFrame(this.turnId, this.samplesSent, packet.packet), frame.length);
+      }
+      keepEncodedLine(pcm, packets);
+    } finally {
+      encoder.close();
+    }
+  }
+
+  /** A packet encoded elsewhere: what waits for a packet here goes first (padded), then it; false once the reply is cancelled. */
+  private async relayPacket(packet: OpusSpeechPacket): Promise<boolean> {
+    if (!(await this.flushPacket()) || !(await this.roomToSend())) return false;
+    this.emit(encodePacketFrame(this.turnId, this.samplesSent, packet.packet), Math.round((packet.durationMs * this.o.sampleRate) / 1000));
+    return true;
   }
 
   /** `resampler` null: the chunks are at the kiosk's rate already (framing copies them into each frame). */
@@ -271,17 +324,20 @@ export class ReplyAudio {
     return true;
   }
 
-  /** Opus: the reply's last samples, padded with silence to a whole packet. */
-  private async flushPacket(): Promise<void> {
-    if (!this.pending || this.pendingLength === 0 || !(await this.roomToSend())) return;
+  /** Opus: the samples waiting for a packet, padded with silence to a whole one; false once the reply is cancelled. */
+  private async flushPacket(): Promise<boolean> {
+    if (!this.pending || this.pendingLength === 0) return !this.cancelled;
+    if (!(await this.roomToSend())) return false;
     this.pending.fill(0, this.pendingLength);
     this.pendingLength = this.pending.length;
     this.emitPacket();
+    return true;
   }
 
   private emitPacket(): void {
+    this.encoder ??= this.o.opus!.encoder(this.o.sampleRate);
     // The encoder copies the samples in: the buffer is refilled at once.
-    const packet = this.o.opus!.encode(this.pending!);
+    const packet = this.encoder.encode(this.pending!);
     const samples = this.pendingLength;
     this.pendingLength = 0;
     this.emit(encodePacketFrame(this.turnId, this.samplesSent, packet), samples);

@@ -62,7 +62,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
     transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, sockets: transcriptionSockets, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
     speaker,
-    opus: opusCodec({ complexity: config.OPUS_COMPLEXITY }),
+    opus: opusCodec({ complexity: config.OPUS_COMPLEXITY, onEncoded: (seconds) => metrics.opusEncoded.inc(seconds) }),
     async createListener(callbacks) {
       const [gate, detector] = await Promise.all([WebRtcVoiceGate.create(), SileroSpeechProbability.create()]);
       const listener = new Listener(

@@ -469,7 +469,7 @@ class VoiceSession implements VoiceSessionHandle {
       return;
     }
     try {
-      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line) });
+      u.speculation = preemption.start(this.request.session.actor, text, { speaker: this.services.speaker, lines: (line) => this.lines.get(line), opus: this.request.output.encoding === 'opus' });
     } catch (err) {
       // A head start only: the turn does its own work. The text is never logged.
       this.log.warn({ err }, 'preemptive turn failed to start');
@@ -737,7 +737,7 @@ class VoiceSession implements VoiceSessionHandle {
       speaker: this.speaker,
       lines: (text) => this.lines.get(text),
       sampleRate: this.request.output.sampleRate,
-      ...(this.request.output.encoding === 'opus' ? { opus: opusOf(this.services).encoder(this.request.output.sampleRate) } : {}),
+      ...(this.request.output.encoding === 'opus' ? { opus: opusOf(this.services) } : {}),
       onFirstAudio: () => this.firstAudio(turnId),
       onSpeechError: (err) => {
         this.services.onSentenceLost();

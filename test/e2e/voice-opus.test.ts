@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { alignedSnrDb } from '../support/audio-quality.ts';
 import type { FakeMistral } from '../support/fake-mistral.ts';
@@ -38,6 +40,9 @@ function micEncoder() {
   return { encode: (frame: Int16Array) => encoder.encode(frame), close: () => encoder.close() };
 }
 
+/** The runtime's `kohami_opus_encoded_seconds_total`: the reply audio it encoded itself. */
+const encodedSeconds = async () => (await rt.metrics.registry.getSingleMetric('kohami_opus_encoded_seconds_total')!.get()).values[0]?.value ?? 0;
+
 const micBytes = (first: number) => voxtral.sockets.slice(first).reduce((n, s) => n + s.audioBytes, 0);
 
 describe('Opus on the kiosk socket', () => {
@@ -52,6 +57,8 @@ describe('Opus on the kiosk socket', () => {
       audio: { input: { encoding: 'opus', sampleRate: 16000 }, output: { encoding: 'opus', sampleRate: OUTPUT_RATE }, voiceInput: true },
     });
     const first = voxtral.sockets.length;
+    const speechAsked = voxtral.speechRequests.length;
+    const encodedBefore = await encodedSeconds();
     const mic = micEncoder();
     let sentBytes = 0;
     await k.speak(utterance, 1.3, undefined, (frame) => {
@@ -92,8 +99,60 @@ describe('Opus on the kiosk socket', () => {
     // Over 8× fewer bytes than the PCM they stand for.
     const packetBytes = k.packets.filter((p) => p.turnId === 'v1').reduce((n, p) => n + p.bytes, 0);
     expect(packetBytes * 8).toBeLessThan(offset * 2);
+    // Relayed: the speech service was asked for Opus, and the runtime encoded none of the reply.
+    expect(voxtral.speechRequests.slice(speechAsked).filter((r) => pieces.includes(String(r.body.input))).map((r) => r.body.response_format)).toEqual(['opus', 'opus']);
+    expect(await encodedSeconds()).toBe(encodedBefore);
     k.close();
   }, 30_000);
+
+  it('an interrupt over a relayed reply keeps what was heard: the sentences whose marks (from the packets’ durations) were played past', async () => {
+    const reply = ['Le marché du samedi est un vrai plaisir. ', 'On y trouve des fruits, des fromages et des fleurs de saison. ', 'Votre fille a dû aimer cette promenade avec vous.'];
+    mistral.mode = { kind: 'stream', chunks: reply };
+    const k = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
+    k.send(OPUS_START);
+    await k.next('session.ready');
+    k.send({ type: 'turn', turnId: 'long', transcript: 'Parle-moi du marché' });
+    const mark = await k.next((f) => f.type === 'reply.audio.mark' && f.turnId === 'long', 0);
+    expect(mark.sampleOffset).toBe((fakeSpeechDurationMs(reply[0]!.trim()) * OUTPUT_RATE) / 1000);
+    k.send({ type: 'interrupt', turnId: 'long', playedMs: Math.ceil(((mark.sampleOffset as number) * 1000) / OUTPUT_RATE) + 10 });
+    expect(await k.next('reply.audio.clear')).toMatchObject({ turnId: 'long' });
+    const session = rt.registry.list().find((s) => s.actor.getSnapshot().context.turns.some((t) => t.turnId === 'long'))!;
+    expect(session.actor.getSnapshot().context.turns.find((t) => t.turnId === 'long')).toMatchObject({ reply: reply[0]!.trim(), interrupted: true });
+    k.close();
+  }, 30_000);
+
+  it('a greeting line said twice is encoded once: the second time its kept packets go out, with nothing encoded', async () => {
+    const senior = await rt.directory.createSenior({ displayName: 'Odette Martin', preferredName: 'Odette', onboardingDone: true });
+    const token = generateToken('kiosk');
+    await rt.directory.addDevice(senior, token);
+    const greetingLines = loadCacheVariations().greeting.length;
+    const k = await VoiceKiosk.connect(rt.wsUrl, token);
+    k.send(OPUS_START);
+    await k.next('session.ready');
+    await expect.poll(() => voxtral.speechRequests.filter((r) => String(r.body.input).includes('Odette') && r.completed)).toHaveLength(greetingLines);
+    // The greetings come in turn: one more turn than there are of them says the first one again.
+    const said = new Map<string, { encoded: number; payloads: number[][] }>();
+    for (let turn = 0; turn <= greetingLines; turn++) {
+      const before = await encodedSeconds();
+      k.send({ type: 'turn', turnId: `g${turn}`, transcript: 'Bonjour' });
+      const done = await k.next((f) => f.type === 'reply.done' && f.turnId === `g${turn}`, 0);
+      expect(done).toMatchObject({ flux: 'cache', text: expect.stringContaining('Odette') });
+      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === `g${turn}`, 0);
+      const payloads = k.packets.filter((p) => p.turnId === `g${turn}`).map((p) => [...p.payload]);
+      const encoded = (await encodedSeconds()) - before;
+      const first = said.get(done.text as string);
+      if (!first) {
+        // Encoded as it is sent, whole packets: as many seconds as the line's audio.
+        expect(encoded).toBeCloseTo((end.durationMs as number) / 1000, 5);
+        said.set(done.text as string, { encoded, payloads });
+      } else {
+        expect(encoded).toBe(0);
+        expect(payloads).toEqual(first.payloads);
+      }
+    }
+    expect(said.size).toBe(greetingLines);
+    k.close();
+  }, 40_000);
 
   it('a malformed packet is refused with invalid_frame; the session lives on and hears the next utterance', async () => {
     mistral.mode = { kind: 'stream', chunks: ['Bien.'] };

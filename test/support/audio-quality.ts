@@ -44,9 +44,10 @@ export function voicedSound(sampleRate: number, ms: number): Int16Array {
 }
 
 /** The real Opus codec, with the encoders and decoders it has open (each leaves the set when closed). */
-export function trackedCodec(): { codec: OpusCodecPort; open: Set<object> } {
+export function trackedCodec(): { codec: OpusCodecPort; open: Set<object>; counts: { encoders: number; packets: number } } {
   const real = opusCodec();
   const open = new Set<object>();
+  const counts = { encoders: 0, packets: 0 };
   const track = <T extends { close(): void }>(c: T): T => {
     open.add(c);
     const close = c.close.bind(c);
@@ -56,5 +57,12 @@ export function trackedCodec(): { codec: OpusCodecPort; open: Set<object> } {
     };
     return c;
   };
-  return { open, codec: { decoder: (rate) => track(real.decoder(rate)), encoder: (rate) => track(real.encoder(rate)) } };
+  const encoder = (rate: number) => {
+    const e = track(real.encoder(rate));
+    counts.encoders += 1;
+    const encode = e.encode.bind(e);
+    e.encode = (frame) => (counts.packets++, encode(frame));
+    return e;
+  };
+  return { open, counts, codec: { decoder: (rate) => track(real.decoder(rate)), encoder } };
 }

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import { oggOpusStream } from './ogg-opus-writer.ts';
 
 /**
  * Loopback stand-ins for Mistral's audio endpoints, speaking their wire formats so the real
@@ -123,6 +125,8 @@ export class FakeVoxtral {
   speechFault: { afterMs: number; kind: 'drop' | 'stall' } | null = null;
   /** 'tone' (a 440 Hz sine) or 'silence'. */
   speechSignal: 'tone' | 'silence' = 'tone';
+  /** `response_format: "opus"`: an Ogg Opus stream, refused (422) as a service without it would, or bytes that are not Ogg. */
+  speechOpus: 'ogg' | 'refused' | 'not-ogg' = 'ogg';
   readonly speechRequests: SpeechRequestRecord[] = [];
 
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -309,12 +313,14 @@ export class FakeVoxtral {
       record.completed = true;
       return;
     }
-    if (typeof body.input !== 'string' || body.input === '' || body.response_format !== 'pcm') {
+    const formats = this.speechOpus === 'refused' ? ['pcm'] : ['pcm', 'opus'];
+    if (typeof body.input !== 'string' || body.input === '' || !formats.includes(body.response_format as string) || (body.response_format === 'opus' && body.stream !== true)) {
       res.writeHead(422, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: [{ loc: ['body'], msg: 'input and response_format "pcm" are required here', type: 'value_error' }] }));
+      res.end(JSON.stringify({ detail: [{ loc: ['body'], msg: `input and response_format ${formats.map((f) => `"${f}"`).join(' or ')} (opus streamed) are required here`, type: 'value_error' }] }));
       record.completed = true;
       return;
     }
+    if (body.response_format === 'opus') return this.opusSpeech(body.input, res, record);
     const pcm = fakeSpeechPcm(body.input, this.speechSignal);
     if (body.stream !== true) {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -340,7 +346,58 @@ export class FakeVoxtral {
     }
     if (res.destroyed) return;
     record.completed = true;
-    res.end(`event: speech.audio.done\ndata: ${JSON.stringify({ type: 'speech.audio.done', usage: { prompt_tokens: 1, total_tokens: 1 } })}\n\n`);
+    res.end(SPEECH_DONE);
+  }
+
+  /**
+   * `response_format: "opus"`, streamed: the same tone encoded by libopus (@evan/opus, 24 kHz, 20 ms
+   * packets) into an Ogg Opus stream, cut into deltas of `OPUS_DELTA_BYTES` that straddle its pages.
+   */
+  private async opusSpeech(text: string, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
+    const ogg = this.speechOpus === 'not-ogg' ? new TextEncoder().encode('ID3 not an Ogg stream') : fakeSpeechOgg(text, this.speechSignal);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const fault = this.speechFault;
+    const faultAt = fault ? Math.floor((ogg.length * fault.afterMs) / fakeSpeechDurationMs(text)) : Infinity;
+    for (let at = 0; at < ogg.length; at += OPUS_DELTA_BYTES) {
+      if (res.destroyed) return;
+      if (at >= faultAt) {
+        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
+        return;
+      }
+      const audio_data = Buffer.from(ogg.subarray(at, at + OPUS_DELTA_BYTES)).toString('base64');
+      res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);
+      await sleep(this.speechDeltaIntervalMs);
+    }
+    if (res.destroyed) return;
+    record.completed = true;
+    res.end(SPEECH_DONE);
+  }
+}
+
+const SPEECH_DONE = `event: speech.audio.done\ndata: ${JSON.stringify({ type: 'speech.audio.done', usage: { prompt_tokens: 1, total_tokens: 1 } })}\n\n`;
+/** Ogg bytes per Opus delta: about 200 ms of the tone's packets, not a whole number of pages. */
+const OPUS_DELTA_BYTES = 700;
+
+/** The fake's speech as `response_format: "opus"` gives it: 20 ms packets (the tone's length is a whole number of them) in Ogg pages of five. */
+export function fakeSpeechOgg(text: string, signal: 'tone' | 'silence'): Uint8Array {
+  return oggOpusStream(fakeSpeechPackets(text, signal), { inputSampleRate: FAKE_SPEECH_SAMPLE_RATE, packetsPerPage: 5 });
+}
+
+/** The Opus packets inside `fakeSpeechOgg`. */
+export function fakeSpeechPackets(text: string, signal: 'tone' | 'silence'): Uint8Array[] {
+  const pcm = fakeSpeechPcm(text, signal);
+  const encoder = opusCodec().encoder(FAKE_SPEECH_SAMPLE_RATE);
+  try {
+    const packets: Uint8Array[] = [];
+    const frame = new Int16Array(encoder.frameSamples);
+    for (let at = 0; at < pcm.length; at += frame.length) {
+      frame.fill(0);
+      for (let i = 0; i < frame.length && at + i < pcm.length; i++) frame[i] = Math.round(pcm[at + i]! * 32767);
+      packets.push(encoder.encode(frame));
+    }
+    return packets;
+  } finally {
+    encoder.close();
   }
 }
 

@@ -25,7 +25,7 @@ export const OPUS_START = {
 export class VoiceKiosk {
   readonly frames: Frame[] = [];
   readonly audio: AudioFrame[] = [];
-  readonly packets: Array<{ turnId: string; bytes: number }> = [];
+  readonly packets: Array<{ turnId: string; bytes: number; payload: Uint8Array }> = [];
   /** Microphone audio sent so far (ms); `heardAt[i]` is how much had been sent when `frames[i]` came. */
   private sentMs = 0;
   readonly heardAt: number[] = [];
@@ -60,7 +60,7 @@ export class VoiceKiosk {
     const { turnId, sampleOffset, payload } = decodeFrameHeader(bytes);
     const decoder = this.opusTurns.get(turnId);
     if (!decoder) return decodeAudioFrame(bytes);
-    this.packets.push({ turnId, bytes: payload.length });
+    this.packets.push({ turnId, bytes: payload.length, payload: payload.slice() });
     return { turnId, sampleOffset, pcm: decoder.decode(payload) };
   }
 

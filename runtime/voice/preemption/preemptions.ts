@@ -1,7 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { AgentChunk, AgentPort, AgentRequest, CacheLookup, RecallOutcome, RecallPort, SemanticCachePort, WindowSummarizerPort } from '../../../machines/session/ports.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, type SessionActor } from '../../../machines/session/session.machine.ts';
-import type { SpeakerPort } from '../../../machines/voice/voice.port.ts';
+import type { SpeakerPort, SpeechPiece } from '../../../machines/voice/voice.port.ts';
 import type { LineLookup } from '../reply-audio.ts';
 import { Replay } from './replay.ts';
 import { Speculation, type Recorded, type SpeculationEnd, type WorkKind } from './speculation.ts';
@@ -28,7 +28,7 @@ export interface PreemptiveTurns {
   readonly maxPerUtterance: number;
   /** CacheFlux answers this transcript itself, in memory: nothing to start early. */
   answersAtOnce(transcript: string): boolean;
-  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup }): Speculation | null;
+  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean }): Speculation | null;
   speakerFor(seniorId: string, speaker: SpeakerPort): SpeakerPort;
 }
 
@@ -99,13 +99,17 @@ export class Preemptions implements PreemptiveTurns {
 
   /** A session's speaker: the committed speculation's first sentence, already under way, when the reply starts with it. */
   speakerFor(seniorId: string, speaker: SpeakerPort): SpeakerPort {
+    const recorded = (text: string, signal: AbortSignal) => this.take(seniorId, 'speech', () => text, signal)?.value as Replay<SpeechPiece> | undefined;
+    const opus = speaker.synthesizeOpus?.bind(speaker);
     return {
       voiceId: speaker.voiceId,
       sampleRate: speaker.sampleRate,
       synthesize: (text, signal) => {
-        const recorded = this.take(seniorId, 'speech', () => text, signal);
-        return recorded ? (recorded.value as Replay<Int16Array>).read(signal) : speaker.synthesize(text, signal);
+        const replay = recorded(text, signal);
+        return replay ? pcmOnly(replay.read(signal)) : speaker.synthesize(text, signal);
       },
+      // The speculation recorded in the session's format (`speech.opus`): Opus packets are relayed as they came.
+      ...(opus ? { synthesizeOpus: (text: string, signal: AbortSignal) => recorded(text, signal)?.read(signal) ?? opus(text, signal) } : {}),
     };
   }
 
@@ -114,7 +118,7 @@ export class Preemptions implements PreemptiveTurns {
    * replacing the senior's previous one. Null when the session is not between turns (a reply being
    * written, a window being folded): the real turn will do the work.
    */
-  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup }): Speculation | null {
+  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean }): Speculation | null {
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== 'active' || !snapshot.matches({ live: { conversation: 'idle', memory: 'steady' } })) return null;
     const seniorId = snapshot.context.seniorId;
@@ -124,7 +128,7 @@ export class Preemptions implements PreemptiveTurns {
       actor,
       shadowMachine: this.shadowMachine,
       speech,
-      recordSpeech: (text, signal) => new Replay(speech.speaker.synthesize(text, signal), MAX_SPEECH_CHUNKS),
+      recordSpeech: (text, signal) => new Replay<SpeechPiece>(speech.opus && speech.speaker.synthesizeOpus ? speech.speaker.synthesizeOpus(text, signal) : speech.speaker.synthesize(text, signal), MAX_SPEECH_CHUNKS),
       onEnd: (outcome, unused) => {
         if (this.bySenior.get(seniorId) === speculation) this.bySenior.delete(seniorId);
         this.metrics.ended(outcome);
@@ -174,6 +178,14 @@ export class Preemptions implements PreemptiveTurns {
   private take(seniorId: string, kind: WorkKind, key: () => string, signal: AbortSignal): Recorded | null {
     const speculation = this.bySenior.get(seniorId);
     return speculation?.state === 'committed' && speculation.has(kind) ? speculation.adopt(kind, key(), signal) : null;
+  }
+}
+
+/** A PCM session's recorded sentence: PCM only (a session records in its own reply format, so a packet here is a fault of ours). */
+async function* pcmOnly(pieces: AsyncIterable<SpeechPiece>): AsyncIterable<Int16Array> {
+  for await (const piece of pieces) {
+    if (!(piece instanceof Int16Array)) throw new Error('preemptive turn: an Opus sentence replayed to a PCM reply');
+    yield piece;
   }
 }
 

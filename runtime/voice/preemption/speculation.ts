@@ -1,7 +1,7 @@
 import { createActor, type Actor } from 'xstate';
 import type { sessionMachine, SessionActor } from '../../../machines/session/session.machine.ts';
 import { SentenceChunker } from '../../../machines/voice/sentence-chunker.ts';
-import type { SpeakerPort } from '../../../machines/voice/voice.port.ts';
+import type { SpeakerPort, SpeechPiece } from '../../../machines/voice/voice.port.ts';
 import type { LineLookup } from '../reply-audio.ts';
 import type { Replay } from './replay.ts';
 
@@ -26,8 +26,9 @@ export interface SpeculationOptions {
   transcript: string;
   actor: SessionActor;
   shadowMachine: typeof sessionMachine;
-  speech: { speaker: SpeakerPort; lines: LineLookup };
-  recordSpeech(text: string, signal: AbortSignal): Replay<Int16Array>;
+  /** `opus`: the session's reply audio is Opus, so its first sentence is recorded as the speaker's Opus (relayed, not encoded). */
+  speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean };
+  recordSpeech(text: string, signal: AbortSignal): Replay<SpeechPiece>;
   /** Once, when it is over: how it ended and which calls it made that no turn used. */
   onEnd(outcome: SpeculationEnd, unused: Array<'model' | 'speech'>): void;
 }
