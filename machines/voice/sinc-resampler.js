@@ -2,7 +2,7 @@
 /**
  * The one sample-rate converter of the project, shared as-is by the server (machines/voice/resample.ts
  * wraps it for s16 PCM) and by the browser kiosk's microphone worklet (served at
- * /kiosk/sinc-resampler.js): plain JavaScript with JSDoc types, so that the page loads the very file
+ * /kiosk/client/browser/sinc-resampler.js): plain JavaScript with JSDoc types, so that the page loads the very file
  * the server runs, with no build step. It imports nothing (machines/ stays pure; a worklet has no
  * module resolution beyond relative URLs).
  *
