@@ -196,6 +196,8 @@ class VoiceSession implements VoiceSessionHandle {
   private stream: Promise<TranscriptionStream> | null = null;
   private openStream: TranscriptionStream | null = null;
   private utterance: Utterance | null = null;
+  /** The utterance whose final transcript is awaited: the stream's words until then are its. */
+  private transcribing: Utterance | null = null;
   /** Utterances are transcribed one after the other (a stream holds one flush at a time). */
   private finishing: Promise<void> = Promise.resolve();
   private reply: ReplyAudio | null = null;
@@ -547,15 +549,24 @@ class VoiceSession implements VoiceSessionHandle {
     if (!u) return;
     const stoppedAt = performance.now();
     if (!this.reply?.playing) this.state('thinking');
-    this.finishing = this.finishing.then(() => this.transcribe(u, stoppedAt));
+    this.finishing = this.finishing.then(async () => {
+      this.transcribing = u;
+      try {
+        await this.transcribe(u, stoppedAt);
+      } finally {
+        this.transcribing = null;
+      }
+    });
   }
 
   /** `text` is the utterance's whole interim transcript so far (the transcriber accumulates its deltas). */
   private onInterim(text: string): void {
     if (this.closed.signal.aborted) return;
     const u = this.utterance;
-    // The segments flushed early come first: the kiosk and the decision see the whole utterance.
-    const whole = u?.early ? u.early.text(text) : text;
+    // The segments flushed early come first: the kiosk and the decision see the whole utterance (the
+    // last words of one that ended come while it is transcribed).
+    const early = (u ?? this.transcribing)?.early;
+    const whole = early ? early.text(text) : text;
     this.request.link.send({ type: 'transcript.delta', text: whole });
     if (!u) return;
     u.interim = whole;
