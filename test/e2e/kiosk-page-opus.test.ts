@@ -5,6 +5,7 @@ import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
 import { ASKED, BARGED, recordSentInPage, recordSocket, REPLY, REPLY_MS } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
+import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 
 /**
  * The /kiosk page in Opus: Debian's headless Chromium has WebCodecs' Opus encoder and decoder, so the
@@ -55,7 +56,8 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
     const { page, errors, log, got, started } = await openKiosk();
     const firstSocket = voxtral.sockets.length;
 
-    await expect.poll(() => got('session.ready')?.frame).toBeDefined();
+    // The page's client waits this long for the socket and then for session.ready (Chromium starts slowly on a busy machine).
+    await expect.poll(() => got('session.ready')?.frame, { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs }).toBeDefined();
     const start = (await started()) as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
     expect(start.type).toBe('session.start');
     expect(start.audio.input).toEqual({ encoding: 'opus', sampleRate: 48_000 });

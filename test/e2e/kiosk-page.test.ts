@@ -14,6 +14,10 @@ import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket as recor
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
+import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
+
+/** The page's client waits this long for the socket and then for session.ready (Chromium starts slowly on a busy machine). */
+const READY_POLL = { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs };
 
 const run = promisify(execFile);
 /**
@@ -106,7 +110,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
 
     // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
-    await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
+    await expect.poll(() => got('session.ready')?.frame, READY_POLL).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
     // From the page's own record: session.start may go before the test's socket listener is attached.
     expect((await inPage()).find((l) => l.dir === 'out')!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
@@ -180,7 +184,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
     await page.click('#connect');
     const log = record(await socket);
-    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready')).toBe(true);
+    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready'), READY_POLL).toBe(true);
     // Muted: the looping microphone cannot barge in on its own.
     await page.click('#mic');
     await page.waitForSelector('#state[data-state="muted"]');

@@ -5,6 +5,10 @@ import { startKioskBrowserSession, type KioskBrowserSession } from '../../../tes
 import { ASKED, BARGED, recordSentInPage, recordSocket } from '../../../test/support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
 import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
+import { DEFAULT_BOUNDS } from '../src/client.ts';
+
+/** The page's client waits this long for the socket and then for session.ready (Chromium starts slowly on a busy machine). */
+const READY_POLL = { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs };
 
 /**
  * The speech gate through the /kiosk page (which uses BrowserVoice) and the real runtime, in headless
@@ -77,7 +81,7 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     // The page declares its gate, so that the runtime hears its gaps as silence.
     await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: true } } });
     // The runtime says it accepts gaps: only then does the page gate its microphone.
-    await expect.poll(() => got('session.ready')?.frame).toMatchObject({ mode: 'voice', audio: { gaps: true, input: { encoding: 'pcm_s16le', sampleRate: 16_000 } } });
+    await expect.poll(() => got('session.ready')?.frame, READY_POLL).toMatchObject({ mode: 'voice', audio: { gaps: true, input: { encoding: 'pcm_s16le', sampleRate: 16_000 } } });
 
     // The turn is answered: the speech was heard and its end found, though the microphone went quiet after it.
     await expect.poll(() => got('transcript.final')?.frame, { timeout: REAL_TIME_TEST_MS / 4 }).toMatchObject({ turnId: 'v1', text: ASKED });
@@ -107,7 +111,7 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     const { page, errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm&gate=off');
     // No gate declared: a stall in its audio is not filled with silence.
     await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: false } } });
-    await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame).toMatchObject({ audio: { gaps: true } });
+    await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame, READY_POLL).toMatchObject({ audio: { gaps: true } });
     // Longer than the phrase and its hang-over: the silence after it is being sent too.
     await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(SILENCE_MS / FRAME_MS);
     const frames = await micFrames();
