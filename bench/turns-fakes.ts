@@ -1,3 +1,4 @@
+import { AudioClock } from '../test/support/audio-clock.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } from '../test/support/fake-voxtral.ts';
 
@@ -5,9 +6,11 @@ import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } f
  * The speech services and the model of bench:turns in their own process, at realistic speed: the model
  * 300 ms to its first token, the voice 100 ms to its first audio, the recognizer's final transcript
  * STT ms after a flush and its interim words Voxtral's 480 ms behind the audio (the tests' fakes).
- * Each lane (senior) has its own script, chosen by the socket's context bias (the senior's name).
+ * Each lane (senior) has its own script, chosen by the socket's context bias (the senior's name). The
+ * recognizer hears where its words are: each script's times are ms into the utterance's own audio, and
+ * the audio the runtime sends is found in it (AudioClock).
  *   argv: sttMs modelMs voiceMs
- *   messages: {type: 'script', lane, utterance} → 'scripted'; {type: 'counts'} → agent calls and speech requests so far
+ *   messages (advanced serialization): {type: 'script', lane, utterance, audio} → 'scripted'; {type: 'counts'} → agent calls and speech requests so far
  */
 export const REPLY = 'Je vous écoute.';
 const [sttMs, modelMs, voiceMs] = process.argv.slice(2).map(Number);
@@ -19,11 +22,17 @@ mistral.chatFirstByteMs = modelMs!;
 // One short sentence: one speech request per reply.
 mistral.mode = { kind: 'stream', chunks: [REPLY] };
 const scripts = new Map<string, ScriptedUtterance[]>();
+const clocks = new Map<string, AudioClock>();
 const unscripted: ScriptedUtterance[] = [];
 let unscriptedSockets = 0;
 const named = new WeakSet<TranscriptionSocketRecord>();
+const laneOf = (socket: TranscriptionSocketRecord) => (socket.updates[0]?.context_bias as string[] | undefined)?.[0];
+voxtral.clock = (socket, pcm) => {
+  const name = laneOf(socket);
+  return name === undefined ? undefined : clocks.get(name)?.heard(pcm);
+};
 voxtral.queueFor = (socket) => {
-  const name = (socket.updates[0]?.context_bias as string[] | undefined)?.[0];
+  const name = laneOf(socket);
   if (!name) {
     if (!named.has(socket)) unscriptedSockets += 1;
     named.add(socket);
@@ -34,9 +43,12 @@ voxtral.queueFor = (socket) => {
   return queue;
 };
 process.send!({ type: 'ready', baseUrl: mistral.baseUrl });
-process.on('message', (msg: { type: string; lane?: string; utterance?: ScriptedUtterance }) => {
+process.on('message', (msg: { type: string; lane?: string; utterance?: ScriptedUtterance; audio?: Int16Array }) => {
   if (msg.type === 'script') {
     scripts.set(msg.lane!, [msg.utterance!]);
+    let clock = clocks.get(msg.lane!);
+    if (!clock) clocks.set(msg.lane!, (clock = new AudioClock(16_000)));
+    clock.set(msg.audio!);
     return process.send!({ type: 'scripted' });
   }
   if (msg.type === 'counts') {

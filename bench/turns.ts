@@ -39,8 +39,6 @@ const FRAME_SAMPLES = (RATE * FRAME_MS) / 1000;
 /** Silence before each utterance (more than the runtime's 300 ms pre-roll) and after it (the answer comes in it). */
 const LEAD_MS = 600;
 const TAIL_MS = 4000;
-/** The runtime's pre-roll: the recognizer's audio of an utterance starts this long before its speech. */
-const PRE_ROLL_MS = 300;
 const BUCKETS: Array<[number, number]> = [[300, 600], [600, 1000], [1000, 1500], [1500, 2000], [2000, 2500]];
 /** Per part: utterances of each set (mid-sentence ones spread evenly over the buckets). */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -68,7 +66,7 @@ const stripEnd = (text: string) => text.replace(/[\s.!?…:;,]+$/u, '');
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 const endsOnCue = (text: string) => UNFINISHED_CUES.has(stripEnd(text).split(' ').at(-1)!.toLowerCase());
 
-/** Speech laid out from LEAD_MS with the pauses between its parts, then TAIL_MS; its script in the recognizer's time. */
+/** Speech laid out from LEAD_MS with the pauses between its parts, then TAIL_MS; its script's times are ms into it. */
 function compose(parts: Speech[], pausesMs: number[], noise: Int16Array | null): { pcm: Int16Array; speechEnd: number; script: ScriptedUtterance } {
   const lengths = parts.map((p) => p.end - p.start);
   const total = samplesOf(LEAD_MS) + lengths.reduce((a, b) => a + b, 0) + pausesMs.reduce((a, b) => a + samplesOf(b), 0) + samplesOf(TAIL_MS);
@@ -85,12 +83,6 @@ function compose(parts: Speech[], pausesMs: number[], noise: Int16Array | null):
     });
     at += lengths[i]! + (i < pausesMs.length ? samplesOf(pausesMs[i]!) : 0);
   });
-  // In the recognizer's time: its audio starts the runtime's pre-roll before the first voiced stretch.
-  const shift = PRE_ROLL_MS - speech[0]!.startMs;
-  for (const span of speech) {
-    span.startMs += shift;
-    span.endMs += shift;
-  }
   const speechEnd = samplesOf(LEAD_MS) + lengths.reduce((a, b) => a + b, 0) + pausesMs.slice(0, parts.length - 1).reduce((a, b) => a + samplesOf(b), 0);
   if (noise) {
     let sum = 0;
@@ -299,7 +291,7 @@ async function runConfig(label: string, settings: Record<string, string>, items:
         lanes.map(async (lane) => {
           while (next < items.length) {
             const item = items[next++]!;
-            await request(fakes, { type: 'script', lane: lane.name, utterance: item.script }, 'scripted');
+            await request(fakes, { type: 'script', lane: lane.name, utterance: item.script, audio: item.pcm }, 'scripted');
             outcomes.push(await lane.play(item));
           }
         }),
@@ -348,7 +340,8 @@ for (const b of built) {
 console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS} ms to its first audio, recognizer words STT_STREAMING_DELAY_MS behind the audio (as the runtime asks), final ${STT_MS} ms after a flush; ${LANES} kiosks at once, 20 ms frames in real time; node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
 if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.flatMap((s) => s.text ?? []).join(' | ')}`);
 
-const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: [], stdio: 'inherit' });
+// Advanced serialization: each script carries its utterance's audio (an Int16Array) for the recognizer's clock.
+const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
 // Every lane asks the fakes for its script: a listener each while it waits.
 fakes.setMaxListeners(LANES + 10);
 const { baseUrl } = await new Promise<{ baseUrl: string }>((resolve) => fakes.once('message', resolve));

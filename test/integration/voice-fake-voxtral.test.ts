@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { AudioClock } from '../support/audio-clock.ts';
 import { DEFAULT_STREAMING_DELAY_MS, FakeVoxtral, placeWords, type ScriptedUtterance } from '../support/fake-voxtral.ts';
 
 /**
@@ -127,6 +128,37 @@ describe('the Voxtral realtime fake', () => {
     expect(interimsSince(from, t0).map((i) => [i.text, i.at])).toEqual([['et', 980], ['puis', 1480]]);
     expect((await flush()).text).toBe('et puis');
     expect(voxtral.utterances).toEqual([]);
+  });
+
+  it('with a clock, hears where its audio lies in the script’s timeline: no pre-roll is assumed, and a flush keeps the rest’s times', async () => {
+    // The utterance's own audio: 600 ms of digital silence, then "speech" (no two 10 ms alike) to 3 s.
+    const audio = new Int16Array(48_000);
+    for (let i = 9600, x = 7; i < audio.length; i++) audio[i] = ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 20) - 2048;
+    const clock = new AudioClock(16_000);
+    clock.set(audio);
+    voxtral.clock = (_socket, pcm) => clock.heard(pcm);
+    const send = async (from: number, to: number) => {
+      vi.advanceTimersByTime(((to - from) * 1000) / 16_000);
+      socket.send(JSON.stringify({ type: 'input_audio.append', audio: Buffer.from(audio.buffer, from * 2, (to - from) * 2).toString('base64') }));
+      await handled();
+    };
+    try {
+      voxtral.utterances.push({ text: 'un deux trois', speech: [{ startMs: 700, endMs: 1300, text: 'un deux' }, { startMs: 2200, endMs: 2800, text: 'trois' }] });
+      // The runtime's listener heard the speech late: its stream starts at 500 ms, not 300 ms before the speech.
+      for (let at = 8000; at < 24_000; at += 1600) await send(at, at + 1600);
+      // « un » is said by 871 ms (2/7 of its span) and leaves 480 ms after; « deux » (1300 ms) is still in the delay.
+      expect(record().interims.map((i) => i.text)).toEqual(['un']);
+      expect((await flush()).text).toBe('un deux');
+      // The words not said keep their times in the audio's own timeline.
+      expect(voxtral.utterances).toEqual([{ text: 'trois', speech: [{ startMs: 2200, endMs: 2800 }], wordEndsMs: [2800] }]);
+      // After the pause, led by 100 ms of the runtime's own silence: found again, « trois » said by 2800.
+      socket.send(JSON.stringify({ type: 'input_audio.append', audio: Buffer.concat([Buffer.alloc(3200), Buffer.from(audio.buffer, 32_000 * 2, 1600 * 2)]).toString('base64') }));
+      await handled();
+      for (let at = 33_600; at < 46_400; at += 1600) await send(at, at + 1600);
+      expect((await flush()).text).toBe('trois');
+    } finally {
+      voxtral.clock = null;
+    }
   });
 
   it('follows the target_streaming_delay_ms a client sets, and the fake’s own setting otherwise', async () => {

@@ -106,6 +106,14 @@ export class FakeVoxtral {
    * append and flush, so it may change once the update has come.
    */
   queueFor: ((socket: TranscriptionSocketRecord) => ScriptedUtterance[]) | null = null;
+  /**
+   * A fake that hears its audio: where the audio just received ends in the scripts' own timeline (ms),
+   * e.g. found in the audio the script was written for; undefined when it cannot tell (digital silence),
+   * and the words' times keep their last place. Set, the scripts' times are that timeline's — not ms into
+   * the audio received since the last flush — so no guess of where the runtime's pre-roll began is made,
+   * and the words not said at a flush keep their times for the next utterance.
+   */
+  clock: ((socket: TranscriptionSocketRecord, pcm: Int16Array) => number | undefined) | null = null;
   /** The next N upgrade attempts are refused with 503 (a service outage). */
   refuseConnections = 0;
   /** Upgrade attempts refused so far (outage or missing credentials). */
@@ -233,9 +241,15 @@ export class FakeVoxtral {
         return send({ type: 'session.updated', session });
       }
       if (message.type === 'input_audio.append') {
-        const bytes = Buffer.from(String(message.audio), 'base64').length;
-        record.audioBytes += bytes;
-        utteranceMs += bytes / BYTES_PER_MS;
+        const audio = Buffer.from(String(message.audio), 'base64');
+        record.audioBytes += audio.length;
+        if (this.clock) {
+          // A copy: a base64 Buffer may start at an odd offset of its pool.
+          const samples = new Int16Array(audio.length >> 1);
+          new Uint8Array(samples.buffer).set(audio.subarray(0, samples.byteLength));
+          const heardMs = this.clock(record, samples);
+          if (heardMs !== undefined) utteranceMs = Math.max(utteranceMs, heardMs);
+        } else utteranceMs += audio.length / BYTES_PER_MS;
         // What was said comes from the script; when, from the audio received: a word leaves the streaming
         // delay after the audio where it was said has arrived.
         const utterance = queue()[0];
@@ -263,7 +277,7 @@ export class FakeVoxtral {
         // A script with explicit times is a timeline: words not yet said when the utterance is flushed
         // (a pause taken for its end) are the next utterance's. Without times, the rest comes at the flush.
         const said = utterance.speech || utterance.wordEndsMs ? this.wordEnds(utterance, words).filter((end) => end <= utteranceMs).length : words.length;
-        if (said < words.length && !utterance.fault) script.unshift(continuation(utterance, words, this.wordEnds(utterance, words), said, utteranceMs, this.speechStartMs));
+        if (said < words.length && !utterance.fault) script.unshift(continuation(utterance, words, this.wordEnds(utterance, words), said, utteranceMs, this.clock ? null : this.speechStartMs));
         const from = sent;
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
@@ -450,13 +464,14 @@ export function placeWords(words: string[], spans: SpeechSpan[]): number[] {
 /**
  * What an utterance flushed before all its words were said leaves for the next one: the words not yet
  * said, their times moved so that the speech resuming after the flush starts where the next
- * utterance's does (`speechStartMs` into its audio, after the runtime's pre-roll).
+ * utterance's does (`speechStartMs` into its audio, after the runtime's pre-roll) — or kept as they are
+ * (null) when a clock places the audio in the script's timeline.
  */
-function continuation(utterance: ScriptedUtterance, words: string[], ends: number[], said: number, flushedAtMs: number, speechStartMs: number): ScriptedUtterance {
+function continuation(utterance: ScriptedUtterance, words: string[], ends: number[], said: number, flushedAtMs: number, speechStartMs: number | null): ScriptedUtterance {
   const spans = (utterance.speech ?? [{ startMs: 0, endMs: ends.at(-1)! }]).filter((s) => s.endMs > flushedAtMs).map((s) => ({ startMs: Math.max(s.startMs, flushedAtMs), endMs: s.endMs }));
   // The spans' own texts are dropped: the words' times are carried over as they were.
   const resumesAt = spans[0]?.startMs ?? flushedAtMs;
-  const shift = speechStartMs - resumesAt;
+  const shift = speechStartMs === null ? 0 : speechStartMs - resumesAt;
   return {
     text: words.slice(said).join(' '),
     speech: spans.map((s) => ({ startMs: s.startMs + shift, endMs: s.endMs + shift })),
