@@ -152,7 +152,7 @@ export function createMetrics() {
   });
   const earlyFlushes = new Counter({
     name: 'kohami_stt_early_flushes_total',
-    help: 'Transcriptions flushed a short way into a pause (STT_EARLY_FLUSH_MS), by what followed: turn (the turn ended on that text) or resumed (the senior went on: the utterance is transcribed in segments)',
+    help: 'Transcriptions flushed a short way into a pause (STT_EARLY_FLUSH_MS), by what followed: turn (the turn ended on that text), resumed (the senior went on: the utterance is transcribed in segments) or rechecked (its text did not close the sentence: asked again at STT_RECHECK_MS with the pause audio since)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

@@ -6,6 +6,8 @@
  */
 
 export const INPUT_SAMPLE_RATE = 16_000;
+/** Audio the listener hands out from before the speech it detected, so the first syllable reaches the recognizer. */
+export const PRE_ROLL_MS = 300;
 
 /** Speech probability of one analysis window (Silero: 512 samples at 16 kHz). */
 export interface SpeechProbability {

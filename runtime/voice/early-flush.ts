@@ -1,3 +1,4 @@
+import { turnCue } from '../../machines/voice/end-of-turn.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
 
 /**
@@ -12,10 +13,18 @@ import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
  * goes on, and then only its last `PRE_ROLL_MS` (led by silence if the pause was shorter) goes ahead of
  * the new speech — the recognizer hears the next segment as it hears a new utterance, with the same
  * pre-roll before it.
+ *
+ * The recheck (STT_RECHECK_MS): a text the recognizer did not close is asked for once more later in
+ * the same pause, with the pause's audio since the flush. The detector hears the end of speech by
+ * probability, and a soft word ending it does not count as speech (a final « r », a breath-borne
+ * syllable) may lie just past the flush: held back, it would never be transcribed, and the decision
+ * would wait the long no-cue time on a sentence that was finished.
  */
 export class EarlyFlush {
   /** The listener pause the last flush was made in (-1: none yet). */
   pause = -1;
+  /** Flushes made in that pause: the first, then at most one recheck. */
+  private flushes = 0;
   /** The flush in flight, chained with the session's transcriptions (a stream answers one flush at a time). */
   pending: Promise<void> | null = null;
   /** The flush failed: the utterance cannot be transcribed whole. */
@@ -47,8 +56,17 @@ export class EarlyFlush {
     return [...this.segments, ...(rest === '' ? [] : [rest])].join(' ');
   }
 
+  /**
+   * The pause's first flush settled on a text that does not close the sentence (no closing mark) and
+   * nothing was said since: it is to be asked for once more.
+   */
+  recheckDue(pause: number): boolean {
+    return this.flushes === 1 && this.finalFor(pause) && turnCue(this.text('')) !== 'finished';
+  }
+
   /** The flush is under way in `pause`: from now on the pause's audio is held back. */
   begin(pause: number): void {
+    this.flushes = pause === this.pause ? this.flushes + 1 : 1;
     this.pause = pause;
     this.tail = [];
     this.tailSamples = 0;

@@ -8,6 +8,7 @@ import { FallbackSpeaker } from './fallback-speaker.ts';
 import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
+import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
 import { MistralTranscriber, VOXTRAL_STREAMING_DELAY_MS } from '../../adapters/voice/mistral-transcriber.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
@@ -22,7 +23,6 @@ import { PauseProfiles } from './pause-profiles.ts';
 import type { VoiceServices } from './voice-session.ts';
 
 /** Audio kept from before speech was detected, so the first syllable reaches the recognizer. */
-const PRE_ROLL_MS = 300;
 
 export interface VoiceServiceDeps {
   pool: pg.Pool;
@@ -111,7 +111,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
     contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
-    settings: { sttBudgetMs: config.STT_BUDGET_MS, earlyFlushMs: config.STT_EARLY_FLUSH_MS, preRollMs: PRE_ROLL_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
+    settings: { sttBudgetMs: config.STT_BUDGET_MS, earlyFlushMs: config.STT_EARLY_FLUSH_MS, recheckMs: config.STT_RECHECK_MS, preRollMs: PRE_ROLL_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
     // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.

@@ -55,9 +55,10 @@ export interface VoiceServices {
   /**
    * `sttDelayMs`: how far behind the audio the recognizer's words come (STT_STREAMING_DELAY_MS);
    * `earlyFlushMs`: the pause's silence at which its text is flushed (STT_EARLY_FLUSH_MS, 0: off);
+   * `recheckMs`: the silence at which a flushed text that did not close is asked for again (STT_RECHECK_MS, 0: off);
    * `preRollMs`: the audio the listener hands out before each utterance's speech.
    */
-  settings: { sttBudgetMs: number; earlyFlushMs: number; preRollMs: number; sttDelayMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
+  settings: { sttBudgetMs: number; earlyFlushMs: number; recheckMs: number; preRollMs: number; sttDelayMs: number; bargeInMinMs: number; maxUtteranceMs: number; endOfTurn: EndOfTurnSettings };
   /**
    * Optional: writes back the mid-sentence pauses (ms, numbers only) a session heard, folded into the
    * senior's stored pause profile, if the `conversation` consent still holds. Called once, at close,
@@ -366,7 +367,12 @@ class VoiceSession implements VoiceSessionHandle {
         this.dropSpeculation(u);
       }
     }
-    if (paused && u.early && u.early.pause !== u.pause && this.listener.silenceMs >= this.services.settings.earlyFlushMs) this.flushEarly(u, u.early);
+    if (paused && u.early) {
+      const { earlyFlushMs, recheckMs } = this.services.settings;
+      const silenceMs = this.listener.silenceMs;
+      if (u.early.pause !== u.pause && silenceMs >= earlyFlushMs) this.flushEarly(u, u.early);
+      else if (recheckMs > 0 && silenceMs >= recheckMs && u.early.recheckDue(u.pause)) this.recheckEarly(u, u.early);
+    }
     // The decision may have ended the utterance.
     if (this.utterance === u) this.considerBargeIn();
   };
@@ -437,6 +443,13 @@ class VoiceSession implements VoiceSessionHandle {
       );
     early.pending = flushing;
     this.finishing = flushing;
+  }
+
+  /** The recheck: the pause's audio since the flush goes to the recognizer, and its text is asked for again. */
+  private recheckEarly(u: Utterance, early: EarlyFlush): void {
+    for (const pcm of early.release()) this.toStream(u, pcm);
+    this.services.metrics.earlyFlushes.inc({ outcome: 'rechecked' });
+    this.flushEarly(u, early);
   }
 
   private clearEndTimer(): void {

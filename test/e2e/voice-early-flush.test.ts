@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config.ts';
+import { AudioClock } from '../support/audio-clock.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { speechScript, type ScriptPart } from '../support/speech.ts';
+import { SPEECH_SAMPLE_RATE, speechScript, type ScriptPart } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
 
 /**
  * The early flush, through a real kiosk socket at the default settings: real speech (espeak-ng) in
  * real time, the Voxtral fake streaming its words half a second behind the audio and answering each
- * flush with what was said before it (the rest stays for the next one, as the service does). A short
+ * flush with what was said in the audio it received (it finds the runtime's chunks in the kiosk's
+ * audio; the rest stays for the next one, as the service does). A short
  * way into each pause the runtime asks for the final text of what was said so far, decides on it,
  * and — if the senior goes on — joins the next segment's text to it.
  */
@@ -22,9 +24,11 @@ const PRE_ROLL_MS = 300;
 const REPLY = 'Je vous écoute.';
 /** Tolerance of the measured silence: Silero's windows (32 ms), the level's credit (≤ 96 ms) and the ground truth's threshold. */
 const SLACK_MS = 130;
+const clock = new AudioClock(SPEECH_SAMPLE_RATE);
 
 beforeAll(async () => {
   voxtral = new FakeVoxtral();
+  voxtral.clock = (_socket, pcm) => clock.heard(pcm);
   mistral = await new FakeMistral(voxtral).start();
   // A realistic model: the first token 300 ms after the request.
   mistral.chatFirstByteMs = 300;
@@ -42,18 +46,26 @@ afterAll(async () => {
   await voxtral?.stop();
 });
 
-/** Scripts the recognizer with each phrase's true place in the audio, then speaks `parts` on a new voice kiosk. */
-async function say(parts: ScriptPart[], fault?: ScriptedUtterance['fault']): Promise<{ kiosk: VoiceKiosk; socket: number; speechEndMs: number }> {
+/**
+ * Scripts the recognizer with each phrase's true place in the audio, then speaks `parts` on a new voice
+ * kiosk. `softEndMs`: the recognizer hears the last word end this much after the audio's speech does (a
+ * soft ending the detector does not count as speech). `speechEndMs` is in the recognizer's audio,
+ * `kioskSpeechEndMs` in the kiosk's.
+ */
+async function say(parts: ScriptPart[], fault?: ScriptedUtterance['fault'], softEndMs = 0): Promise<{ kiosk: VoiceKiosk; socket: number; speechEndMs: number; kioskSpeechEndMs: number }> {
   const script = await speechScript(parts);
   const phrases = parts.filter((p): p is string => typeof p === 'string');
-  const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
-  const speech: SpeechSpan[] = script.speech.map((s, i) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset, text: phrases[i]! }));
+  // In the kiosk's audio: the fake hears where the runtime's chunks lie in it.
+  const speech: SpeechSpan[] = script.speech.map((s, i) => ({ startMs: s.startMs, endMs: s.endMs, text: phrases[i]! }));
+  speech.at(-1)!.endMs += softEndMs;
   voxtral.utterances.push({ text: phrases.join(' '), speech, ...(fault ? { fault } : {}) });
+  clock.set(script.pcm);
   const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
   expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true } });
   const socket = voxtral.sockets.length;
   await kiosk.speak(script.pcm, 1);
-  return { kiosk, socket, speechEndMs: speech.at(-1)!.endMs };
+  const kioskSpeechEndMs = script.speech.at(-1)!.endMs;
+  return { kiosk, socket, speechEndMs: kioskSpeechEndMs - (script.speech[0]!.startMs - PRE_ROLL_MS), kioskSpeechEndMs };
 }
 
 async function earlyFlushes(): Promise<Record<string, number>> {
@@ -87,9 +99,10 @@ describe('the early flush', () => {
     await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
     expect(kiosk.ofType('transcript.final')).toHaveLength(1);
     expect(kiosk.frames.filter((f) => f.type === 'vad' && f.state === 'speech_stopped')).toHaveLength(1);
-    // One flush per pause: the one the senior went on after, and the one the turn ended on.
-    expect(voxtral.sockets[socket]!.flushes).toBe(2);
+    // The pause the senior went on after: its flush, and — its text did not close — the recheck; then the one the turn ended on.
+    expect(voxtral.sockets[socket]!.flushes).toBe(3);
     const after = await earlyFlushes();
+    expect(grew(after, before, 'rechecked')).toBe(1);
     expect(grew(after, before, 'resumed')).toBe(1);
     expect(grew(after, before, 'turn')).toBe(1);
     // The captions of the second segment carry the first.
@@ -102,14 +115,34 @@ describe('the early flush', () => {
     kiosk.close();
   }, 30_000);
 
+  it('a soft last word past the flush: the text that did not close is asked for again with the pause’s audio, so the sentence is whole and ends at its closing mark', async () => {
+    const before = await earlyFlushes();
+    // The recognizer hears « hier. » end 200 ms after the detector does: after the flush, before the recheck.
+    const { kiosk, socket, kioskSpeechEndMs } = await say([{ silenceMs: 400 }, 'J’ai vu ma voisine Hélène hier.', { silenceMs: 3000 }], undefined, settings.STT_EARLY_FLUSH_MS + 50);
+    const final = await kiosk.next('transcript.final', 0);
+    expect(final.text).toBe('J’ai vu ma voisine Hélène hier.');
+    await kiosk.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, 0);
+    expect(kiosk.ofType('transcript.final')).toHaveLength(1);
+    // The flush, the recheck, and no third: the turn ended on their two segments.
+    expect(voxtral.sockets[socket]!.flushes).toBe(2);
+    const after = await earlyFlushes();
+    expect(grew(after, before, 'rechecked')).toBe(1);
+    expect(grew(after, before, 'turn')).toBe(1);
+    // Ended on the recheck's closing mark, not after the no-cue wait the first text alone would have had.
+    const stopped = kiosk.ofType('vad').find((f) => f.state === 'speech_stopped')!;
+    expect(kiosk.sentWhen(stopped) - kioskSpeechEndMs).toBeGreaterThanOrEqual(settings.STT_RECHECK_MS - SLACK_MS);
+    expect(kiosk.sentWhen(stopped) - kioskSpeechEndMs).toBeLessThan(settings.ENDPOINT_SILENCE_MS);
+    kiosk.close();
+  }, 30_000);
+
   it('an early flush that fails is the utterance’s failure: the SOS line is spoken, and the next utterance is heard', async () => {
     const { kiosk } = await say([{ silenceMs: 400 }, 'Vous pouvez appeler ma fille ?', { silenceMs: 2500 }], 'error');
     const sos = await kiosk.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
     expect(sos).toMatchObject({ reason: 'transcription' });
     expect(kiosk.ofType('transcript.final')).toHaveLength(0);
     const script = await speechScript([{ silenceMs: 400 }, 'Il fait beau aujourd’hui.', { silenceMs: 2500 }]);
-    const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
-    voxtral.utterances.push({ text: 'Il fait beau aujourd’hui.', speech: script.speech.map((s) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset })) });
+    voxtral.utterances.push({ text: 'Il fait beau aujourd’hui.', speech: script.speech });
+    clock.set(script.pcm);
     const from = kiosk.frames.length;
     await kiosk.speak(script.pcm, 1);
     const final = await kiosk.next('transcript.final', from);
@@ -122,4 +155,5 @@ describe('the early flush', () => {
 it('the defaults it is tested at', () => {
   expect(settings.STT_EARLY_FLUSH_MS).toBeGreaterThan(0);
   expect(settings.STT_EARLY_FLUSH_MS).toBeLessThan(settings.ENDPOINT_MIN_MS);
+  expect(settings.STT_RECHECK_MS).toBeGreaterThan(settings.STT_EARLY_FLUSH_MS + 50);
 });

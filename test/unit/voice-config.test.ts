@@ -7,6 +7,7 @@ describe('voice configuration', () => {
       ENDPOINT_MIN_MS: 400,
       ENDPOINT_SILENCE_MS: 2200,
       STT_EARLY_FLUSH_MS: 150,
+      STT_RECHECK_MS: 400,
       ENDPOINT_UNFINISHED_MS: 2500,
       ENDPOINT_MAX_MS: 3000,
       MIN_SPEECH_MS: 250,
@@ -39,6 +40,15 @@ describe('voice configuration', () => {
     expect(() => loadConfig({ STT_EARLY_FLUSH_MS: 'soon' })).toThrow(/invalid configuration: STT_EARLY_FLUSH_MS/);
     expect(loadConfig({ STT_EARLY_FLUSH_MS: '0' }).STT_EARLY_FLUSH_MS).toBe(0);
     expect(loadConfig({ STT_EARLY_FLUSH_MS: '399' }).STT_EARLY_FLUSH_MS).toBe(399);
+  });
+
+  it('refuses a recheck not after the early flush, or past the pause audio kept after it; 0 turns it off', () => {
+    expect(() => loadConfig({ STT_RECHECK_MS: '150' })).toThrow(/invalid configuration: STT_RECHECK_MS \(got "150"\): must be above STT_EARLY_FLUSH_MS \(150\) and at most 300 ms after it/);
+    expect(() => loadConfig({ STT_RECHECK_MS: '451' })).toThrow(/invalid configuration: STT_RECHECK_MS \(got "451"\)/);
+    expect(loadConfig({ STT_RECHECK_MS: '450' }).STT_RECHECK_MS).toBe(450);
+    expect(loadConfig({ STT_RECHECK_MS: '0' }).STT_RECHECK_MS).toBe(0);
+    // Without the early flush there is nothing to recheck: any value is accepted and unused.
+    expect(loadConfig({ STT_EARLY_FLUSH_MS: '0', STT_RECHECK_MS: '1000' }).STT_RECHECK_MS).toBe(1000);
   });
 
   it('refuses end-of-turn waits out of order (min < silence < unfinished ≤ max), naming the variable', () => {

@@ -66,4 +66,38 @@ describe('the early flush of a pause', () => {
     expect(tail[0]!.length).toBe(20 * 16);
     expect(tail.at(-1)![0]).toBe(4);
   });
+
+  it('asks once more in a pause whose flushed text did not close the sentence, and never for a closed one', () => {
+    const open = new EarlyFlush(300);
+    open.begin(1);
+    open.pending = Promise.resolve();
+    expect(open.recheckDue(1)).toBe(false);
+    open.settled('Une dépanneuse');
+    expect(open.recheckDue(1)).toBe(true);
+    expect(open.recheckDue(2)).toBe(false);
+    // The recheck: the pause's audio goes ahead, and the pause's second flush is its last.
+    open.release();
+    open.begin(1);
+    open.settled('multicolore.');
+    expect(open.text('')).toBe('Une dépanneuse multicolore.');
+    expect(open.recheckDue(1)).toBe(false);
+    // An unfinished ending (« de ») is not closed either; the next pause starts its count again.
+    open.release();
+    open.begin(2);
+    open.settled('avec une tasse de');
+    expect(open.recheckDue(2)).toBe(true);
+    const closed = new EarlyFlush(300);
+    closed.begin(1);
+    closed.settled('Tu viens demain ?');
+    expect(closed.recheckDue(1)).toBe(false);
+    // Nothing said yet is no sentence to close, but an empty flush is asked again too: the words may be past it.
+    const empty = new EarlyFlush(300);
+    empty.begin(1);
+    empty.settled('');
+    expect(empty.recheckDue(1)).toBe(true);
+    const failed = new EarlyFlush(300);
+    failed.begin(1);
+    failed.failed(new Error('socket lost'));
+    expect(failed.recheckDue(1)).toBe(false);
+  });
 });
