@@ -19,7 +19,7 @@ import { VoiceKiosk } from '../support/voice-kiosk.ts';
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
-const settings: Config = loadConfig({});
+const settings: Config = loadConfig({ STT_RECHECK_MS: '0' });
 /** The runtime's pre-roll: the recognizer's audio starts this long before the detected speech. */
 const PRE_ROLL_MS = 300;
 /** Tolerance of the silence heard: Silero's windows (32 ms), the level's credit (≤ 96 ms), the gap's tick (40 ms). */
@@ -31,7 +31,8 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   mistral.mode = { kind: 'stream', chunks: ['Je vous écoute.'] };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, STT_BUDGET_MS: '2000' });
+  // No recheck: each pause heard is then exactly one flush, which is what tells a filled stall from none.
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, STT_BUDGET_MS: '2000', STT_RECHECK_MS: '0' });
 }, 60_000);
 
 afterAll(async () => {
