@@ -13,7 +13,7 @@ import { percentile } from './support/stats.ts';
 
 /**
  * The runtime side of bench:voice, in its own process so that its RSS and CPU are its own.
- *   argv: gated|silero seniors   env: MISTRAL_BASE_URL (the fakes), ENDPOINT_SILENCE_MS, FAKES_MS (their STT + TTS latencies)
+ *   argv: gated|silero seniors   env: MISTRAL_BASE_URL (the fakes), ENDPOINT_SILENCE_MS
  * Instrumentation, in this process only (V1's classes patched here, nowhere else): how far behind real
  * time each microphone chunk's analysis ends (below), how long the listener itself took, the event
  * loop's delay, garbage-collection pauses, Silero windows run, and the runtime's own voice stage
@@ -100,7 +100,7 @@ const observe = rt.metrics.voiceStage.observe.bind(rt.metrics.voiceStage);
 rt.metrics.voiceStage.observe = ((labels: { stage: string }, seconds: number) => {
   (stageSamples[labels.stage] ??= []).push(seconds * 1000);
   if (labels.stage === 'transcription') transcriptionMs = seconds * 1000;
-  if (labels.stage === 'first_audio' && Number.isFinite(transcriptionMs)) afterEndpointSamples.push(transcriptionMs + seconds * 1000 - Number(process.env.FAKES_MS ?? 0));
+  if (labels.stage === 'first_audio' && Number.isFinite(transcriptionMs)) afterEndpointSamples.push(transcriptionMs + seconds * 1000);
   if (labels.stage === 'first_audio') transcriptionMs = NaN;
   observe(labels, seconds);
 }) as typeof rt.metrics.voiceStage.observe;
