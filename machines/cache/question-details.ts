@@ -191,10 +191,14 @@ function comparisons(text: string): string[] {
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** True when the two questions agree on every detail that would change the answer. */
-export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
-  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated && a.negations === b.negations && same(a.titles, b.titles) && same(a.quantifiers, b.quantifiers) && same(a.relative, b.relative) && same(a.comparisons, b.comparisons);
+const LISTS = ['numbers', 'when', 'times', 'people', 'places', 'titles', 'quantifiers', 'relative', 'comparisons'] as const;
+/** The first detail that would change the answer and differs (« numbers: 3 / 2 »), or undefined when they all agree. */
+export function detailsDisagreement(a: QuestionDetails, b: QuestionDetails): string | undefined {
+  for (const k of LISTS) if (!same(a[k], b[k])) return `${k}: ${a[k].join(' ') || '∅'} / ${b[k].join(' ') || '∅'}`;
+  if (a.negated !== b.negated || a.negations !== b.negations) return `negations: ${a.negations} / ${b.negations}`;
+  return undefined;
 }
+export const detailsAgree = (a: QuestionDetails, b: QuestionDetails): boolean => detailsDisagreement(a, b) === undefined;
 
 const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;
 const ANAPHORA = /\b(il|elle|ils|elles|lui|leur|eux|ca|cela|celui|celle|ceux|celles|la bas)\b/;
