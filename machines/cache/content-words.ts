@@ -215,7 +215,6 @@ const EXPLAIN = new Set(['explique', 'expliques', 'expliquez', 'expliquer']);
  * other refuse like opposites. « aller » before an infinitive is that future, not a movement.
  */
 const PAST = 't:past';
-const HAPPENED = 't:happened';
 const FUTURE = 't:future';
 OPPOSITES.set(PAST, new Set([FUTURE]));
 OPPOSITES.set(FUTURE, new Set([PAST]));
@@ -244,14 +243,60 @@ const INFINITIVE = /(er|ir|re|oir)$/;
 const CLITICS = new Set(['moi', 'toi', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'je', 'j', 'tu', 'il', 'elle', 'on', 'ils', 'elles', 'ne', 'n', 'pas', 'plus', 'jamais', 'bien', 'déjà', 'encore', 'toujours', 'tout']);
 const AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont']);
 const ETRE = new Set(['suis', 'es', 'est', 'sommes', 'êtes', 'sont']);
+/**
+ * What may stand between an auxiliary and its participle: an inverted subject (« a-t-il mangé », « es-tu
+ * allée ») and an adverb (« n'a pas encore mangé », « a bien dormi »). No article: « il y a le marché »,
+ * « c'est le mercredi » have none.
+ */
+const BEFORE_PARTICIPLE = new Set(['t', 'je', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'pas', 'plus', 'jamais', 'rien', 'bien', 'déjà', 'encore', 'toujours', 'tout', 'vraiment', 'beaucoup', 'souvent', 'enfin', 'bientôt', 'mal', 'trop']);
 const IRREGULAR_PARTICIPLES = new Set(
   ('fait dit écrit pris mis appris compris repris surpris promis permis remis admis assis acquis ouvert couvert découvert offert souffert ' +
     'éteint peint atteint craint plaint joint rejoint teint cuit conduit construit détruit produit traduit ' +
-    'eu été su pu voulu dû vu bu lu plu cru reçu connu venu tenu vécu né née mort morte').split(' '),
+    'eu été su pu voulu dû vu bu lu plu cru reçu connu venu tenu vécu né mort').split(' '),
 );
+/**
+ * The verbs whose passé composé takes « être » (« il est parti », « elle est tombée »). After « être » any
+ * other participle tells a state or a passive, said in the present: « la poste est fermée », « c'est
+ * chanté par qui », « elle est retraitée » ask of now.
+ */
+const ETRE_VERBS = new Set(
+  ('allé venu revenu devenu parvenu survenu intervenu arrivé parti reparti sorti ressorti entré rentré monté remonté descendu redescendu ' +
+    'tombé retombé né mort décédé resté passé repassé retourné apparu disparu').split(' '),
+);
+/** A participle's masculine singular: « parties » → « parti », « offerte » → « offert ». */
+const masculine = (w: string) => w.replace(/(?<=[éiut])e?s?$/, '');
+/** Words the participle pattern would take that are none: days (« c'est lundi »), « midi », « jusqu' », « lui ». */
+const NO_PARTICIPLE = new Set(['du', 'jusqu', 'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'midi', 'ici', 'lui', 'aussi', 'parmi', 'ceci', 'celui', 'ami', 'amie', 'lieu']);
 // « du » is the article (« j'ai du mal à dormir »); the participle « dû » keeps its accent.
-const participle = (w: string, after: 'avoir' | 'etre') =>
-  w !== 'du' && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || (after === 'avoir' ? /[^aeiouy](i|u)$/ : /[^aeiouy](ie?s?|ue?s?)$/).test(w));
+const participle = (w: string) => !NO_PARTICIPLE.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
+/** Participles of the forecast frame (« ils ont prévu de la pluie », « la météo a annoncé ») tell of what is to come. */
+const FORECAST = new Set(['prévu', 'prévue', 'annoncé', 'annoncée']);
+/**
+ * What the auxiliary at `i` tells with the participle after it: a past with « avoir » and any
+ * participle, or with « être » and the participle of an « être » verb or after a reflexive (« elle
+ * s'est mariée », « je me suis levée »); a state with « être » and any other participle (« la fenêtre
+ * est fermée »), which is the present of that past's result: it agrees with either (« le gaz est
+ * éteint ? » / « j'ai éteint le gaz ? »).
+ */
+function pastAt(tokens: string[], said: string[], i: number): string | undefined {
+  const aux = said[i]!;
+  if (!AVOIR.has(aux) && !ETRE.has(aux)) return undefined;
+  const next = said.slice(i + 1).find((t) => !BEFORE_PARTICIPLE.has(t)) ?? '';
+  if (!participle(next) || FORECAST.has(next)) return undefined;
+  if (AVOIR.has(aux)) return PAST;
+  const before = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? tokens[i - 2] : tokens[i - 1];
+  const reflexive = /^(se|s|me|m|te|t)$/.test(before ?? '') || (/^(nous|vous)$/.test(before ?? '') && tokens.lastIndexOf(before!, i - 2) >= 0);
+  return reflexive || ETRE_VERBS.has(masculine(next)) ? PAST : STATE;
+}
+/** « tu te souviens », « tu te rappelles » ask of the past in the present: no tense to match. */
+const RECALL = new Set(fold('souviens souvient souvenez souvenir rappelles rappelle rappelez rappeler'));
+const RECALLS = 't:recalls';
+const STATE = 't:state';
+/** « depuis trois jours », « ça fait trois jours que »: a present that runs from the past, as a passé composé does. */
+const SINCE = 't:since';
+/** Markers that let a past and a present ask the same thing when one side carries them (both, for SINCE). */
+const tenseFree = (a: ContentSignature, b: ContentSignature) =>
+  [RECALLS, STATE].some((m) => a.contrasts.includes(m) || b.contrasts.includes(m)) || (a.contrasts.includes(SINCE) && b.contrasts.includes(SINCE));
 const FUTURE_FORM = /^(ser|aur|fer|ir|viendr|reviendr|pourr|voudr|devr|faudr|pleuvr|verr|saur|tiendr|enverr)(ai|as|a|ons|ez|ont)$|..(erai|eras|era|erons|erez|eront|irai|iras|ira|irons|irez|iront)$/;
 /**
  * The imperfect tells of the past as the passé composé does (« on était là » / « on a été là »): être
@@ -260,14 +305,26 @@ const FUTURE_FORM = /^(ser|aur|fer|ir|viendr|reviendr|pourr|voudr|devr|faudr|ple
  */
 const IMPERFECT_ENDING = /(ais|ait|ions|iez|aient)$/;
 const IMPERFECT_STEMS = new Set(['et', 'av', 'fais', 'all', 'ven', 'reven', 'pren', 'mett', 'voy', 'dis', 'lis', 'buv', 'croy', 'connaiss', 'ecriv', 'viv']);
-function imperfect(word: string): boolean {
+function imperfect(word: string, said: string, afterSubject: boolean): boolean {
   const ending = IMPERFECT_ENDING.exec(word);
   if (!ending || MODAL_KEYS.has(word)) return false;
   const root = word.slice(0, -ending[1]!.length);
   if (IMPERFECT_STEMS.has(root)) return true;
+  // Right after its subject (« ça coûtait », « il pleurait ») any verb's imperfect, unless a future stem
+  // makes it a conditional (« ça coûterait », « il prendrait », « il aurait »: no past); « on espérait » keeps its accent.
+  if (afterSubject && root.length >= 2 && /^(ait|ais|aient)$/.test(ending[1]!) && !PRESENT_IN_AI.has(word) && !/(er|ir|dr|rr|ttr|vr|aur)$/.test(said.slice(0, -ending[1]!.length))) return true;
   // « mangeait »: the « e » that keeps the sound belongs to the ending.
   // « finissait » of « finir »: the « -iss- » too.
   return root.length >= 3 && (INFINITIVE_STEMS.has(root.replace(/ge$/, 'g')) || (root.endsWith('iss') && INFINITIVE_STEMS.has(root.slice(0, -3))));
+}
+/** The present of « -aître » and « -aire » verbs ends as an imperfect does: « tu connais », « ça me plaît ». */
+const PRESENT_IN_AI = new Set(fold('connais connaît connait reconnais reconnaît reconnait parais paraît parait apparaît apparait disparaît disparait plais plaît plait déplaît déplait'));
+/** A verb's subject just before it (« ça coûtait », « il ne pleurait »), or the question word it is inverted after (« combien coûtait »). */
+const SUBJECT_BEFORE = new Set(['ca', 'cela', 'je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'combien', 'ouwh', 'quand', 'comment', 'pourquoi', 'que', 'qu']);
+function afterItsSubject(tokens: string[], i: number): boolean {
+  const at = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? i - 2 : i - 1;
+  // or a noun after its determiner, not an adjective before one (« une baguette coûtait », not « un beau portrait »)
+  return SUBJECT_BEFORE.has(tokens[at] ?? '') || (at >= 1 && DETERMINERS_OF_NOUNS.has(tokens[at - 1]!) && !PRE_ADJECTIVES.has(tokens[at]!) && !STOPS.has(tokens[at]!));
 }
 /** The first word after `i` that is not a clitic, a pronoun or a negation (« n'a pas encore déménagé »). */
 const nextWord = (said: string[], i: number) => said.slice(i + 1).find((t) => !CLITICS.has(t)) ?? '';
@@ -360,20 +417,18 @@ export function contentSignature(question: string, split: Words = words(question
       when = true;
       continue;
     }
+    const tense = pastAt(tokens, said, i);
+    if (tense) contrasts.add(tense);
+    if (imperfect(word, said[i]!, afterItsSubject(tokens, i))) contrasts.add(PAST);
+    if (word === 'depuis' || (word === 'fait' && /^(ca|cela)$/.test(tokens[i - 1] ?? ''))) contrasts.add(SINCE);
+    if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
+    if (RECALL.has(word) && REFLEXIVE.has(tokens[i - 1] ?? '')) contrasts.add(RECALLS);
     // « comment il s'appelle » asks his name: « c'est quoi son nom ».
     if (contentKey(word) === '=appeler' && /^(s|t|m|vous|nous)$/.test(tokens[i - 1] ?? '')) {
       named = true;
       keys.add('nom');
       continue;
     }
-    if (AVOIR.has(said[i]!) && participle(nextWord(said, i), 'avoir')) {
-      contrasts.add(PAST);
-      // An event told with « avoir » (« il y a eu », « tu as vu ») happened: a question without it asks of now.
-      contrasts.add(HAPPENED);
-    }
-    if (ETRE.has(said[i]!) && participle(nextWord(said, i), 'etre')) contrasts.add(PAST);
-    if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
-    if (imperfect(word)) contrasts.add(PAST);
     const target = cliticTarget(tokens, i);
     if (target) contrasts.add(target);
     // « qu'est-ce que » and « ce que » (« dis-moi ce qu'il y a ») ask « what », as « quoi » and « quel » do;
@@ -489,15 +544,26 @@ function nounsAgree(a: Record<string, string>, b: Record<string, string>): boole
 }
 
 /**
- * True when neither question has a content word the other lacks, no opposites sit across them, and
- * both or neither speak of the past: « il y a eu de l'orage ? » is not « il y a de l'orage ? ».
+ * Why two questions' content words disagree, or undefined when neither has a content word the other
+ * lacks, no opposites sit across them, and both or neither speak of the past: « il y a eu de l'orage ? »
+ * is not « il y a de l'orage ? ». The reason names what differs (for cache:evaluate --explain).
  */
-export function contentAgree(a: ContentSignature, b: ContentSignature): boolean {
-  if (a.key !== b.key || !nounsAgree(a.nounEnds, b.nounEnds) || !nounsAgree(a.nounGenders, b.nounGenders)) return false;
-  if (a.contrasts.includes(HAPPENED) !== b.contrasts.includes(HAPPENED) && !(a.contrasts.includes(PAST) && b.contrasts.includes(PAST))) return false;
-  for (const x of a.contrasts) {
-    if (b.contrasts.includes(x) || x === HAPPENED) continue;
-    for (const y of OPPOSITES.get(x)!) if (b.contrasts.includes(y) && !a.contrasts.includes(y)) return false;
+export function contentDisagreement(a: ContentSignature, b: ContentSignature): string | undefined {
+  if (a.key !== b.key) {
+    const [ka, kb] = [a.key.split(' '), b.key.split(' ')];
+    return `content: ${ka.filter((k) => !kb.includes(k)).join(' ') || '∅'} / ${kb.filter((k) => !ka.includes(k)).join(' ') || '∅'}`;
   }
-  return true;
+  if (!nounsAgree(a.nounEnds, b.nounEnds)) return 'noun ending';
+  if (!nounsAgree(a.nounGenders, b.nounGenders)) return 'noun gender';
+  // A past is not a present: « c'était le 13 ? » / « c'est le 13 ? », « il a mangé ? » / « il mange ? ».
+  if (a.contrasts.includes(PAST) !== b.contrasts.includes(PAST) && !tenseFree(a, b)) return 'tense: past / not past';
+  for (const x of a.contrasts) {
+    if (b.contrasts.includes(x)) continue;
+    for (const y of OPPOSITES.get(x) ?? []) if (b.contrasts.includes(y) && !a.contrasts.includes(y)) return `contrast: ${x} / ${y}`;
+  }
+  return undefined;
 }
+export const contentAgree = (a: ContentSignature, b: ContentSignature): boolean => contentDisagreement(a, b) === undefined;
+
+/** Whether the question tells of what is to come (« il va pleuvoir », « il pleuvra »), for the guard's time check. */
+export const tellsFuture = (s: ContentSignature): boolean => s.contrasts.includes(FUTURE);

@@ -138,7 +138,9 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])du jour(?![\p{L}])/giu, "d'aujourd'hui"],
   [/(?<![\p{L}])(?:mettre|mets|met|mettez) (la |le |l['’])(chauffage|son|volume|radio|télé|télévision) plus fort(?![\p{L}])/giu, 'monter $1$2'],
   [/(?<![\p{L}])(?:mettre|mets|met|mettez)(?:[\s-]moi)? (la |le |l['’])(lumière|lampe|télé|télévision|radio|chauffage)(?![\p{L}])/giu, 'allumer $1$2'],
-  [/(?<![\p{L}])(?:donner|donne|donnes|donnez|donné) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  [/(?<![\p{L}])(?:donner|donne|donnes|donnez) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  // the participle stays one: « j'ai donné à manger » is a past
+  [/(?<![\p{L}])donné (?:à|a) manger(?![\p{L}])/giu, 'nourri'],
   [/(?<![\p{L}])(?:prendre|prends|prend|prenez|pris)(?:[\s-]moi)? (?:un |le |mon )?rdv(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])(?:prendre|prend|prends|pris) (?:sa|ma|ta|votre|leur) retraite(?![\p{L}])/giu, 'à la retraite'],
   [/(?<![\p{L}])(?:hospitalisée?s?)(?![\p{L}])/giu, "à l'hôpital"],
