@@ -34,6 +34,7 @@ conseille conseilles conseillez conseiller recommande recommandes recommandez re
 peutêtre
 svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
+encore toujours enfin bientôt souvent parfois quelquefois
 madame monsieur mademoiselle maître kohami
 lieu
 préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
@@ -123,6 +124,8 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])Mlles?\.?(?![\p{L}])/gu, 'mademoiselle'],
   [/(?<![\p{L}])peut[\s-]être(?![\p{L}])/giu, 'peutêtre'],
   [/(?<![\p{L}])tout le temps(?![\p{L}])/giu, 'toujours'],
+  // « il pleut de nouveau », « à nouveau » : again, as « encore » (« de nouvelles lunettes », « de nouveaux amis » are new)
+  [/(?<![\p{L}])(?:de|à) nouveau(?![\p{L}])/giu, 'encore'],
   [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
   [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],
@@ -231,7 +234,6 @@ export const EQUIVALENTS: readonly string[] = [
   'jouer joue joues jouez joué jeu jeux',
   'ajouter ajoute ajoutes ajoutez ajouté rajouter rajoute rajoutes rajoutez rajouté',
   'appuyer appuie appuies appuyez appuyé presser presse pressez taper tape tapes tapez',
-  'encore toujours',
   'promener promène promènes promenez promené promenade promenades balade balades balader',
   'manger mange manges mangez mangeons mangent mangé mangeais mangeait mangera repas mangeable',
   'nourrir nourris nourrit nourri nourrie nourriture',

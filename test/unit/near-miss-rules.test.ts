@@ -384,6 +384,29 @@ describe.each([
       ['Il pleuvra ce soir ?', 'Il va pleuvoir ce soir ?'],
     ],
   },
+  {
+    rule: 'aspect adverbs are details, said or not: already, still, finally, soon, often, sometimes',
+    nearMisses: [
+      ['Le chat a mangé ?', 'Le chat a déjà mangé ?'],
+      ['Il pleut encore ?', 'Il pleut ?'],
+      ['Ma fille est enfin arrivée ?', 'Ma fille est arrivée ?'],
+      ['Le car arrive bientôt ?', 'Le car arrive ?'],
+      ['Tu viens souvent au marché ?', 'Tu viens parfois au marché ?'],
+      ['Il pleut de nouveau ?', 'Il pleut ?'],
+      ['Qui a déjà mangé ?', 'Qui a mangé ?'],
+    ],
+    paraphrases: [
+      ['Il pleut encore ?', 'Il pleut toujours ?'],
+      ['Il pleut de nouveau ?', 'Il pleut encore ?'],
+      ['Tu viens quelquefois au marché ?', 'Tu viens parfois au marché ?'],
+      // « déjà » as a recall tag in a question that asks « when », « how »…
+      ['Ma sœur arrive quand, déjà ?', 'Ma sœur arrive quand ?'],
+      ['Comment il s’appelle déjà, le voisin ?', 'Comment il s’appelle, le voisin ?'],
+      // « enfin » opening the question is an interjection; « de nouvelles lunettes » are new, not again
+      ['Enfin, tu viens dîner ce soir ?', 'Tu viens dîner ce soir ?'],
+      ['J’ai de nouvelles lunettes ?', 'J’ai des nouvelles lunettes ?'],
+    ],
+  },
 ])('$rule', ({ nearMisses, paraphrases }) => {
   it.each(nearMisses)('refuses « %s » / « %s »', (a, b) => expect(agree(a, b)).toBe(false));
   it.each(paraphrases)('lets « %s » / « %s » through', (a, b) => expect(agree(a, b)).toBe(true));
