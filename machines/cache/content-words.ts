@@ -75,7 +75,8 @@ const SUFFIXES: ReadonlyArray<readonly [string, number]> = [
   ['aient', 3], ['ions', 3], ['iez', 3], ['ait', 3], ['ais', 3], ['ant', 4], ['ent', 4], ['ons', 3], ['ez', 3], ['er', 3], ['ir', 3], ['ee', 3], ['ie', 3], ['e', 3], ['i', 3],
 ];
 export function stem(word: string, infinitive = true): string {
-  let w = word;
+  // « -yer » verbs write « i » before a silent « e »: « envoie », « nettoient », « essuie » are « envoy- », « nettoy- », « essuy- ».
+  let w = word.length > 4 ? word.replace(/([aou])i(e|es|ent)$/, '$1y$2') : word;
   if (w.length <= 3) return w;
   if (w.endsWith('eaux')) w = w.slice(0, -1);
   else if (w.endsWith('aux')) w = `${w.slice(0, -3)}al`;
@@ -89,6 +90,8 @@ export function stem(word: string, infinitive = true): string {
 }
 
 const STOPS = new Set(fold(STOP_WORDS));
+/** Days and months: the detail guard compares them, whatever a stemmer would make of them (« jeudi » / « jeud »). */
+const CALENDAR = new Set(fold('lundi mardi mercredi jeudi vendredi samedi dimanche lundis mardis mercredis jeudis vendredis samedis dimanches janvier février mars avril mai juin juillet août septembre octobre novembre décembre'));
 const PLURAL_SENSE = new Set(fold(PLURAL_SENSE_NOUNS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
@@ -171,6 +174,8 @@ function nounPosition(tokens: string[], said: string[], i: number): boolean {
   if (PREPOSITIONS_OF_NOUNS.has(before) || before === 'de' || before === 'd') return !infinitive(tokens[i]!);
   if (!DETERMINERS_OF_NOUNS.has(before)) return false;
   // « je la range »: a clitic, not an article.
+  // « arrêté de la fabriquer », « pour le rassurer »: after a preposition, « le », « la », « les » before an infinitive are its object.
+  if (/^(le|la|les)$/.test(before) && /^(de|d|a|pour|sans)$/.test(tokens[i - 2] ?? '') && infinitive(tokens[i]!)) return false;
   return !(/^(le|la|les|l)$/.test(before) && BEFORE_CLITIC.has(tokens[i - 2] ?? ''));
 }
 
@@ -331,14 +336,19 @@ const nextWord = (said: string[], i: number) => said.slice(i + 1).find((t) => !C
 
 /**
  * Whether the request verb at `i` asks « what »: not when « je » says it (« je connais une
- * blague »), nor before a yes/no « si » (« dis-moi s'il neige »).
+ * blague »), nor before a yes/no « si » (« dis-moi s'il neige »), nor as a tag before a comma or at
+ * the end (« Dis, il y a une alerte ? », « Il va pleuvoir, tu sais ? »). A participle (« je te l'ai
+ * raconté ») tells, it does not ask.
  */
-function asksWhat(tokens: string[], i: number): boolean {
+function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   let before = i - 1;
   while (before >= 0 && REFLEXIVE.has(tokens[before]!) && tokens[before] !== 'nous' && tokens[before] !== 'vous') before -= 1;
   if (tokens[before] === 'je' || tokens[before] === 'j') return false;
   let after = i + 1;
   while (TO_ME.has(tokens[after] ?? '')) after += 1;
+  // Alone before a comma or at the end it is a tag, asking nothing: « Dis, il y a… », « …, tu sais ? »
+  // (« Une blague, raconte-moi. » asks: its « moi » makes it a request).
+  if (after === i + 1 && (after >= tokens.length || boundary.has(after))) return false;
   const next = tokens[after] ?? '';
   return !(next === 'si' || next === 'que' || next === 'qu' || (next === 's' && /^ils?$/.test(tokens[after + 1] ?? '')));
 }
@@ -408,7 +418,7 @@ export function contentSignature(question: string, split: Words = words(question
   for (let i = 0; i < tokens.length; i++) {
     const word = tokens[i]!;
     // « tu as une idée de film ? » asks as « tu me conseilles un film ? » does.
-    if ((REQUESTS.has(word) || (word === 'idee' && /^(as|avez)$/.test(tokens[i - 2] ?? ''))) && asksWhat(tokens, i)) request = true;
+    if ((REQUESTS.has(word) || (word === 'idee' && /^(as|avez)$/.test(tokens[i - 2] ?? ''))) && (word === 'idee' || (asksWhat(tokens, i, split.boundary) && !said[i]!.endsWith('é')))) request = true;
     if (HOW.has(word)) {
       how = true;
       continue;
@@ -462,7 +472,7 @@ export function contentSignature(question: string, split: Words = words(question
       keys.add(question);
       continue;
     }
-    if (/^\d/.test(word) || NUMBERS.has(word)) continue; // numbers belong to the detail guard
+    if (/^\d/.test(word) || NUMBERS.has(word) || CALENDAR.has(word)) continue; // numbers, days and months belong to the detail guard
     const modal = MODAL_KEYS.get(word);
     if (modal) {
       if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' ? generic : keys).add(modal);

@@ -35,6 +35,7 @@ peutêtre
 svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
 encore toujours enfin bientôt souvent parfois quelquefois
+dedans dessus dessous
 madame monsieur mademoiselle maître kohami
 lieu
 préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
@@ -354,6 +355,7 @@ export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
   ['sur', 'sous'],
   ['avec', 'sans'],
   ['dedans', 'dehors'],
+  ['dessus', 'dessous'],
   ['devant', 'derrière'],
   // Whom the question is about: « tu es fatigué ? » is not « je suis fatigué », « mes lunettes » not « ses lunettes ».
   ['je', 'tu'],

@@ -407,6 +407,55 @@ describe.each([
       ['J’ai de nouvelles lunettes ?', 'J’ai des nouvelles lunettes ?'],
     ],
   },
+  {
+    rule: 'a request verb alone before a comma or at the end is a tag, asking nothing; a participle tells',
+    nearMisses: [
+      ['Dis, il y a une alerte canicule ?', 'Dis, il y a une alerte orage ?'],
+      ['Tu sais, il va pleuvoir ?', 'Tu sais, il va neiger ?'],
+      ['Tu connais une blague ?', 'Je t’ai raconté une blague ?'],
+    ],
+    paraphrases: [
+      ['Dis, il y a une alerte canicule ?', 'Est-ce qu’il y a une alerte canicule ?'],
+      ['Tu sais s’il va pleuvoir ce midi ?', 'Est-ce qu’il va pleuvoir ce midi, tu sais ?'],
+      ['Raconte-moi une blague.', 'Une blague, raconte-moi.'],
+      ['Je t’ai déjà raconté mon voyage en Italie ?', 'Mon voyage en Italie, je te l’ai déjà raconté ?'],
+    ],
+  },
+  {
+    rule: 'a word keeps one key wherever it stands: days and months, an infinitive after « de la », « -yer » verbs',
+    nearMisses: [
+      ['Quel temps pour le marché de jeudi ?', 'Quel temps pour le marché de vendredi ?'],
+      ['On a arrêté de la fabriquer quand, la 2 CV ?', 'On a arrêté de la vendre quand, la 2 CV ?'],
+      ['Envoie une photo à mon fils.', 'Envoie une lettre à mon fils.'],
+    ],
+    paraphrases: [
+      ['Quel temps on aura pour le marché de jeudi ?', 'Il va faire quel temps jeudi, pour le marché ?'],
+      ['La 2 CV, on a arrêté de la fabriquer quand ?', 'Quand est-ce qu’ils ont arrêté de fabriquer la 2 CV ?'],
+      ['Tu peux envoyer une photo du jardin à mon fils ?', 'Envoie à mon fils une photo du jardin.'],
+      ['Tu peux nettoyer la table ?', 'Nettoie la table.'],
+    ],
+  },
+  {
+    rule: '« dedans », « dessus », « dessous » are their prepositions with the noun said elsewhere, their opposites kept',
+    nearMisses: [
+      ['La boîte, il y a du courrier dedans ?', 'La boîte, il y a du courrier dehors ?'],
+      ['Le carton, il y a un livre dessus ?', 'Le carton, il y a un livre dessous ?'],
+    ],
+    paraphrases: [
+      ['Il y a du courrier dans la boîte aux lettres ?', 'La boîte aux lettres, il y a du courrier dedans ?'],
+    ],
+  },
+  {
+    rule: 'roles: a word after a determiner or « quel » is no verb; « tu peux » + verb is the imperative’s unsaid doer',
+    nearMisses: [
+      ['Tu peux appeler ma fille ?', 'Ma fille peut t’appeler ?'],
+      ['Ma nièce a appelé le docteur en quelle année ?', 'En quelle année est-ce que le docteur a appelé ma nièce ?'],
+    ],
+    paraphrases: [
+      ['Ma nièce s’est mariée en quelle année ?', 'En quelle année est-ce que ma nièce s’est mariée ?'],
+      ['Tu peux envoyer une photo à mon fils ?', 'Envoie une photo à mon fils.'],
+    ],
+  },
 ])('$rule', ({ nearMisses, paraphrases }) => {
   it.each(nearMisses)('refuses « %s » / « %s »', (a, b) => expect(agree(a, b)).toBe(false));
   it.each(paraphrases)('lets « %s » / « %s » through', (a, b) => expect(agree(a, b)).toBe(true));
