@@ -244,6 +244,7 @@ function cliticTarget(tokens: string[], i: number): string | undefined {
   return OBJECT_CLITICS.has(w) ? ANOTHER : undefined;
 }
 const ALLER = '=aller';
+const VENIR = '=venir';
 const INFINITIVE = /(er|ir|re|oir)$/;
 const CLITICS = new Set(['moi', 'toi', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'je', 'j', 'tu', 'il', 'elle', 'on', 'ils', 'elles', 'ne', 'n', 'pas', 'plus', 'jamais', 'bien', 'déjà', 'encore', 'toujours', 'tout']);
 const AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont']);
@@ -353,6 +354,23 @@ function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   return !(next === 'si' || next === 'que' || next === 'qu' || (next === 's' && /^ils?$/.test(tokens[after + 1] ?? '')));
 }
 
+/**
+ * « ma fille doit passer à quelle heure ? », « le ramoneur doit venir quand ? »: « devoir » before a coming or
+ * going, said of someone else, tells what is planned, as « ma fille passe à quelle heure ? » does — no
+ * obligation. « je dois aller », « tu dois partir » keep it, and so does « il faut ».
+ */
+const COMINGS = new Set(fold('venir passer arriver aller rentrer revenir repasser partir'));
+function plannedVisit(tokens: string[], i: number): boolean {
+  if (!/^(doit|doivent|devait|devaient|devra|devront)$/.test(tokens[i]!) || !COMINGS.has(tokens[i + 1] ?? '')) return false;
+  return !/^(je|j|tu|on|nous|vous)$/.test(tokens[i - 1] ?? '');
+}
+
+/** Whether `word` stands in the clause of position `i`, with no comma or full stop between them. */
+function sameClause(tokens: string[], boundary: Set<number>, i: number, word: string): boolean {
+  const near = tokens.flatMap((t, k) => (t === word ? [k] : []));
+  return near.some((k) => ![...boundary].some((b) => b > Math.min(k, i) && b <= Math.max(k, i)));
+}
+
 /** « donne-moi », « tu me donnes », « tu me les lis »: the verb at `i` is said to the senior. */
 const toMe = (tokens: string[], i: number) =>
   tokens[i + 1] === 'moi' || /^(me|m)$/.test(tokens[i - 1] ?? '') || (/^(le|la|les|l)$/.test(tokens[i - 1] ?? '') && /^(me|m)$/.test(tokens[i - 2] ?? ''));
@@ -397,6 +415,8 @@ function asksOnly(tokens: string[], i: number): boolean {
 
 /** Where « passer » and « programme » only say « on air » (« il passe quoi à la télé » is « qu'est-ce qu'il y a à la télé »). */
 const BROADCAST = new Set(['tele', 'television', 'radio', 'chaine', 'cinema', 'cine']);
+/** Programmes: « il y a un bon western ? » is « ils passent un bon western ? », « un documentaire passe ». */
+const PROGRAMMES = new Set(fold('film films western westerns documentaire documentaires émission émissions feuilleton feuilletons série séries téléfilm téléfilms'));
 const ON_AIR = /^(pass|programme)/;
 
 /** `split` is the question's words when the caller has them already (the guard splits once for all its parts). */
@@ -414,7 +434,9 @@ export function contentSignature(question: string, split: Words = words(question
   const requestLemmas = new Set<string>();
   /** An impersonal « il faut », kept unless the question asks how, when or what (below). */
   const generic = new Set<string>();
-  const broadcast = tokens.some((t) => BROADCAST.has(t));
+  /** « pouvoir », kept unless the question asks what, how or where (below). */
+  const options = new Set<string>();
+  const broadcast = tokens.some((t) => BROADCAST.has(t) || PROGRAMMES.has(t));
   for (let i = 0; i < tokens.length; i++) {
     const word = tokens[i]!;
     // « tu as une idée de film ? » asks as « tu me conseilles un film ? » does.
@@ -474,8 +496,9 @@ export function contentSignature(question: string, split: Words = words(question
     }
     if (/^\d/.test(word) || NUMBERS.has(word) || CALENDAR.has(word)) continue; // numbers, days and months belong to the detail guard
     const modal = MODAL_KEYS.get(word);
+    if (modal === 'm:must' && plannedVisit(tokens, i)) continue;
     if (modal) {
-      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' ? generic : keys).add(modal);
+      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' && !/^(que|qu)$/.test(tokens[i + 1] ?? '') ? generic : modal === 'm:can' ? options : keys).add(modal);
       continue;
     }
     const noun = nounPosition(tokens, said, i);
@@ -505,6 +528,10 @@ export function contentSignature(question: string, split: Words = words(question
     if (word === 'petit' && tokens[i + 1] === 'peu' && SOFTENED.has(tokens[i + 2] ?? '')) continue;
     if (key === '=sentir' && REFLEXIVE.has(tokens[i - 1] ?? '')) continue;
     if (broadcast && ON_AIR.test(word)) continue;
+    // « combien coûte l'entrée ? », « combien ça coûte ? » ask what « l'entrée, c'est combien ? » asks.
+    if (/^cout/.test(word) && sameClause(tokens, split.boundary, i, 'combien')) continue;
+    // « rappelle-moi quand ma sœur arrive » asks to be told again, as « dis-moi » does (« rappelle-moi demain » calls back).
+    if (key === '=rappeler' && toMe(tokens, i) && QUESTIONS.has(nextWord(tokens, i))) continue;
     // « passe me voir » is « vient »; « Pâques tombe quand ? » is « c'est quand Pâques ? » (checked below).
     if (key === '=voir' && contentKey(tokens[TO_ME.has(tokens[i - 1] ?? '') ? i - 2 : i - 1] ?? '') === '=venir') continue;
     if (/^tombe(nt|ra)?$/.test(word)) {
@@ -513,6 +540,11 @@ export function contentSignature(question: string, split: Words = words(question
     }
     if (key === ALLER && INFINITIVE.test(nextWord(said, i))) {
       contrasts.add(FUTURE);
+      continue;
+    }
+    // « venir de » before an infinitive is the recent past (« la dame qui vient d'emménager » / « … qui a emménagé »), not a coming.
+    if (key === VENIR && /^(de|d)$/.test(tokens[i + 1] ?? '') && INFINITIVE.test(tokens[i + 2] ?? '') && !said[i]!.endsWith('é') && !said[i]!.endsWith('u')) {
+      contrasts.add(PAST);
       continue;
     }
     keys.add(key);
@@ -535,6 +567,11 @@ export function contentSignature(question: string, split: Words = words(question
   // taille », « quand on plante » ask: after a question word « il faut » says how one does it, not
   // that one must. « il me faut », « je dois », and a yes/no « il faut… ? » keep their obligation.
   if (![...keys].some((k) => k.startsWith('q:'))) for (const g of generic) keys.add(g);
+  // « qu'est-ce que je peux faire avec des restes ? », « où je peux acheter des timbres ? », « comment je peux le
+  // rassurer ? » ask for the ways, as « je fais quoi », « on trouve des timbres où », « comment le rassurer » do:
+  // after « what », « how », « where », « pouvoir » asks no leave. A yes/no « je peux… ? », « quand je peux… ? »,
+  // « combien je peux… ? » keep it; « il faut que je », « je dois » keep their obligation.
+  if (!['q:what', 'q:how', 'q:where'].some((q) => keys.has(q))) for (const o of options) keys.add(o);
   // Nothing asked but the request verb itself (« Que dis-tu ? », « Que sais-tu ? »): that verb is the question.
   if (requestLemmas.size > 0 && [...keys].every((k) => k.startsWith('q:'))) for (const l of requestLemmas) keys.add(l);
   // A date « tombe » (falls): only when the question asks when; « je suis tombée » is no date.

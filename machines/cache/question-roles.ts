@@ -180,6 +180,7 @@ const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d 
 const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
 const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
 const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
+const FOLDED_AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avaient', 'aura', 'auront', 'aurait']);
 /**
  * After these a noun undergoes what the clause's doer does, as after « à »: given or done for (« pour le
  * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
@@ -279,6 +280,8 @@ export function nounStructure(question: string, split: Words = words(question)):
     if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
     // « être » with nothing but an adjective or itself: a copula, no doer — unless a place follows (« est sous la table »).
     if (!passive && verbs.every((w) => FOLDED_ETRE.has(w)) && !inside && !b.to) continue;
+    // « avoir » alone, no participle after it, has: « mes tomates ont des taches » is « des taches sur mes tomates », no doer.
+    if (!passive && !inside && verbs.every((w) => FOLDED_AVOIR.has(w))) continue;
     if (inside && !verbs.every((w) => FOLDED_ETRE.has(w))) continue;
     if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
     if (b.to && passive) continue;
