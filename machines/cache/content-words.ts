@@ -175,7 +175,8 @@ function nounPosition(tokens: string[], said: string[], i: number): boolean {
   if (!DETERMINERS_OF_NOUNS.has(before)) return false;
   // « je la range »: a clitic, not an article.
   // « arrêté de la fabriquer », « pour le rassurer »: after a preposition, « le », « la », « les » before an infinitive are its object.
-  if (/^(le|la|les)$/.test(before) && /^(de|d|a|pour|sans)$/.test(tokens[i - 2] ?? '') && infinitive(tokens[i]!)) return false;
+  // After a modal too (« je peux la réchauffer »); « a » is « à » only as said (« il y a le poissonnier » has a noun).
+  if (/^(le|la|les)$/.test(before) && (/^(de|d|à|pour|sans)$/.test(said[i - 2] ?? '') || MODAL_KEYS.has(tokens[i - 2] ?? '')) && infinitive(tokens[i]!)) return false;
   return !(/^(le|la|les|l)$/.test(before) && BEFORE_CLITIC.has(tokens[i - 2] ?? ''));
 }
 
@@ -198,8 +199,8 @@ const IMPERSONAL = new Set(['faut', 'faudra', 'faudrait', 'fallait', 'y', 'sembl
 const WEATHER = new Set(['pleuvoir', 'neiger', 'faire']);
 /** What precedes an interrogative « qui » inside a question (« c'est qui », « avec qui », « tu sais qui », « hier, qui »). */
 const ASKS_WHO_AFTER = new Set(['est', 'c', 'sont', 'a', 'avec', 'de', 'pour', 'chez', 'par', 'sais', 'savez', 'savoir', 'moi', 'demande', 'hier', 'demain', 'hui', 'soir', 'matin', 'alors']);
-/** « donne-moi », « tu peux me donner », « lis-moi », « tu me lis » ask to be told, as « dis-moi » does. */
-const GIVE = new Set(['donne', 'donnes', 'donnez', 'donner', 'lis', 'lisez', 'lire']);
+/** « donne-moi », « tu peux me donner », « lis-moi », « tu me lis » ask to be told, as « dis-moi » does (again: « redonne-moi », « tu me redis »). */
+const GIVE = new Set(['donne', 'donnes', 'donnez', 'donner', 'redonne', 'redonnes', 'redonnez', 'redonner', 'lis', 'lisez', 'lire']);
 const REQUESTS = new Set(fold(REQUEST_VERBS));
 const HOW = new Set(fold(HOW_NOUNS));
 const WHEN = new Set(fold(WHEN_NOUNS));
@@ -569,9 +570,9 @@ export function contentSignature(question: string, split: Words = words(question
   if (![...keys].some((k) => k.startsWith('q:'))) for (const g of generic) keys.add(g);
   // « qu'est-ce que je peux faire avec des restes ? », « où je peux acheter des timbres ? », « comment je peux le
   // rassurer ? » ask for the ways, as « je fais quoi », « on trouve des timbres où », « comment le rassurer » do:
-  // after « what », « how », « where », « pouvoir » asks no leave. A yes/no « je peux… ? », « quand je peux… ? »,
-  // « combien je peux… ? » keep it; « il faut que je », « je dois » keep their obligation.
-  if (!['q:what', 'q:how', 'q:where'].some((q) => keys.has(q))) for (const o of options) keys.add(o);
+  // after « what », « how », « where », « when » (« quand est-ce que je peux semer ? » / « ça se sème quand ? »),
+  // « pouvoir » asks no leave. A yes/no « je peux… ? », « combien je peux… ? », « pourquoi… ? » keep it; « il faut que je », « je dois » keep their obligation.
+  if (!['q:what', 'q:how', 'q:where', 'q:when'].some((q) => keys.has(q))) for (const o of options) keys.add(o);
   // Nothing asked but the request verb itself (« Que dis-tu ? », « Que sais-tu ? »): that verb is the question.
   if (requestLemmas.size > 0 && [...keys].every((k) => k.startsWith('q:'))) for (const l of requestLemmas) keys.add(l);
   // A date « tombe » (falls): only when the question asks when; « je suis tombée » is no date.

@@ -25,7 +25,7 @@ sois soit soyons soyez soient été être
 ai as avons avez ont avais avait avions aviez avaient aurai auras aura aurons aurez auront aurais aurait aurions auriez auraient
 aie aies ait ayons ayez aient eu eue avoir
 fais fait faisons faites font ferai feras fera ferons ferez feront ferais ferait ferions feriez feraient faisais faisait fasse faire
-dis dit disons dites disent dire disais disait
+dis dit disons dites disent dire disais disait redis redites redire
 raconte racontes racontez raconter racontais racontait raconté conte contes contez conter
 connais connait connaît connaissez connaissons connaissent connaître connaitre connu
 sais sait savons savez savent savoir savais savait
@@ -64,7 +64,7 @@ export const MODAL_VERBS: Record<string, string> = {
  * request verb is the question's own verb, and content.
  */
 export const REQUEST_LEMMAS: readonly string[] = [
-  'dire dis dit dites disons disent disais disait',
+  'dire dis dit dites disons disent disais disait redis redites redire',
   'raconter raconte racontes racontez racontais racontait raconté',
   'connaître connais connait connaît connaissez connaissons connaissent connaitre connu',
   'savoir sais sait savons savez savent savais savait',
@@ -85,7 +85,7 @@ export const REQUEST_LEMMAS: readonly string[] = [
  * où … »), or « je » says them (« je connais une blague » tells, it does not ask).
  */
 export const REQUEST_VERBS = `
-dis dites dire raconte racontes racontez raconter
+dis dites dire raconte racontes racontez raconter redis redites redire
 connais connaissez connaître connaitre sais savez savoir
 souviens souvenez rappelles rappelez récite récites récitez réciter confirmes confirmez
 conseille conseilles conseillez recommande recommandes recommandez propose proposes proposez suggère suggères suggérez
@@ -125,6 +125,10 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])Mlles?\.?(?![\p{L}])/gu, 'mademoiselle'],
   [/(?<![\p{L}])peut[\s-]être(?![\p{L}])/giu, 'peutêtre'],
   [/(?<![\p{L}])tout le temps(?![\p{L}])/giu, 'toujours'],
+  // « au juste », « exactement » only insist: « il a quel âge, au juste ? » asks his age
+  [/(?<![\p{L}])(?:au juste|exactement)(?![\p{L}])/giu, ''],
+  // « fais-moi penser à sortir », « tu me fais penser à… » remind, as « rappelle-moi de » does
+  [/(?<![\p{L}])(?:faire|fais|fait|faites)((?:[\s-]moi)?) penser (?:à|a)(?![\p{L}])/giu, 'rappeler$1 de'],
   // « il pleut de nouveau », « à nouveau » : again, as « encore » (« de nouvelles lunettes », « de nouveaux amis » are new)
   [/(?<![\p{L}])(?:de|à) nouveau(?![\p{L}])/giu, 'encore'],
   [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
@@ -264,6 +268,7 @@ export const EQUIVALENTS: readonly string[] = [
   'livrer livré livrée livrés livrées livrent livrez livraison livraisons',
   'voir vois voit voyons voyez voient voie vu vue verra verrai voyait',
   'boire bois boit buvons buvez boivent boive boives bu boira',
+  'cuire cuis cuit cuite cuits cuites cuisent cuisez cuisson',
   'lire lis lisons lisez lise lu lira lecture',
   'écrire écris écrit écrivez écrive écrira',
   'attendre attends attend attendu attendez',

@@ -477,16 +477,19 @@ describe.each([
     ],
   },
   {
-    rule: 'after « what », « how », « where » « pouvoir » asks the ways, not leave; « il faut que je » obliges as « je dois » does',
+    rule: 'after « what », « how », « where », « when » « pouvoir » asks the ways, not leave; « il faut que je » obliges as « je dois » does',
     nearMisses: [
       ['Qu’est-ce que je peux faire contre les limaces ?', 'Qu’est-ce que je dois faire contre les limaces ?'],
-      ['Quand est-ce que je peux semer les haricots ?', 'Quand est-ce que je sème les haricots ?'],
+      ['Combien de biscuits je peux manger ?', 'Combien de biscuits je mange ?'],
       ['Je peux manger du fromage ?', 'Je mange du fromage ?'],
       ['Qu’est-ce qu’il faut que j’achète ?', 'Qu’est-ce que j’achète ?'],
     ],
     paraphrases: [
       ['Avec des restes de pot-au-feu, je fais quoi ?', 'Qu’est-ce qu’on peut faire avec des restes de pot-au-feu ?'],
       ['Où est-ce que je peux acheter des timbres ?', 'Où on achète des timbres ?'],
+      ['Quand est-ce que je peux semer les haricots ?', 'Quand est-ce que je sème les haricots ?'],
+      // after a modal too, « la » before an infinitive is its object
+      ['La soupe, je peux la réchauffer au micro-ondes ?', 'Est-ce que je peux réchauffer la soupe au micro-ondes ?'],
       ['Qu’est-ce qu’il faut que j’achète pour le chien ?', 'Qu’est-ce que je dois acheter pour le chien ?'],
     ],
   },
@@ -513,6 +516,21 @@ describe.each([
       ['Le pain coûte combien à la boulangerie ?', 'À la boulangerie, combien coûte le pain ?'],
       ['Rappelle-moi quand ma sœur arrive de Bordeaux.', 'Ma sœur arrive de Bordeaux quand, déjà ?'],
       ['Il y a un bon western dimanche soir ?', 'Dimanche soir, est-ce qu’ils passent un bon western ?'],
+    ],
+  },
+  {
+    rule: 'fillers and idioms: « au juste », « exactement » insist; « faire penser à » reminds; « redis », « redonne » ask again; « cuire » and its forms',
+    nearMisses: [
+      ['Il a quel âge, au juste, mon voisin ?', 'Il habite où, au juste, mon voisin ?'],
+      ['Fais-moi penser à sortir les poubelles ce soir.', 'Fais-moi penser à rentrer les poubelles ce soir.'],
+      ['Un œuf, ça cuit combien de temps ?', 'Un œuf, ça se garde combien de temps ?'],
+    ],
+    paraphrases: [
+      ['Il a quel âge, au juste, mon arrière-petit-fils ?', 'Il a quel âge maintenant, mon arrière-petit-fils ?'],
+      ['Il est quelle heure, au juste ?', 'Quelle heure il est exactement ?'],
+      ['Rappelle-moi de sortir les poubelles ce soir.', 'Tu peux me faire penser à sortir les poubelles ce soir ?'],
+      ['Comment on fait une vinaigrette ?', 'Tu me redis comment faire une vinaigrette ?'],
+      ['Combien de temps il faut pour cuire un œuf mollet ?', 'Un œuf mollet, ça cuit combien de temps ?'],
     ],
   },
 ])('$rule', ({ nearMisses, paraphrases }) => {
