@@ -435,7 +435,7 @@ export function contentSignature(question: string, split: Words = words(question
   const requestLemmas = new Set<string>();
   /** An impersonal « il faut », kept unless the question asks how, when or what (below). */
   const generic = new Set<string>();
-  /** « pouvoir », kept unless the question asks what, how or where (below). */
+  /** « je peux », « on peut », kept unless the question asks what, how, where or when (below). */
   const options = new Set<string>();
   const broadcast = tokens.some((t) => BROADCAST.has(t) || PROGRAMMES.has(t));
   for (let i = 0; i < tokens.length; i++) {
@@ -499,7 +499,7 @@ export function contentSignature(question: string, split: Words = words(question
     const modal = MODAL_KEYS.get(word);
     if (modal === 'm:must' && plannedVisit(tokens, i)) continue;
     if (modal) {
-      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' && !/^(que|qu)$/.test(tokens[i + 1] ?? '') ? generic : modal === 'm:can' ? options : keys).add(modal);
+      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' && !/^(que|qu)$/.test(tokens[i + 1] ?? '') ? generic : modal === 'm:can' && /^(je|j|on|nous)$/.test(tokens[i - 1] ?? '') ? options : keys).add(modal);
       continue;
     }
     const noun = nounPosition(tokens, said, i);
@@ -571,7 +571,8 @@ export function contentSignature(question: string, split: Words = words(question
   // « qu'est-ce que je peux faire avec des restes ? », « où je peux acheter des timbres ? », « comment je peux le
   // rassurer ? » ask for the ways, as « je fais quoi », « on trouve des timbres où », « comment le rassurer » do:
   // after « what », « how », « where », « when » (« quand est-ce que je peux semer ? » / « ça se sème quand ? »),
-  // « pouvoir » asks no leave. A yes/no « je peux… ? », « combien je peux… ? », « pourquoi… ? » keep it; « il faut que je », « je dois » keep their obligation.
+  // the asker's « pouvoir » asks no leave. A yes/no « je peux… ? », « combien je peux… ? », « pourquoi… ? » keep it, and so
+  // does someone else's (« qu'est-ce que le chat peut manger ? » asks what is safe for it); « il faut que je », « je dois » keep their obligation.
   if (!['q:what', 'q:how', 'q:where', 'q:when'].some((q) => keys.has(q))) for (const o of options) keys.add(o);
   // Nothing asked but the request verb itself (« Que dis-tu ? », « Que sais-tu ? »): that verb is the question.
   if (requestLemmas.size > 0 && [...keys].every((k) => k.startsWith('q:'))) for (const l of requestLemmas) keys.add(l);

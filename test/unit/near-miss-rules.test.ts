@@ -477,10 +477,13 @@ describe.each([
     ],
   },
   {
-    rule: 'after « what », « how », « where », « when » « pouvoir » asks the ways, not leave; « il faut que je » obliges as « je dois » does',
+    rule: 'after « what », « how », « where », « when » the asker’s « pouvoir » asks the ways, not leave; « il faut que je » obliges as « je dois » does',
     nearMisses: [
       ['Qu’est-ce que je peux faire contre les limaces ?', 'Qu’est-ce que je dois faire contre les limaces ?'],
       ['Combien de biscuits je peux manger ?', 'Combien de biscuits je mange ?'],
+      // someone else's « pouvoir » asks what is allowed or safe for them
+      ['Qu’est-ce que mon chat peut manger ?', 'Qu’est-ce que mon chat mange ?'],
+      ['Le plombier doit venir quand ?', 'Le plombier peut venir quand ?'],
       ['Je peux manger du fromage ?', 'Je mange du fromage ?'],
       ['Qu’est-ce qu’il faut que j’achète ?', 'Qu’est-ce que j’achète ?'],
     ],
