@@ -342,6 +342,7 @@ const nextWord = (said: string[], i: number) => said.slice(i + 1).find((t) => !C
  * the end (« Dis, il y a une alerte ? », « Il va pleuvoir, tu sais ? »). A participle (« je te l'ai
  * raconté ») tells, it does not ask.
  */
+const OBJECT_BEFORE = new Set(['le', 'la', 'les', 'l', 'en', 'y', 'me', 'm', 'te', 'lui', 'leur']);
 function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   let before = i - 1;
   while (before >= 0 && REFLEXIVE.has(tokens[before]!) && tokens[before] !== 'nous' && tokens[before] !== 'vous') before -= 1;
@@ -350,7 +351,8 @@ function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   while (TO_ME.has(tokens[after] ?? '')) after += 1;
   // Alone before a comma or at the end it is a tag, asking nothing: « Dis, il y a… », « …, tu sais ? »
   // (« Une blague, raconte-moi. » asks: its « moi » makes it a request).
-  if (after === i + 1 && (after >= tokens.length || boundary.has(after))) return false;
+  // (« Claire, tu la connais ? » asks too: its clitic stands for what is asked).
+  if (after === i + 1 && !OBJECT_BEFORE.has(tokens[i - 1] ?? '') && (after >= tokens.length || boundary.has(after))) return false;
   const next = tokens[after] ?? '';
   return !(next === 'si' || next === 'que' || next === 'qu' || (next === 's' && /^ils?$/.test(tokens[after + 1] ?? '')));
 }

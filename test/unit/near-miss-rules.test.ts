@@ -418,6 +418,8 @@ describe.each([
       ['Dis, il y a une alerte canicule ?', 'Est-ce qu’il y a une alerte canicule ?'],
       ['Tu sais s’il va pleuvoir ce midi ?', 'Est-ce qu’il va pleuvoir ce midi, tu sais ?'],
       ['Raconte-moi une blague.', 'Une blague, raconte-moi.'],
+      // a clitic before it stands for what is asked: no tag
+      ['Tu connais Claire ?', 'Claire, tu la connais ?'],
       ['Je t’ai déjà raconté mon voyage en Italie ?', 'Mon voyage en Italie, je te l’ai déjà raconté ?'],
     ],
   },
