@@ -35,6 +35,19 @@ export function questionGuard(question: string): QuestionGuard {
 }
 
 /** Which part of the guard refuses the pair and on what (« roles: … »), or undefined when the two may share an answer. */
+const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/**
+ * The roles with the senior as the object left unsaid, as a senior at home leaves it: « mon fils a laissé un
+ * message ? » means « … m'a laissé un message ? », « Madame Martin a téléphoné ? » « … m'a appelée ? ». Only
+ * when someone named does it (kin, a role, a name: not « on », « il »), so « on m'a appelée ? » stays apart from
+ * « j'ai appelé ? »; a subject left alone has no role, as in questionRoles.
+ */
+function unsaidSelf(roles: readonly string[]): readonly string[] {
+  if (!roles.includes('obj:self') || !roles.some((r) => r.startsWith('subj:') && !/^subj:(self|you|them)$/.test(r))) return roles;
+  const rest = roles.filter((r) => r !== 'obj:self');
+  return rest.length === 1 ? [] : rest;
+}
+
 /** A day, a part of the day, an hour or a time counted from now (the details both questions already share). */
 const saysWhen = (d: QuestionDetails) => d.when.length > 0 || d.times.length > 0 || d.relative.length > 0;
 
@@ -46,7 +59,7 @@ export function guardDisagreement(a: QuestionGuard, b: QuestionGuard): string | 
   // A present serves the future once a time is said (« ma fille vient dimanche » / « … viendra dimanche »);
   // without one it asks of now: « il pleut ? » is not « il va pleuvoir ? ».
   if (tellsFuture(a.content) !== tellsFuture(b.content) && !saysWhen(a.details)) return 'tense: future / present, no time said';
-  if (a.roles.length !== b.roles.length || a.roles.some((r, i) => r !== b.roles[i])) return `roles: ${a.roles.join(' ') || '∅'} / ${b.roles.join(' ') || '∅'}`;
+  if (!same(a.roles, b.roles) && !same(unsaidSelf(a.roles), b.roles) && !same(a.roles, unsaidSelf(b.roles))) return `roles: ${a.roles.join(' ') || '∅'} / ${b.roles.join(' ') || '∅'}`;
   if (!ordersAgree(a.order, b.order)) return `noun order: ${a.order.join(' ')} / ${b.order.join(' ')}`;
   if (!phrasesAgree(a, b)) return `noun phrases: ${a.phrases.join(' ') || '∅'} / ${b.phrases.join(' ') || '∅'}`;
   return undefined;

@@ -538,6 +538,19 @@ describe.each([
       ['Combien de temps il faut pour cuire un œuf mollet ?', 'Un œuf mollet, ça cuit combien de temps ?'],
     ],
   },
+  {
+    rule: 'the senior as object may be left unsaid when someone named does it',
+    nearMisses: [
+      ['On m’a appelée ?', 'J’ai appelé ?'],
+      ['Ma fille t’a appelé ?', 'Ma fille a appelé ?'],
+      ['Mon fils lui a laissé un message ?', 'Mon fils a laissé un message ?'],
+      ['J’ai appelé mon fils ?', 'Mon fils m’a appelé ?'],
+    ],
+    paraphrases: [
+      ['Mon fils a laissé un message ?', 'Est-ce que mon fils m’a laissé un message ?'],
+      ['Madame Martin a téléphoné ?', 'Est-ce que Madame Martin m’a appelée ?'],
+    ],
+  },
 ])('$rule', ({ nearMisses, paraphrases }) => {
   it.each(nearMisses)('refuses « %s » / « %s »', (a, b) => expect(agree(a, b)).toBe(false));
   it.each(paraphrases)('lets « %s » / « %s » through', (a, b) => expect(agree(a, b)).toBe(true));
