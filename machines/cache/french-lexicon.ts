@@ -131,6 +131,8 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])(?:faire|fais|fait|faites)((?:[\s-]moi)?) penser (?:à|a)(?![\p{L}])/giu, 'rappeler$1 de'],
   // « il pleut de nouveau », « à nouveau » : again, as « encore » (« de nouvelles lunettes », « de nouveaux amis » are new)
   [/(?<![\p{L}])(?:de|à) nouveau(?![\p{L}])/giu, 'encore'],
+  // « de temps en temps » is « parfois », no « temps » (weather)
+  [/(?<![\p{L}])de temps (?:en|à) temps(?![\p{L}])/giu, 'parfois'],
   [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
   [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],

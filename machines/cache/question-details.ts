@@ -134,21 +134,21 @@ export function questionDetails(question: string): QuestionDetails {
 
 /**
  * Aspect adverbs by what they mean: « déjà » (already), « encore », « toujours » (still, again: one sense
- * in a question — « il pleut encore ? » / « il pleut toujours ? »; « de nouveau », « à nouveau » are read
- * as « encore », SPOKEN_PHRASES),
- * « enfin » (finally), « bientôt » (soon), « souvent » (often), « parfois », « quelquefois », « de temps
- * en temps » (sometimes). Where they carry no meaning they are left out: « déjà » as a recall tag in a
- * question that asks « what », « when »… (« c'est quand, déjà ? », « il s'appelle comment, déjà ? ») unless it
- * stands between an auxiliary and its participle (« qui a déjà mangé ? »); « enfin » or « déjà » opening
- * the question before a comma (« Enfin, tu viens ? », « Déjà, il fait froid », interjections); « à bientôt ».
+ * in a question — « il pleut encore ? » / « il pleut toujours ? »), « enfin » (finally), « bientôt » (soon),
+ * « souvent » (often), « parfois », « quelquefois » (sometimes); SPOKEN_PHRASES reads « de nouveau », « à
+ * nouveau » as « encore » and « de temps en temps » as « parfois ». Where they carry no meaning they are left
+ * out: « déjà » as a recall tag in a question that asks « what », « when »… (« c'est quand, déjà ? », « il
+ * s'appelle comment, déjà ? ») unless it stands between an auxiliary and its participle (« qui a déjà
+ * mangé ? »); « enfin » or « déjà » opening the question before a comma (« Enfin, tu viens ? », « Déjà, il
+ * fait froid », interjections); « à bientôt ».
  */
-const ASPECT = /\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois|de temps en temps)\b/g;
-const ASPECT_OF: Record<string, string> = { deja: 'already', encore: 'still', toujours: 'still', enfin: 'finally', bientot: 'soon', souvent: 'often', parfois: 'sometimes', quelquefois: 'sometimes', 'de temps en temps': 'sometimes' };
+const ASPECT = /\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois)\b/g;
+const ASPECT_OF: Record<string, string> = { deja: 'already', encore: 'still', toujours: 'still', enfin: 'finally', bientot: 'soon', souvent: 'often', parfois: 'sometimes', quelquefois: 'sometimes' };
 const WH = /\b(ou|quand|comment|pourquoi|combien|qui|quoi|quel|quelle|quels|quelles|lequel|laquelle)\b|\bqu est ce\b/;
 const AUXILIARY_DEJA = /\b(?:ai|as|a|avons|avez|ont|suis|es|est|sommes|etes|sont|avais|avait|etait|etais) (?:t (?:il|elle|on) |tu |vous |il |elle |on )?deja\b/;
 const OPENER = /^\s*(?:enfin|d[ée]j[àa])\s*,/iu;
 function aspects(text: string, question: string): string[] {
-  if (!/\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois|temps en temps)\b/.test(text)) return [];
+  if (!/\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois)\b/.test(text)) return [];
   const recall = WH.test(text) && !AUXILIARY_DEJA.test(text);
   const found = new Set<string>();
   for (const m of text.replace(OPENER.test(question) ? /^\S+/ : /\ba bientot\b/, ' ').replace(/\ba bientot\b/, ' ').matchAll(ASPECT)) if (!(m[1] === 'deja' && recall)) found.add(ASPECT_OF[m[1]!]!);

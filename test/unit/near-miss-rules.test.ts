@@ -399,6 +399,8 @@ describe.each([
       ['Il pleut encore ?', 'Il pleut toujours ?'],
       ['Il pleut de nouveau ?', 'Il pleut encore ?'],
       ['Tu viens quelquefois au marché ?', 'Tu viens parfois au marché ?'],
+      ['Tu viens de temps en temps au marché ?', 'Tu viens parfois au marché ?'],
+      ['Déjà, il fait froid ce matin ?', 'Il fait froid ce matin ?'],
       // « déjà » as a recall tag in a question that asks « when », « how »…
       ['Ma sœur arrive quand, déjà ?', 'Ma sœur arrive quand ?'],
       ['Comment il s’appelle déjà, le voisin ?', 'Comment il s’appelle, le voisin ?'],
