@@ -173,10 +173,10 @@ function nounPosition(tokens: string[], said: string[], i: number): boolean {
   if (before === 'en') return !BEFORE_CLITIC.has(tokens[i - 2] ?? '') && tokens[i - 2] !== 'y';
   if (PREPOSITIONS_OF_NOUNS.has(before) || before === 'de' || before === 'd') return !infinitive(tokens[i]!);
   if (!DETERMINERS_OF_NOUNS.has(before)) return false;
-  // « je la range »: a clitic, not an article.
   // « arrêté de la fabriquer », « pour le rassurer »: after a preposition, « le », « la », « les » before an infinitive are its object.
   // After a modal too (« je peux la réchauffer »); « a » is « à » only as said (« il y a le poissonnier » has a noun).
   if (/^(le|la|les)$/.test(before) && (/^(de|d|à|pour|sans)$/.test(said[i - 2] ?? '') || MODAL_KEYS.has(tokens[i - 2] ?? '')) && infinitive(tokens[i]!)) return false;
+  // « je la range »: a clitic, not an article.
   return !(/^(le|la|les|l)$/.test(before) && BEFORE_CLITIC.has(tokens[i - 2] ?? ''));
 }
 
@@ -275,7 +275,7 @@ const masculine = (w: string) => w.replace(/(?<=[éiut])e?s?$/, '');
 /** Words the participle pattern would take that are none: days (« c'est lundi »), « midi », « jusqu' », « lui ». */
 const NO_PARTICIPLE = new Set(['du', 'jusqu', 'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'midi', 'ici', 'lui', 'aussi', 'parmi', 'ceci', 'celui', 'ami', 'amie', 'lieu']);
 // « du » is the article (« j'ai du mal à dormir »); the participle « dû » keeps its accent.
-const participle = (w: string) => !NO_PARTICIPLE.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
+const participle = (w: string) => !NO_PARTICIPLE.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
 /** Participles of the forecast frame (« ils ont prévu de la pluie », « la météo a annoncé ») tell of what is to come. */
 const FORECAST = new Set(['prévu', 'prévue', 'annoncé', 'annoncée']);
 /**
@@ -349,9 +349,8 @@ function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   if (tokens[before] === 'je' || tokens[before] === 'j') return false;
   let after = i + 1;
   while (TO_ME.has(tokens[after] ?? '')) after += 1;
-  // Alone before a comma or at the end it is a tag, asking nothing: « Dis, il y a… », « …, tu sais ? »
-  // (« Une blague, raconte-moi. » asks: its « moi » makes it a request).
-  // (« Claire, tu la connais ? » asks too: its clitic stands for what is asked).
+  // Alone before a comma or at the end it is a tag, asking nothing: « Dis, il y a… », « …, tu sais ? » (« Une
+  // blague, raconte-moi. » and « Claire, tu la connais ? » ask: their pronoun stands for what is asked).
   if (after === i + 1 && !OBJECT_BEFORE.has(tokens[i - 1] ?? '') && (after >= tokens.length || boundary.has(after))) return false;
   const next = tokens[after] ?? '';
   return !(next === 'si' || next === 'que' || next === 'qu' || (next === 's' && /^ils?$/.test(tokens[after + 1] ?? '')));
