@@ -367,6 +367,17 @@ function plannedVisit(tokens: string[], i: number): boolean {
   return !/^(je|j|tu|on|nous|vous)$/.test(tokens[i - 1] ?? '');
 }
 
+/**
+ * Whether the « combien » at `i` counts: a « de » follows it in its clause, right after it or after a verb
+ * (« combien de marches », « combien j'ai de petits-enfants », « combien y a-t-il de départements »), not the
+ * « de » completing a noun or before an infinitive (« combien coûte le kilo de pommes », « combien ça coûte
+ * d'envoyer une lettre » ask how much).
+ */
+function counts(tokens: string[], boundary: Set<number>, i: number): boolean {
+  for (let k = i + 1; k < tokens.length && !boundary.has(k); k++) if (/^(de|d)$/.test(tokens[k]!) && (k === i + 1 || !DETERMINERS_OF_NOUNS.has(tokens[k - 2] ?? '')) && !infinitive(tokens[k + 1] ?? '')) return true;
+  return false;
+}
+
 /** Whether `word` stands in the clause of position `i`, with no comma or full stop between them. */
 function sameClause(tokens: string[], boundary: Set<number>, i: number, word: string): boolean {
   const near = tokens.flatMap((t, k) => (t === word ? [k] : []));
@@ -493,7 +504,8 @@ export function contentSignature(question: string, split: Words = words(question
     if (EXPLAIN.has(word) && QUESTIONS.has(nextWord(tokens, i))) continue;
     const question = QUESTIONS.get(word);
     if (question) {
-      keys.add(question);
+      // « combien de pain ? » counts; « combien coûte le pain ? », « le pain, c'est combien ? » ask how much.
+      keys.add(word === 'combien' && !counts(tokens, split.boundary, i) ? 'q:how-much' : question);
       continue;
     }
     if (/^\d/.test(word) || NUMBERS.has(word) || CALENDAR.has(word)) continue; // numbers, days and months belong to the detail guard

@@ -35,7 +35,6 @@ peutêtre
 svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
 encore toujours enfin bientôt souvent parfois quelquefois
-dedans dessus dessous
 madame monsieur mademoiselle maître kohami
 lieu
 préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez

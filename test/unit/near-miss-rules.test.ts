@@ -440,13 +440,14 @@ describe.each([
     ],
   },
   {
-    rule: '« dedans », « dessus », « dessous » are their prepositions with the noun said elsewhere, their opposites kept',
+    rule: '« dedans », « dessus », « dessous » keep their word: no antecedent tells where',
     nearMisses: [
+      ['Qu’est-ce qu’il y a dedans ?', 'Qu’est-ce qu’il y a dessous ?'],
       ['La boîte, il y a du courrier dedans ?', 'La boîte, il y a du courrier dehors ?'],
       ['Le carton, il y a un livre dessus ?', 'Le carton, il y a un livre dessous ?'],
     ],
     paraphrases: [
-      ['Il y a du courrier dans la boîte aux lettres ?', 'La boîte aux lettres, il y a du courrier dedans ?'],
+      ['Le frigo, il y a quoi dedans ?', 'Il y a quoi dedans, le frigo ?'],
     ],
   },
   {
@@ -512,15 +513,19 @@ describe.each([
     ],
   },
   {
-    rule: 'asking frames: « combien coûte » is « c’est combien », « rappelle-moi » before a question word is « dis-moi », a programme « passe » on air',
+    rule: 'asking frames: « combien » asks how much, « combien de » how many; « combien coûte » is « c’est combien », « rappelle-moi » before a question word is « dis-moi », a programme « passe » on air',
     nearMisses: [
       ['Combien coûte l’entrée du musée ?', 'Combien de temps dure l’entrée du musée ?'],
+      ['Combien coûte le pain ?', 'Combien de pain ?'],
       ['Rappelle-moi demain.', 'Appelle-moi demain.'],
       ['Il y a un bon western ce soir ?', 'Il y a un bon documentaire ce soir ?'],
     ],
     paraphrases: [
       ['Combien coûte l’entrée au musée de la ville ?', 'L’entrée du musée de la ville, c’est combien ?'],
       ['Le pain coûte combien à la boulangerie ?', 'À la boulangerie, combien coûte le pain ?'],
+      // « combien … de » counts wherever its « de » stands
+      ['Combien de départements y a-t-il en France ?', 'Combien y a-t-il de départements en France ?'],
+      ['J’ai combien de petits-enfants ?', 'Tu te souviens combien j’ai de petits-enfants ?'],
       ['Rappelle-moi quand ma sœur arrive de Bordeaux.', 'Ma sœur arrive de Bordeaux quand, déjà ?'],
       ['Il y a un bon western dimanche soir ?', 'Dimanche soir, est-ce qu’ils passent un bon western ?'],
     ],
