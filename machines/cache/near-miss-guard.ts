@@ -34,7 +34,11 @@ export function questionGuard(question: string): QuestionGuard {
   return { details: questionDetails(text), content: contentSignature(text, split), roles: questionRoles(text, split), ...nounStructure(text, split) };
 }
 
-/** Which part of the guard refuses the pair and on what (« roles: … »), or undefined when the two may share an answer. */
+/**
+ * Which part of the guard refuses the pair, by a constant name (« content », « tense: past / not past », a
+ * detail's field such as « numbers », « roles », « order », « phrases »), or undefined when the two may share an
+ * answer. No string is built: the lookup tries every candidate above the threshold with it.
+ */
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 /**
  * The roles with the senior as the object left unsaid, as a senior at home leaves it: « mon fils a laissé un
@@ -59,9 +63,9 @@ export function guardDisagreement(a: QuestionGuard, b: QuestionGuard): string | 
   // A present serves the future once a time is said (« ma fille vient dimanche » / « … viendra dimanche »);
   // without one it asks of now: « il pleut ? » is not « il va pleuvoir ? ».
   if (tellsFuture(a.content) !== tellsFuture(b.content) && !saysWhen(a.details)) return 'tense: future / present, no time said';
-  if (!same(a.roles, b.roles) && !same(unsaidSelf(a.roles), b.roles) && !same(a.roles, unsaidSelf(b.roles))) return `roles: ${a.roles.join(' ') || '∅'} / ${b.roles.join(' ') || '∅'}`;
-  if (!ordersAgree(a.order, b.order)) return `noun order: ${a.order.join(' ')} / ${b.order.join(' ')}`;
-  if (!phrasesAgree(a, b)) return `noun phrases: ${a.phrases.join(' ') || '∅'} / ${b.phrases.join(' ') || '∅'}`;
+  if (!same(a.roles, b.roles) && !same(unsaidSelf(a.roles), b.roles) && !same(a.roles, unsaidSelf(b.roles))) return 'roles';
+  if (!ordersAgree(a.order, b.order)) return 'order';
+  if (!phrasesAgree(a, b)) return 'phrases';
   return undefined;
 }
 

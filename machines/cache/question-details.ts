@@ -218,10 +218,10 @@ function comparisons(text: string): string[] {
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 const LISTS = ['numbers', 'when', 'times', 'people', 'places', 'titles', 'quantifiers', 'relative', 'comparisons', 'aspects'] as const;
-/** The first detail that would change the answer and differs (« numbers: 3 / 2 »), or undefined when they all agree. */
-export function detailsDisagreement(a: QuestionDetails, b: QuestionDetails): string | undefined {
-  for (const k of LISTS) if (!same(a[k], b[k])) return `${k}: ${a[k].join(' ') || '∅'} / ${b[k].join(' ') || '∅'}`;
-  if (a.negated !== b.negated || a.negations !== b.negations) return `negations: ${a.negations} / ${b.negations}`;
+/** The first detail that would change the answer and differs, by its field's name (« numbers »), or undefined when they all agree. */
+export function detailsDisagreement(a: QuestionDetails, b: QuestionDetails): keyof QuestionDetails | undefined {
+  for (const k of LISTS) if (!same(a[k], b[k])) return k;
+  if (a.negated !== b.negated || a.negations !== b.negations) return 'negations';
   return undefined;
 }
 export const detailsAgree = (a: QuestionDetails, b: QuestionDetails): boolean => detailsDisagreement(a, b) === undefined;

@@ -3,7 +3,7 @@ import { ACTIVE_PROFILES, isHeldOut, readCalibrations, score, scoreByKind, score
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
 import { ConfigError } from '../config.ts';
-import { guardDisagreement, questionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { guardDisagreement, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 
 /**
  * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training] [--explain]`:
@@ -23,6 +23,22 @@ export interface EvaluateIo {
   err: (line: string) => void;
   embedder?: () => MemoryEmbedderPort;
   calibrations?: () => Record<string, ModelCalibration>;
+}
+
+const shown = (xs: readonly string[]) => xs.join(' ') || '∅';
+/** The guard's refusing part and what differs under it: the keys each side alone has, or both sides' values. */
+function explain(a: QuestionGuard, b: QuestionGuard): string {
+  const part = guardDisagreement(a, b)!;
+  if (part === 'content') {
+    const [ka, kb] = [a.content.key.split(' '), b.content.key.split(' ')];
+    return `content: ${shown(ka.filter((k) => !kb.includes(k)))} / ${shown(kb.filter((k) => !ka.includes(k)))}`;
+  }
+  if (part === 'roles' || part === 'order' || part === 'phrases') return `${part}: ${shown(a[part])} / ${shown(b[part])}`;
+  if (part in a.details) {
+    const [x, y] = [a.details[part as keyof QuestionGuard['details']], b.details[part as keyof QuestionGuard['details']]];
+    return `${part}: ${Array.isArray(x) ? shown(x) : String(x)} / ${Array.isArray(y) ? shown(y) : String(y)}`;
+  }
+  return part;
 }
 
 /** Runs the command; resolves to its exit code (2 on bad input, said in one line on `err`). */
@@ -75,7 +91,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
         const missed = scored.filter((p) => p.same && !p.health && !isHit(p, threshold));
         io.out(`  ${missed.length} same-meaning pair${missed.length === 1 ? '' : 's'} outside health not served:`);
         for (const p of missed) {
-          const why = p.similarity < threshold ? 'below the threshold' : guardDisagreement(questionGuard(p.a), questionGuard(p.b));
+          const why = p.similarity < threshold ? 'below the threshold' : explain(questionGuard(p.a), questionGuard(p.b));
           io.out(`  refused${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}) ${why}: « ${p.a} » / « ${p.b} »`);
         }
       }
