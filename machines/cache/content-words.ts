@@ -75,7 +75,8 @@ const SUFFIXES: ReadonlyArray<readonly [string, number]> = [
   ['aient', 3], ['ions', 3], ['iez', 3], ['ait', 3], ['ais', 3], ['ant', 4], ['ent', 4], ['ons', 3], ['ez', 3], ['er', 3], ['ir', 3], ['ee', 3], ['ie', 3], ['e', 3], ['i', 3],
 ];
 export function stem(word: string, infinitive = true): string {
-  let w = word;
+  // « -yer » verbs write « i » before a silent « e »: « envoie », « nettoient », « essuie » are « envoy- », « nettoy- », « essuy- ».
+  let w = word.length > 4 ? word.replace(/([aou])i(e|es|ent)$/, '$1y$2') : word;
   if (w.length <= 3) return w;
   if (w.endsWith('eaux')) w = w.slice(0, -1);
   else if (w.endsWith('aux')) w = `${w.slice(0, -3)}al`;
@@ -89,6 +90,8 @@ export function stem(word: string, infinitive = true): string {
 }
 
 const STOPS = new Set(fold(STOP_WORDS));
+/** Days and months: the detail guard compares them, whatever a stemmer would make of them (« jeudi » / « jeud »). */
+const CALENDAR = new Set(fold('lundi mardi mercredi jeudi vendredi samedi dimanche lundis mardis mercredis jeudis vendredis samedis dimanches janvier février mars avril mai juin juillet août septembre octobre novembre décembre'));
 const PLURAL_SENSE = new Set(fold(PLURAL_SENSE_NOUNS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
@@ -170,6 +173,9 @@ function nounPosition(tokens: string[], said: string[], i: number): boolean {
   if (before === 'en') return !BEFORE_CLITIC.has(tokens[i - 2] ?? '') && tokens[i - 2] !== 'y';
   if (PREPOSITIONS_OF_NOUNS.has(before) || before === 'de' || before === 'd') return !infinitive(tokens[i]!);
   if (!DETERMINERS_OF_NOUNS.has(before)) return false;
+  // « arrêté de la fabriquer », « pour le rassurer »: after a preposition, « le », « la », « les » before an infinitive are its object.
+  // After a modal too (« je peux la réchauffer »); « a » is « à » only as said (« il y a le poissonnier » has a noun).
+  if (/^(le|la|les)$/.test(before) && (/^(de|d|à|pour|sans)$/.test(said[i - 2] ?? '') || MODAL_KEYS.has(tokens[i - 2] ?? '')) && infinitive(tokens[i]!)) return false;
   // « je la range »: a clitic, not an article.
   return !(/^(le|la|les|l)$/.test(before) && BEFORE_CLITIC.has(tokens[i - 2] ?? ''));
 }
@@ -193,8 +199,8 @@ const IMPERSONAL = new Set(['faut', 'faudra', 'faudrait', 'fallait', 'y', 'sembl
 const WEATHER = new Set(['pleuvoir', 'neiger', 'faire']);
 /** What precedes an interrogative « qui » inside a question (« c'est qui », « avec qui », « tu sais qui », « hier, qui »). */
 const ASKS_WHO_AFTER = new Set(['est', 'c', 'sont', 'a', 'avec', 'de', 'pour', 'chez', 'par', 'sais', 'savez', 'savoir', 'moi', 'demande', 'hier', 'demain', 'hui', 'soir', 'matin', 'alors']);
-/** « donne-moi », « tu peux me donner », « lis-moi », « tu me lis » ask to be told, as « dis-moi » does. */
-const GIVE = new Set(['donne', 'donnes', 'donnez', 'donner', 'lis', 'lisez', 'lire']);
+/** « donne-moi », « tu peux me donner », « lis-moi », « tu me lis » ask to be told, as « dis-moi » does (again: « redonne-moi », « tu me redis »). */
+const GIVE = new Set(['donne', 'donnes', 'donnez', 'donner', 'redonne', 'redonnes', 'redonnez', 'redonner', 'lis', 'lisez', 'lire']);
 const REQUESTS = new Set(fold(REQUEST_VERBS));
 const HOW = new Set(fold(HOW_NOUNS));
 const WHEN = new Set(fold(WHEN_NOUNS));
@@ -215,7 +221,6 @@ const EXPLAIN = new Set(['explique', 'expliques', 'expliquez', 'expliquer']);
  * other refuse like opposites. « aller » before an infinitive is that future, not a movement.
  */
 const PAST = 't:past';
-const HAPPENED = 't:happened';
 const FUTURE = 't:future';
 OPPOSITES.set(PAST, new Set([FUTURE]));
 OPPOSITES.set(FUTURE, new Set([PAST]));
@@ -240,18 +245,65 @@ function cliticTarget(tokens: string[], i: number): string | undefined {
   return OBJECT_CLITICS.has(w) ? ANOTHER : undefined;
 }
 const ALLER = '=aller';
+const VENIR = '=venir';
 const INFINITIVE = /(er|ir|re|oir)$/;
 const CLITICS = new Set(['moi', 'toi', 'me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'je', 'j', 'tu', 'il', 'elle', 'on', 'ils', 'elles', 'ne', 'n', 'pas', 'plus', 'jamais', 'bien', 'déjà', 'encore', 'toujours', 'tout']);
 const AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont']);
 const ETRE = new Set(['suis', 'es', 'est', 'sommes', 'êtes', 'sont']);
+/**
+ * What may stand between an auxiliary and its participle: an inverted subject (« a-t-il mangé », « es-tu
+ * allée ») and an adverb (« n'a pas encore mangé », « a bien dormi »). No article: « il y a le marché »,
+ * « c'est le mercredi » have none.
+ */
+const BEFORE_PARTICIPLE = new Set(['t', 'je', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'pas', 'plus', 'jamais', 'rien', 'bien', 'déjà', 'encore', 'toujours', 'tout', 'vraiment', 'beaucoup', 'souvent', 'enfin', 'bientôt', 'mal', 'trop']);
 const IRREGULAR_PARTICIPLES = new Set(
   ('fait dit écrit pris mis appris compris repris surpris promis permis remis admis assis acquis ouvert couvert découvert offert souffert ' +
     'éteint peint atteint craint plaint joint rejoint teint cuit conduit construit détruit produit traduit ' +
-    'eu été su pu voulu dû vu bu lu plu cru reçu connu venu tenu vécu né née mort morte').split(' '),
+    'eu été su pu voulu dû vu bu lu plu cru reçu connu venu tenu vécu né mort').split(' '),
 );
+/**
+ * The verbs whose passé composé takes « être » (« il est parti », « elle est tombée »). After « être » any
+ * other participle tells a state or a passive, said in the present: « la poste est fermée », « c'est
+ * chanté par qui », « elle est retraitée » ask of now.
+ */
+const ETRE_VERBS = new Set(
+  ('allé venu revenu devenu parvenu survenu intervenu arrivé parti reparti sorti ressorti entré rentré monté remonté descendu redescendu ' +
+    'tombé retombé né mort décédé resté passé repassé retourné apparu disparu').split(' '),
+);
+/** A participle's masculine singular: « parties » → « parti », « offerte » → « offert ». */
+const masculine = (w: string) => w.replace(/(?<=[éiut])e?s?$/, '');
+/** Words the participle pattern would take that are none: days (« c'est lundi »), « midi », « jusqu' », « lui ». */
+const NO_PARTICIPLE = new Set(['du', 'jusqu', 'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'midi', 'ici', 'lui', 'aussi', 'parmi', 'ceci', 'celui', 'ami', 'amie', 'lieu']);
 // « du » is the article (« j'ai du mal à dormir »); the participle « dû » keeps its accent.
-const participle = (w: string, after: 'avoir' | 'etre') =>
-  w !== 'du' && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || (after === 'avoir' ? /[^aeiouy](i|u)$/ : /[^aeiouy](ie?s?|ue?s?)$/).test(w));
+const participle = (w: string) => !NO_PARTICIPLE.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
+/** Participles of the forecast frame (« ils ont prévu de la pluie », « la météo a annoncé ») tell of what is to come. */
+const FORECAST = new Set(['prévu', 'prévue', 'annoncé', 'annoncée']);
+/**
+ * What the auxiliary at `i` tells with the participle after it: a past with « avoir » and any
+ * participle, or with « être » and the participle of an « être » verb or after a reflexive (« elle
+ * s'est mariée », « je me suis levée »); a state with « être » and any other participle (« la fenêtre
+ * est fermée »), which is the present of that past's result: it agrees with either (« le gaz est
+ * éteint ? » / « j'ai éteint le gaz ? »).
+ */
+function pastAt(tokens: string[], said: string[], i: number): string | undefined {
+  const aux = said[i]!;
+  if (!AVOIR.has(aux) && !ETRE.has(aux)) return undefined;
+  const next = said.slice(i + 1).find((t) => !BEFORE_PARTICIPLE.has(t)) ?? '';
+  if (!participle(next) || FORECAST.has(next)) return undefined;
+  if (AVOIR.has(aux)) return PAST;
+  const before = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? tokens[i - 2] : tokens[i - 1];
+  const reflexive = /^(se|s|me|m|te|t)$/.test(before ?? '') || (/^(nous|vous)$/.test(before ?? '') && tokens.lastIndexOf(before!, i - 2) >= 0);
+  return reflexive || ETRE_VERBS.has(masculine(next)) ? PAST : STATE;
+}
+/** « tu te souviens », « tu te rappelles » ask of the past in the present: no tense to match. */
+const RECALL = new Set(fold('souviens souvient souvenez souvenir rappelles rappelle rappelez rappeler'));
+const RECALLS = 't:recalls';
+const STATE = 't:state';
+/** « depuis trois jours », « ça fait trois jours que »: a present that runs from the past, as a passé composé does. */
+const SINCE = 't:since';
+/** Markers that let a past and a present ask the same thing when one side carries them (both, for SINCE). */
+const tenseFree = (a: ContentSignature, b: ContentSignature) =>
+  [RECALLS, STATE].some((m) => a.contrasts.includes(m) || b.contrasts.includes(m)) || (a.contrasts.includes(SINCE) && b.contrasts.includes(SINCE));
 const FUTURE_FORM = /^(ser|aur|fer|ir|viendr|reviendr|pourr|voudr|devr|faudr|pleuvr|verr|saur|tiendr|enverr)(ai|as|a|ons|ez|ont)$|..(erai|eras|era|erons|erez|eront|irai|iras|ira|irons|irez|iront)$/;
 /**
  * The imperfect tells of the past as the passé composé does (« on était là » / « on a été là »): être
@@ -260,30 +312,76 @@ const FUTURE_FORM = /^(ser|aur|fer|ir|viendr|reviendr|pourr|voudr|devr|faudr|ple
  */
 const IMPERFECT_ENDING = /(ais|ait|ions|iez|aient)$/;
 const IMPERFECT_STEMS = new Set(['et', 'av', 'fais', 'all', 'ven', 'reven', 'pren', 'mett', 'voy', 'dis', 'lis', 'buv', 'croy', 'connaiss', 'ecriv', 'viv']);
-function imperfect(word: string): boolean {
+function imperfect(word: string, said: string, afterSubject: boolean): boolean {
   const ending = IMPERFECT_ENDING.exec(word);
   if (!ending || MODAL_KEYS.has(word)) return false;
   const root = word.slice(0, -ending[1]!.length);
   if (IMPERFECT_STEMS.has(root)) return true;
+  // Right after its subject (« ça coûtait », « il pleurait ») any verb's imperfect, unless a future stem
+  // makes it a conditional (« ça coûterait », « il prendrait », « il aurait »: no past); « on espérait » keeps its accent.
+  if (afterSubject && root.length >= 2 && /^(ait|ais|aient)$/.test(ending[1]!) && !PRESENT_IN_AI.has(word) && !/(er|ir|dr|rr|ttr|vr|aur)$/.test(said.slice(0, -ending[1]!.length))) return true;
   // « mangeait »: the « e » that keeps the sound belongs to the ending.
   // « finissait » of « finir »: the « -iss- » too.
   return root.length >= 3 && (INFINITIVE_STEMS.has(root.replace(/ge$/, 'g')) || (root.endsWith('iss') && INFINITIVE_STEMS.has(root.slice(0, -3))));
+}
+/** The present of « -aître » and « -aire » verbs ends as an imperfect does: « tu connais », « ça me plaît ». */
+const PRESENT_IN_AI = new Set(fold('connais connaît connait reconnais reconnaît reconnait parais paraît parait apparaît apparait disparaît disparait plais plaît plait déplaît déplait'));
+/** A verb's subject just before it (« ça coûtait », « il ne pleurait »), or the question word it is inverted after (« combien coûtait »). */
+const SUBJECT_BEFORE = new Set(['ca', 'cela', 'je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'combien', 'ouwh', 'quand', 'comment', 'pourquoi', 'que', 'qu']);
+function afterItsSubject(tokens: string[], i: number): boolean {
+  const at = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? i - 2 : i - 1;
+  // or a noun after its determiner, not an adjective before one (« une baguette coûtait », not « un beau portrait »)
+  return SUBJECT_BEFORE.has(tokens[at] ?? '') || (at >= 1 && DETERMINERS_OF_NOUNS.has(tokens[at - 1]!) && !PRE_ADJECTIVES.has(tokens[at]!) && !STOPS.has(tokens[at]!));
 }
 /** The first word after `i` that is not a clitic, a pronoun or a negation (« n'a pas encore déménagé »). */
 const nextWord = (said: string[], i: number) => said.slice(i + 1).find((t) => !CLITICS.has(t)) ?? '';
 
 /**
  * Whether the request verb at `i` asks « what »: not when « je » says it (« je connais une
- * blague »), nor before a yes/no « si » (« dis-moi s'il neige »).
+ * blague »), nor before a yes/no « si » (« dis-moi s'il neige »), nor as a tag before a comma or at
+ * the end (« Dis, il y a une alerte ? », « Il va pleuvoir, tu sais ? »). A participle (« je te l'ai
+ * raconté ») tells, it does not ask.
  */
-function asksWhat(tokens: string[], i: number): boolean {
+const OBJECT_BEFORE = new Set(['le', 'la', 'les', 'l', 'en', 'y', 'me', 'm', 'te', 'lui', 'leur']);
+function asksWhat(tokens: string[], i: number, boundary: Set<number>): boolean {
   let before = i - 1;
   while (before >= 0 && REFLEXIVE.has(tokens[before]!) && tokens[before] !== 'nous' && tokens[before] !== 'vous') before -= 1;
   if (tokens[before] === 'je' || tokens[before] === 'j') return false;
   let after = i + 1;
   while (TO_ME.has(tokens[after] ?? '')) after += 1;
+  // Alone before a comma or at the end it is a tag, asking nothing: « Dis, il y a… », « …, tu sais ? » (« Une
+  // blague, raconte-moi. » and « Claire, tu la connais ? » ask: their pronoun stands for what is asked).
+  if (after === i + 1 && !OBJECT_BEFORE.has(tokens[i - 1] ?? '') && (after >= tokens.length || boundary.has(after))) return false;
   const next = tokens[after] ?? '';
   return !(next === 'si' || next === 'que' || next === 'qu' || (next === 's' && /^ils?$/.test(tokens[after + 1] ?? '')));
+}
+
+/**
+ * « ma fille doit passer à quelle heure ? », « le ramoneur doit venir quand ? »: « devoir » before a coming or
+ * going, said of someone else, tells what is planned, as « ma fille passe à quelle heure ? » does — no
+ * obligation. « je dois aller », « tu dois partir » keep it, and so does « il faut ».
+ */
+const COMINGS = new Set(fold('venir passer arriver aller rentrer revenir repasser partir'));
+function plannedVisit(tokens: string[], i: number): boolean {
+  if (!/^(doit|doivent|devait|devaient|devra|devront)$/.test(tokens[i]!) || !COMINGS.has(tokens[i + 1] ?? '')) return false;
+  return !/^(je|j|tu|on|nous|vous)$/.test(tokens[i - 1] ?? '');
+}
+
+/**
+ * Whether the « combien » at `i` counts: a « de » follows it in its clause, right after it or after a verb
+ * (« combien de marches », « combien j'ai de petits-enfants », « combien y a-t-il de départements »), not the
+ * « de » completing a noun or before an infinitive (« combien coûte le kilo de pommes », « combien ça coûte
+ * d'envoyer une lettre » ask how much).
+ */
+function counts(tokens: string[], boundary: Set<number>, i: number): boolean {
+  for (let k = i + 1; k < tokens.length && !boundary.has(k); k++) if (/^(de|d)$/.test(tokens[k]!) && (k === i + 1 || !DETERMINERS_OF_NOUNS.has(tokens[k - 2] ?? '')) && !infinitive(tokens[k + 1] ?? '')) return true;
+  return false;
+}
+
+/** Whether `word` stands in the clause of position `i`, with no comma or full stop between them. */
+function sameClause(tokens: string[], boundary: Set<number>, i: number, word: string): boolean {
+  const near = tokens.flatMap((t, k) => (t === word ? [k] : []));
+  return near.some((k) => ![...boundary].some((b) => b > Math.min(k, i) && b <= Math.max(k, i)));
 }
 
 /** « donne-moi », « tu me donnes », « tu me les lis »: the verb at `i` is said to the senior. */
@@ -330,6 +428,8 @@ function asksOnly(tokens: string[], i: number): boolean {
 
 /** Where « passer » and « programme » only say « on air » (« il passe quoi à la télé » is « qu'est-ce qu'il y a à la télé »). */
 const BROADCAST = new Set(['tele', 'television', 'radio', 'chaine', 'cinema', 'cine']);
+/** Programmes: « il y a un bon western ? » is « ils passent un bon western ? », « un documentaire passe ». */
+const PROGRAMMES = new Set(fold('film films western westerns documentaire documentaires émission émissions feuilleton feuilletons série séries téléfilm téléfilms'));
 const ON_AIR = /^(pass|programme)/;
 
 /** `split` is the question's words when the caller has them already (the guard splits once for all its parts). */
@@ -347,11 +447,13 @@ export function contentSignature(question: string, split: Words = words(question
   const requestLemmas = new Set<string>();
   /** An impersonal « il faut », kept unless the question asks how, when or what (below). */
   const generic = new Set<string>();
-  const broadcast = tokens.some((t) => BROADCAST.has(t));
+  /** « je peux », « on peut », kept unless the question asks what, how, where or when (below). */
+  const options = new Set<string>();
+  const broadcast = tokens.some((t) => BROADCAST.has(t) || PROGRAMMES.has(t));
   for (let i = 0; i < tokens.length; i++) {
     const word = tokens[i]!;
     // « tu as une idée de film ? » asks as « tu me conseilles un film ? » does.
-    if ((REQUESTS.has(word) || (word === 'idee' && /^(as|avez)$/.test(tokens[i - 2] ?? ''))) && asksWhat(tokens, i)) request = true;
+    if ((REQUESTS.has(word) || (word === 'idee' && /^(as|avez)$/.test(tokens[i - 2] ?? ''))) && (word === 'idee' || (asksWhat(tokens, i, split.boundary) && !said[i]!.endsWith('é')))) request = true;
     if (HOW.has(word)) {
       how = true;
       continue;
@@ -360,20 +462,18 @@ export function contentSignature(question: string, split: Words = words(question
       when = true;
       continue;
     }
+    const tense = pastAt(tokens, said, i);
+    if (tense) contrasts.add(tense);
+    if (imperfect(word, said[i]!, afterItsSubject(tokens, i))) contrasts.add(PAST);
+    if (word === 'depuis' || (word === 'fait' && /^(ca|cela)$/.test(tokens[i - 1] ?? ''))) contrasts.add(SINCE);
+    if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
+    if (RECALL.has(word) && REFLEXIVE.has(tokens[i - 1] ?? '')) contrasts.add(RECALLS);
     // « comment il s'appelle » asks his name: « c'est quoi son nom ».
     if (contentKey(word) === '=appeler' && /^(s|t|m|vous|nous)$/.test(tokens[i - 1] ?? '')) {
       named = true;
       keys.add('nom');
       continue;
     }
-    if (AVOIR.has(said[i]!) && participle(nextWord(said, i), 'avoir')) {
-      contrasts.add(PAST);
-      // An event told with « avoir » (« il y a eu », « tu as vu ») happened: a question without it asks of now.
-      contrasts.add(HAPPENED);
-    }
-    if (ETRE.has(said[i]!) && participle(nextWord(said, i), 'etre')) contrasts.add(PAST);
-    if (FUTURE_FORM.test(said[i]!)) contrasts.add(FUTURE);
-    if (imperfect(word)) contrasts.add(PAST);
     const target = cliticTarget(tokens, i);
     if (target) contrasts.add(target);
     // « qu'est-ce que » and « ce que » (« dis-moi ce qu'il y a ») ask « what », as « quoi » and « quel » do;
@@ -404,13 +504,15 @@ export function contentSignature(question: string, split: Words = words(question
     if (EXPLAIN.has(word) && QUESTIONS.has(nextWord(tokens, i))) continue;
     const question = QUESTIONS.get(word);
     if (question) {
-      keys.add(question);
+      // « combien de pain ? » counts; « combien coûte le pain ? », « le pain, c'est combien ? » ask how much.
+      keys.add(word === 'combien' && !counts(tokens, split.boundary, i) ? 'q:how-much' : question);
       continue;
     }
-    if (/^\d/.test(word) || NUMBERS.has(word)) continue; // numbers belong to the detail guard
+    if (/^\d/.test(word) || NUMBERS.has(word) || CALENDAR.has(word)) continue; // numbers, days and months belong to the detail guard
     const modal = MODAL_KEYS.get(word);
+    if (modal === 'm:must' && plannedVisit(tokens, i)) continue;
     if (modal) {
-      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' ? generic : keys).add(modal);
+      if (!politeFrame(tokens, i, modal)) (IMPERSONAL_MUST.has(word) && tokens[i - 1] !== 'me' && tokens[i - 1] !== 'm' && !/^(que|qu)$/.test(tokens[i + 1] ?? '') ? generic : modal === 'm:can' && /^(je|j|on|nous)$/.test(tokens[i - 1] ?? '') ? options : keys).add(modal);
       continue;
     }
     const noun = nounPosition(tokens, said, i);
@@ -440,6 +542,10 @@ export function contentSignature(question: string, split: Words = words(question
     if (word === 'petit' && tokens[i + 1] === 'peu' && SOFTENED.has(tokens[i + 2] ?? '')) continue;
     if (key === '=sentir' && REFLEXIVE.has(tokens[i - 1] ?? '')) continue;
     if (broadcast && ON_AIR.test(word)) continue;
+    // « combien coûte l'entrée ? », « combien ça coûte ? » ask what « l'entrée, c'est combien ? » asks.
+    if (/^cout/.test(word) && sameClause(tokens, split.boundary, i, 'combien')) continue;
+    // « rappelle-moi quand ma sœur arrive » asks to be told again, as « dis-moi » does (« rappelle-moi demain » calls back).
+    if (key === '=rappeler' && toMe(tokens, i) && QUESTIONS.has(nextWord(tokens, i))) continue;
     // « passe me voir » is « vient »; « Pâques tombe quand ? » is « c'est quand Pâques ? » (checked below).
     if (key === '=voir' && contentKey(tokens[TO_ME.has(tokens[i - 1] ?? '') ? i - 2 : i - 1] ?? '') === '=venir') continue;
     if (/^tombe(nt|ra)?$/.test(word)) {
@@ -448,6 +554,11 @@ export function contentSignature(question: string, split: Words = words(question
     }
     if (key === ALLER && INFINITIVE.test(nextWord(said, i))) {
       contrasts.add(FUTURE);
+      continue;
+    }
+    // « venir de » before an infinitive is the recent past (« la dame qui vient d'emménager » / « … qui a emménagé »), not a coming.
+    if (key === VENIR && /^(de|d)$/.test(tokens[i + 1] ?? '') && INFINITIVE.test(tokens[i + 2] ?? '') && !said[i]!.endsWith('é') && !said[i]!.endsWith('u')) {
+      contrasts.add(PAST);
       continue;
     }
     keys.add(key);
@@ -470,6 +581,12 @@ export function contentSignature(question: string, split: Words = words(question
   // taille », « quand on plante » ask: after a question word « il faut » says how one does it, not
   // that one must. « il me faut », « je dois », and a yes/no « il faut… ? » keep their obligation.
   if (![...keys].some((k) => k.startsWith('q:'))) for (const g of generic) keys.add(g);
+  // « qu'est-ce que je peux faire avec des restes ? », « où je peux acheter des timbres ? », « comment je peux le
+  // rassurer ? » ask for the ways, as « je fais quoi », « on trouve des timbres où », « comment le rassurer » do:
+  // after « what », « how », « where », « when » (« quand est-ce que je peux semer ? » / « ça se sème quand ? »),
+  // the asker's « pouvoir » asks no leave. A yes/no « je peux… ? », « combien je peux… ? », « pourquoi… ? » keep it, and so
+  // does someone else's (« qu'est-ce que le chat peut manger ? » asks what is safe for it); « il faut que je », « je dois » keep their obligation.
+  if (!['q:what', 'q:how', 'q:where', 'q:when'].some((q) => keys.has(q))) for (const o of options) keys.add(o);
   // Nothing asked but the request verb itself (« Que dis-tu ? », « Que sais-tu ? »): that verb is the question.
   if (requestLemmas.size > 0 && [...keys].every((k) => k.startsWith('q:'))) for (const l of requestLemmas) keys.add(l);
   // A date « tombe » (falls): only when the question asks when; « je suis tombée » is no date.
@@ -489,15 +606,24 @@ function nounsAgree(a: Record<string, string>, b: Record<string, string>): boole
 }
 
 /**
- * True when neither question has a content word the other lacks, no opposites sit across them, and
- * both or neither speak of the past: « il y a eu de l'orage ? » is not « il y a de l'orage ? ».
+ * Why two questions' content words disagree, or undefined when neither has a content word the other
+ * lacks, no opposites sit across them, and both or neither speak of the past: « il y a eu de l'orage ? »
+ * is not « il y a de l'orage ? ». The reason is a constant name (the lookup's hot path builds no string);
+ * cache:evaluate --explain shows what differs under it.
  */
-export function contentAgree(a: ContentSignature, b: ContentSignature): boolean {
-  if (a.key !== b.key || !nounsAgree(a.nounEnds, b.nounEnds) || !nounsAgree(a.nounGenders, b.nounGenders)) return false;
-  if (a.contrasts.includes(HAPPENED) !== b.contrasts.includes(HAPPENED) && !(a.contrasts.includes(PAST) && b.contrasts.includes(PAST))) return false;
+export function contentDisagreement(a: ContentSignature, b: ContentSignature): string | undefined {
+  if (a.key !== b.key) return 'content';
+  if (!nounsAgree(a.nounEnds, b.nounEnds)) return 'noun ending';
+  if (!nounsAgree(a.nounGenders, b.nounGenders)) return 'noun gender';
+  // A past is not a present: « c'était le 13 ? » / « c'est le 13 ? », « il a mangé ? » / « il mange ? ».
+  if (a.contrasts.includes(PAST) !== b.contrasts.includes(PAST) && !tenseFree(a, b)) return 'tense: past / not past';
   for (const x of a.contrasts) {
-    if (b.contrasts.includes(x) || x === HAPPENED) continue;
-    for (const y of OPPOSITES.get(x)!) if (b.contrasts.includes(y) && !a.contrasts.includes(y)) return false;
+    if (b.contrasts.includes(x)) continue;
+    for (const y of OPPOSITES.get(x) ?? []) if (b.contrasts.includes(y) && !a.contrasts.includes(y)) return `contrast: ${x} / ${y}`;
   }
-  return true;
+  return undefined;
 }
+export const contentAgree = (a: ContentSignature, b: ContentSignature): boolean => contentDisagreement(a, b) === undefined;
+
+/** Whether the question tells of what is to come (« il va pleuvoir », « il pleuvra »), for the guard's time check. */
+export const tellsFuture = (s: ContentSignature): boolean => s.contrasts.includes(FUTURE);

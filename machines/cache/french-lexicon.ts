@@ -25,7 +25,7 @@ sois soit soyons soyez soient été être
 ai as avons avez ont avais avait avions aviez avaient aurai auras aura aurons aurez auront aurais aurait aurions auriez auraient
 aie aies ait ayons ayez aient eu eue avoir
 fais fait faisons faites font ferai feras fera ferons ferez feront ferais ferait ferions feriez feraient faisais faisait fasse faire
-dis dit disons dites disent dire disais disait
+dis dit disons dites disent dire disais disait redis redites redire
 raconte racontes racontez raconter racontais racontait raconté conte contes contez conter
 connais connait connaît connaissez connaissons connaissent connaître connaitre connu
 sais sait savons savez savent savoir savais savait
@@ -34,6 +34,7 @@ conseille conseilles conseillez conseiller recommande recommandes recommandez re
 peutêtre
 svp stp plaît plait merci oui non ben bah ah oh eh euh hein voilà voici tiens
 très vraiment bien déjà même maintenant actuellement là ici
+encore toujours enfin bientôt souvent parfois quelquefois
 madame monsieur mademoiselle maître kohami
 lieu
 préparer prépare prépares préparez cuisiner cuisine cuisines cuisinez
@@ -62,7 +63,7 @@ export const MODAL_VERBS: Record<string, string> = {
  * request verb is the question's own verb, and content.
  */
 export const REQUEST_LEMMAS: readonly string[] = [
-  'dire dis dit dites disons disent disais disait',
+  'dire dis dit dites disons disent disais disait redis redites redire',
   'raconter raconte racontes racontez racontais racontait raconté',
   'connaître connais connait connaît connaissez connaissons connaissent connaitre connu',
   'savoir sais sait savons savez savent savais savait',
@@ -83,7 +84,7 @@ export const REQUEST_LEMMAS: readonly string[] = [
  * où … »), or « je » says them (« je connais une blague » tells, it does not ask).
  */
 export const REQUEST_VERBS = `
-dis dites dire raconte racontes racontez raconter
+dis dites dire raconte racontes racontez raconter redis redites redire
 connais connaissez connaître connaitre sais savez savoir
 souviens souvenez rappelles rappelez récite récites récitez réciter confirmes confirmez
 conseille conseilles conseillez recommande recommandes recommandez propose proposes proposez suggère suggères suggérez
@@ -123,6 +124,14 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])Mlles?\.?(?![\p{L}])/gu, 'mademoiselle'],
   [/(?<![\p{L}])peut[\s-]être(?![\p{L}])/giu, 'peutêtre'],
   [/(?<![\p{L}])tout le temps(?![\p{L}])/giu, 'toujours'],
+  // « au juste », « exactement » only insist: « il a quel âge, au juste ? » asks his age
+  [/(?<![\p{L}])(?:au juste|exactement)(?![\p{L}])/giu, ''],
+  // « fais-moi penser à sortir », « tu me fais penser à… » remind, as « rappelle-moi de » does
+  [/(?<![\p{L}])(?:faire|fais|fait|faites)((?:[\s-]moi)?) penser (?:à|a)(?![\p{L}])/giu, 'rappeler$1 de'],
+  // « il pleut de nouveau », « à nouveau » : again, as « encore » (« de nouvelles lunettes », « de nouveaux amis » are new)
+  [/(?<![\p{L}])(?:de|à) nouveau(?![\p{L}])/giu, 'encore'],
+  // « de temps en temps » is « parfois », no « temps » (weather)
+  [/(?<![\p{L}])de temps (?:en|à) temps(?![\p{L}])/giu, 'parfois'],
   [/(?<![\p{L}])(?:rendez[\s-]vous|rdv)(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])apr[eè]m(?![\p{L}])/giu, 'après-midi'],
   [/(?<![\p{L}])(?:qui )?(?:fait|font|faire|fais) (?:me |m'|nous |vous )?rire(?![\p{L}])/giu, 'drôle'],
@@ -138,7 +147,9 @@ export const SPOKEN_PHRASES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\p{L}])du jour(?![\p{L}])/giu, "d'aujourd'hui"],
   [/(?<![\p{L}])(?:mettre|mets|met|mettez) (la |le |l['’])(chauffage|son|volume|radio|télé|télévision) plus fort(?![\p{L}])/giu, 'monter $1$2'],
   [/(?<![\p{L}])(?:mettre|mets|met|mettez)(?:[\s-]moi)? (la |le |l['’])(lumière|lampe|télé|télévision|radio|chauffage)(?![\p{L}])/giu, 'allumer $1$2'],
-  [/(?<![\p{L}])(?:donner|donne|donnes|donnez|donné) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  [/(?<![\p{L}])(?:donner|donne|donnes|donnez) (?:à|a) manger(?![\p{L}])/giu, 'nourrir'],
+  // the participle stays one: « j'ai donné à manger » is a past
+  [/(?<![\p{L}])donné (?:à|a) manger(?![\p{L}])/giu, 'nourri'],
   [/(?<![\p{L}])(?:prendre|prends|prend|prenez|pris)(?:[\s-]moi)? (?:un |le |mon )?rdv(?![\p{L}])/giu, 'rdv'],
   [/(?<![\p{L}])(?:prendre|prend|prends|pris) (?:sa|ma|ta|votre|leur) retraite(?![\p{L}])/giu, 'à la retraite'],
   [/(?<![\p{L}])(?:hospitalisée?s?)(?![\p{L}])/giu, "à l'hôpital"],
@@ -229,7 +240,6 @@ export const EQUIVALENTS: readonly string[] = [
   'jouer joue joues jouez joué jeu jeux',
   'ajouter ajoute ajoutes ajoutez ajouté rajouter rajoute rajoutes rajoutez rajouté',
   'appuyer appuie appuies appuyez appuyé presser presse pressez taper tape tapes tapez',
-  'encore toujours',
   'promener promène promènes promenez promené promenade promenades balade balades balader',
   'manger mange manges mangez mangeons mangent mangé mangeais mangeait mangera repas mangeable',
   'nourrir nourris nourrit nourri nourrie nourriture',
@@ -259,6 +269,7 @@ export const EQUIVALENTS: readonly string[] = [
   'livrer livré livrée livrés livrées livrent livrez livraison livraisons',
   'voir vois voit voyons voyez voient voie vu vue verra verrai voyait',
   'boire bois boit buvons buvez boivent boive boives bu boira',
+  'cuire cuis cuit cuite cuits cuites cuisent cuisez cuisson',
   'lire lis lisons lisez lise lu lira lecture',
   'écrire écris écrit écrivez écrive écrira',
   'attendre attends attend attendu attendez',
@@ -350,6 +361,7 @@ export const CONTRASTS: ReadonlyArray<readonly [string, string]> = [
   ['sur', 'sous'],
   ['avec', 'sans'],
   ['dedans', 'dehors'],
+  ['dessus', 'dessous'],
   ['devant', 'derrière'],
   // Whom the question is about: « tu es fatigué ? » is not « je suis fatigué », « mes lunettes » not « ses lunettes ».
   ['je', 'tu'],

@@ -27,6 +27,8 @@ export interface QuestionDetails {
   relative: string[];
   /** Comparisons, in the order said: « plus », « moins », « aussi … que », « mieux », « pire » (« plus fort » is not « fort »). */
   comparisons: string[];
+  /** Aspect adverbs, said or not: « le chat a mangé ? » is not « le chat a déjà mangé ? » (already, still, finally, soon, often, sometimes). */
+  aspects: string[];
 }
 
 export const NUMBER_WORDS: Record<string, string> = {
@@ -126,7 +128,31 @@ export function questionDetails(question: string): QuestionDetails {
     quantifiers: quantifiers(text),
     relative: relativeTimes(text),
     comparisons: comparisons(text),
+    aspects: aspects(text, question),
   };
+}
+
+/**
+ * Aspect adverbs by what they mean: « déjà » (already), « encore », « toujours » (still, again: one sense
+ * in a question — « il pleut encore ? » / « il pleut toujours ? »), « enfin » (finally), « bientôt » (soon),
+ * « souvent » (often), « parfois », « quelquefois » (sometimes); SPOKEN_PHRASES reads « de nouveau », « à
+ * nouveau » as « encore » and « de temps en temps » as « parfois ». Where they carry no meaning they are left
+ * out: « déjà » as a recall tag in a question that asks « what », « when »… (« c'est quand, déjà ? », « il
+ * s'appelle comment, déjà ? ») unless it stands between an auxiliary and its participle (« qui a déjà
+ * mangé ? »); « enfin » or « déjà » opening the question before a comma (« Enfin, tu viens ? », « Déjà, il
+ * fait froid », interjections); « à bientôt ».
+ */
+const ASPECT = /\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois)\b/g;
+const ASPECT_OF: Record<string, string> = { deja: 'already', encore: 'still', toujours: 'still', enfin: 'finally', bientot: 'soon', souvent: 'often', parfois: 'sometimes', quelquefois: 'sometimes' };
+const WH = /\b(ou|quand|comment|pourquoi|combien|qui|quoi|quel|quelle|quels|quelles|lequel|laquelle)\b|\bqu est ce\b/;
+const AUXILIARY_DEJA = /\b(?:ai|as|a|avons|avez|ont|suis|es|est|sommes|etes|sont|avais|avait|etait|etais) (?:t (?:il|elle|on) |tu |vous |il |elle |on )?deja\b/;
+const OPENER = /^\s*(?:enfin|d[ée]j[àa])\s*,/iu;
+function aspects(text: string, question: string): string[] {
+  if (!/\b(deja|encore|toujours|enfin|bientot|souvent|parfois|quelquefois)\b/.test(text)) return [];
+  const recall = WH.test(text) && !AUXILIARY_DEJA.test(text);
+  const found = new Set<string>();
+  for (const m of text.replace(OPENER.test(question) ? /^\S+/ : /\ba bientot\b/, ' ').replace(/\ba bientot\b/, ' ').matchAll(ASPECT)) if (!(m[1] === 'deja' && recall)) found.add(ASPECT_OF[m[1]!]!);
+  return [...found].sort();
 }
 
 /**
@@ -191,10 +217,14 @@ function comparisons(text: string): string[] {
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** True when the two questions agree on every detail that would change the answer. */
-export function detailsAgree(a: QuestionDetails, b: QuestionDetails): boolean {
-  return same(a.numbers, b.numbers) && same(a.when, b.when) && same(a.times, b.times) && same(a.people, b.people) && same(a.places, b.places) && a.negated === b.negated && a.negations === b.negations && same(a.titles, b.titles) && same(a.quantifiers, b.quantifiers) && same(a.relative, b.relative) && same(a.comparisons, b.comparisons);
+const LISTS = ['numbers', 'when', 'times', 'people', 'places', 'titles', 'quantifiers', 'relative', 'comparisons', 'aspects'] as const;
+/** The first detail that would change the answer and differs, by its field's name (« numbers »), or undefined when they all agree. */
+export function detailsDisagreement(a: QuestionDetails, b: QuestionDetails): keyof QuestionDetails | undefined {
+  for (const k of LISTS) if (!same(a[k], b[k])) return k;
+  if (a.negated !== b.negated || a.negations !== b.negations) return 'negations';
+  return undefined;
 }
+export const detailsAgree = (a: QuestionDetails, b: QuestionDetails): boolean => detailsDisagreement(a, b) === undefined;
 
 const CONNECTOR = /^(et|mais|alors|donc|puis|ensuite|sinon|aussi)\b/;
 const ANAPHORA = /\b(il|elle|ils|elles|lui|leur|eux|ca|cela|celui|celle|ceux|celles|la bas)\b/;

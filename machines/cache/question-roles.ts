@@ -22,6 +22,9 @@ const LONGEST = Math.max(...[...PEOPLE.keys()].map((k) => k.split(' ').length));
 
 const DETERMINERS = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'ce', 'cet', 'cette', 'ces']);
 const TITLES = new Set(['monsieur', 'madame', 'mademoiselle', 'maitre']);
+/** A polite frame after « tu »: « tu peux », « tu pourrais », « tu veux bien ». */
+const POLITE = /^(peux|pourrais|veux bien|voudrais bien)\b/;
+const NOUN_BEFORE = new Set(['un', 'une', 'des', 'du', 'au', 'aux', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leurs', 'ce', 'cet', 'cette', 'ces', 'quel', 'quelle', 'quels', 'quelles']);
 /** « à ma fille » is told or given something, as « ma fille » after a verb is: both objects (as said: « a » has, « à » is to). */
 const TO = new Set(['à', 'au', 'aux', 'pour']);
 /** A person after these is a possessor, a companion or a place (« le bébé de ma fille », « avec moi »): no one who can swap. */
@@ -55,8 +58,9 @@ export function questionRoles(question: string, split: Words = words(question)):
   // « est-ce que » makes a question: its « est » is no verb.
   const skip = new Set<number>();
   for (let i = 0; i < t.length; i++) if (t[i] === 'est' && t[i + 1] === 'ce' && /^qu/.test(t[i + 2] ?? '')) [i, i + 1, i + 2].forEach((k) => skip.add(k));
+  // After a determiner or « quel » a word is a noun, whatever its ending (« en quelle année », « la journée »).
   const verb = (i: number) =>
-    i < t.length && !skip.has(i) && (AUXILIARIES.has(said[i]!) || MODALS.has(t[i]!) || VERB_FORMS.has(t[i]!) || ASKING.has(t[i]!) || /é(e)?s?$/.test(said[i]!) || afterSubject(t, i));
+    i < t.length && !skip.has(i) && !NOUN_BEFORE.has(t[i - 1] ?? '') && (AUXILIARIES.has(said[i]!) || MODALS.has(t[i]!) || VERB_FORMS.has(t[i]!) || ASKING.has(t[i]!) || /é(e)?s?$/.test(said[i]!) || afterSubject(t, i));
   /** Where the clause holding `i` starts: after punctuation, a subordinator or a verb that only asks. */
   const clauseStart = (i: number) => {
     for (let k = i; k > 0; k--) if (boundary.has(k) || (!skip.has(k - 1) && (SUBORDINATORS.has(t[k - 1]!) || ASKING.has(t[k - 1]!)))) return k;
@@ -74,7 +78,8 @@ export function questionRoles(question: string, split: Words = words(question)):
     const w = t[i]!;
     if ((w === 'je' || w === 'j') && !asks(t, i)) people.push({ id: 'self', role: 'subj', kind: 'self' });
     else if ((w === 'me' || w === 'm') && !/^(je|j)$/.test(t[i - 1] ?? '') && !asks(t, i) && !MOTION.has(t[i - 1] ?? '')) people.push({ id: 'self', role: 'obj', kind: 'self' });
-    else if (w === 'tu' && !asks(t, i)) people.push({ id: 'you', role: 'subj', kind: 'you' });
+    // « tu peux envoyer une photo à mon fils ? » asks what « envoie une photo à mon fils » asks: the one asked does it, unsaid in the imperative.
+    else if (w === 'tu' && !asks(t, i) && !POLITE.test(`${t[i + 1] ?? ''} ${t[i + 2] ?? ''}`)) people.push({ id: 'you', role: 'subj', kind: 'you' });
     // « a-t-il » has a « t » of sound only; « tu te » is reflexive.
     else if ((w === 'te' || (w === 't' && !/^(il|elle|on)$/.test(t[i + 1] ?? ''))) && t[i - 1] !== 'tu' && !asks(t, i)) people.push({ id: 'you', role: 'obj', kind: 'you' });
     else if (w === 'lui' && verb(i + 1)) people.push({ id: 'them', role: 'obj', kind: 'them' });
@@ -175,6 +180,7 @@ const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d 
 const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
 const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
 const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
+const FOLDED_AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avaient', 'aura', 'auront', 'aurait']);
 /**
  * After these a noun undergoes what the clause's doer does, as after « à »: given or done for (« pour le
  * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
@@ -274,6 +280,8 @@ export function nounStructure(question: string, split: Words = words(question)):
     if (verbs.length === 0 || verbs.length > 3 || verbs.some((w) => BREAKS.has(w))) continue;
     // « être » with nothing but an adjective or itself: a copula, no doer — unless a place follows (« est sous la table »).
     if (!passive && verbs.every((w) => FOLDED_ETRE.has(w)) && !inside && !b.to) continue;
+    // « avoir » alone, no participle after it, has: « mes tomates ont des taches » is « des taches sur mes tomates », no doer.
+    if (!passive && !inside && verbs.every((w) => FOLDED_AVOIR.has(w))) continue;
     if (inside && !verbs.every((w) => FOLDED_ETRE.has(w))) continue;
     if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
     if (b.to && passive) continue;

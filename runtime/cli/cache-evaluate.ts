@@ -3,17 +3,19 @@ import { ACTIVE_PROFILES, isHeldOut, readCalibrations, score, scoreByKind, score
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
 import { ConfigError } from '../config.ts';
+import { guardDisagreement, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 
 /**
- * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training]`:
+ * `npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training] [--explain]`:
  * a deployer's check of the semantic cache on their own labelled pairs. Embeds them with the
  * configured embedder and applies the CURRENT calibrated thresholds, near-miss guard and health
  * refusal — no recalibration. `--held-out` keeps only the pairs the fixed split holds out (those a
  * calibration on this file never tuned on), `--training` the others: the part a rule may be tuned on
- * without reading the held-out figures. The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
+ * without reading the held-out figures. `--explain` lists every same-meaning pair outside health that is
+ * not served, with why: below the threshold, or the part of the guard that refuses it and on what. The last line is `<profile>: precision P, hit rate H on N pairs` (strict unless
  * `--profile` names another).
  */
-const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training]';
+const USAGE = 'usage: npm run cache:evaluate -- --pairs FILE.jsonl [--profile strict|permissive|aggressive] [--held-out | --training] [--explain]';
 const MAX_EXAMPLES = 10;
 
 export interface EvaluateIo {
@@ -23,12 +25,28 @@ export interface EvaluateIo {
   calibrations?: () => Record<string, ModelCalibration>;
 }
 
+const shown = (xs: readonly string[]) => xs.join(' ') || '∅';
+/** The guard's refusing part and what differs under it: the keys each side alone has, or both sides' values. */
+function explain(a: QuestionGuard, b: QuestionGuard): string {
+  const part = guardDisagreement(a, b)!;
+  if (part === 'content') {
+    const [ka, kb] = [a.content.key.split(' '), b.content.key.split(' ')];
+    return `content: ${shown(ka.filter((k) => !kb.includes(k)))} / ${shown(kb.filter((k) => !ka.includes(k)))}`;
+  }
+  if (part === 'roles' || part === 'order' || part === 'phrases') return `${part}: ${shown(a[part])} / ${shown(b[part])}`;
+  if (part in a.details) {
+    const [x, y] = [a.details[part as keyof QuestionGuard['details']], b.details[part as keyof QuestionGuard['details']]];
+    return `${part}: ${Array.isArray(x) ? shown(x) : String(x)} / ${Array.isArray(y) ? shown(y) : String(y)}`;
+  }
+  return part;
+}
+
 /** Runs the command; resolves to its exit code (2 on bad input, said in one line on `err`). */
 export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<number> {
   try {
-    let values: { pairs?: string; profile?: string; 'held-out'?: boolean; training?: boolean };
+    let values: { pairs?: string; profile?: string; 'held-out'?: boolean; training?: boolean; explain?: boolean };
     try {
-      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' }, 'held-out': { type: 'boolean' }, training: { type: 'boolean' } } }));
+      ({ values } = parseArgs({ args: argv, options: { pairs: { type: 'string' }, profile: { type: 'string' }, 'held-out': { type: 'boolean' }, training: { type: 'boolean' }, explain: { type: 'boolean' } } }));
     } catch (err) {
       throw new ConfigError(`${(err as Error).message}; ${USAGE}`);
     }
@@ -69,6 +87,14 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       const falseHits = scored.filter((p) => !p.same && isHit(p, threshold));
       for (const p of falseHits.slice(0, MAX_EXAMPLES)) io.out(`  false hit${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}): « ${p.a} » / « ${p.b} »`);
       if (falseHits.length > MAX_EXAMPLES) io.out(`  … and ${falseHits.length - MAX_EXAMPLES} more`);
+      if (values.explain) {
+        const missed = scored.filter((p) => p.same && !p.health && !isHit(p, threshold));
+        io.out(`  ${missed.length} same-meaning pair${missed.length === 1 ? '' : 's'} outside health not served:`);
+        for (const p of missed) {
+          const why = p.similarity < threshold ? 'below the threshold' : explain(questionGuard(p.a), questionGuard(p.b));
+          io.out(`  refused${p.kind ? ` [${p.kind}]` : ''} (${p.similarity.toFixed(3)}) ${why}: « ${p.a} » / « ${p.b} »`);
+        }
+      }
       const rows = kindRows(scoreByKind(scored, threshold));
       if (rows.length > 0) for (const line of [...KIND_HEADER.split('\n'), ...rows]) io.out(`  ${line}`);
       summary = `${profile}: precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)} on ${s.pairs} pairs`;

@@ -94,6 +94,33 @@ describe('npm run cache:evaluate', () => {
     expect(plain.out.join('\n')).not.toContain('longer sentences');
   });
 
+  it('--explain lists each same-meaning pair outside health that is not served, and why', async () => {
+    const rows = [
+      { a: 'Raconte-moi une blague.', b: 'Dis-moi une blague.', same: true, kind: 'paraphrase' },
+      // the guard refuses it: the past of « être » against its present
+      { a: 'Le marché, c’était le mardi ?', b: 'Le marché, c’est le mardi ?', same: true, kind: 'paraphrase' },
+      // below any threshold: no word shared
+      { a: 'Allume la lumière.', b: 'Je voudrais y voir clair.', same: true, kind: 'paraphrase' },
+      // a detail: both sides' values
+      { a: 'Le chat a mangé ?', b: 'Le chat a déjà mangé ?', same: true, kind: 'paraphrase' },
+      { a: 'J’ai pris mon cachet ?', b: 'J’ai bien pris mon comprimé ?', same: true, kind: 'health_same' },
+    ];
+    const { code, out } = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'strict', '--explain']);
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    expect(text).toMatch(/^ {2}3 same-meaning pairs outside health not served:$/m);
+    expect(text).toMatch(/^ {2}refused \[paraphrase\] \(\d\.\d{3}\) aspects: ∅ \/ already: « Le chat a mangé \? »/m);
+    expect(text).toMatch(/^ {2}refused \[paraphrase\] \(\d\.\d{3}\) tense: past \/ not past: « Le marché, c’était le mardi \? » \/ « Le marché, c’est le mardi \? »$/m);
+    expect(text).toMatch(/^ {2}refused \[paraphrase\] \(\d\.\d{3}\) below the threshold: « Allume la lumière\. »/m);
+    // the served pair and the health pair (never served, by design) are not listed
+    expect(text).not.toContain('refused [paraphrase] (1.000)');
+    expect(text).not.toContain('refused [health_same]');
+    expect(out.at(-1)).toMatch(SUMMARY);
+    // without the flag, no list
+    const plain = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'strict']);
+    expect(plain.out.join('\n')).not.toContain('not served');
+  });
+
   it('--profile evaluates that profile alone, and ends on its summary', async () => {
     const { code, out } = await run(['--pairs', await file('one.jsonl', jsonl(SAMPLE)), '--profile', 'permissive']);
     expect(code).toBe(0);
