@@ -10,7 +10,8 @@ import { normalizeQuestion } from './question-details.ts';
 
 /**
  * Words that make a question about health wherever they stand, written accent-folded (the
- * question is folded before the match); a trailing `s`/`x` (plural) is accepted after each.
+ * question is folded before the match); a trailing `s`/`x` (plural) or `nt` (a verb's third person
+ * plural: « mes chevilles enflent ») is accepted after each.
  */
 const HEALTH_WORDS = [
   // medication and dosage
@@ -29,6 +30,8 @@ const HEALTH_WORDS = [
   // care and carers
   'medecin', 'docteur', 'toubib', 'generaliste', 'infirmier', 'infirmiere', 'kine', 'kinesitherapeute', 'pharmacie', 'pharmacien',
   'pharmacienne', 'dentiste', 'cardiologue', 'ophtalmo', 'ophtalmologue', 'dermatologue', 'specialiste', 'aide soignante',
+  'pedicure', 'podologue', 'orthophoniste', 'osteopathe', 'audioprothesiste', 'orthoptiste', 'rhumatologue', 'neurologue',
+  'geriatre', 'radiologue', 'ergotherapeute',
   'aide soignant', 'pansement', 'soin', 'soigner', 'soigne', 'hopital', 'hopitaux', 'hospitalise', 'hospitalisee', 'urgences',
   'clinique', 'ambulance', 'samu', 'operation', 'opere', 'operee', 'chirurgie', 'chirurgien', 'radiographie', 'scanner', 'irm',
   'prise de sang', 'analyse de sang', 'analyses de sang', 'sang',
@@ -45,7 +48,7 @@ const HEALTH_PHRASES = [
 ];
 
 const PATTERN = new RegExp(
-  `(?:^| )(?:${[...HEALTH_WORDS.map((w) => `${w}[sx]?`), ...HEALTH_PHRASES].join('|')})(?= |$)`,
+  `(?:^| )(?:${[...HEALTH_WORDS.map((w) => `${w}(?:[sx]|nt)?`), ...HEALTH_PHRASES].join('|')})(?= |$)`,
 );
 
 /** True when the question is about health, medication, symptoms or care: never from the cache, never into it. */

@@ -652,6 +652,11 @@ describe('health questions', () => {
     'J’ai de la température ?',
     'Ma tension est trop haute ?',
     'Je suis tombée dans l’escalier.',
+    // A listed verb in the third person plural; every carer the `sante` category names, the foot's too.
+    'Le soir, mes chevilles enflent, c’est grave ?',
+    'Mes gencives saignent quand je me brosse les dents.',
+    'Le pédicure passe quel jour ?',
+    'J’ai rendez-vous chez l’orthophoniste jeudi ?',
   ])('« %s » is about health', (q) => {
     expect(isHealthQuestion(q)).toBe(true);
     expect(cacheRefusal(q)).toBe('health');
@@ -664,6 +669,7 @@ describe('health questions', () => {
     'Tu connais la Marseillaise par cœur ?',
     'Il fait quelle température dehors ?',
     'Ma fille a appelé ?',
+    'Les enfants me soutiennent beaucoup.',
   ])('« %s » is not', (q) => {
     expect(isHealthQuestion(q)).toBe(false);
     expect(cacheRefusal(q)).toBeNull();
