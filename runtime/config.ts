@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { PRE_ROLL_MS } from '../machines/voice/voice.port.ts';
 import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
@@ -141,10 +140,10 @@ const schema = z
     /**
      * Voice mode: when the text flushed early does not close the sentence, it is asked for again this far
      * into the same pause, with the pause's audio since the flush (a soft word ending the detector did
-     * not count as speech may lie past it). Above STT_EARLY_FLUSH_MS, at most PRE_ROLL_MS after it (the
-     * pause audio kept after a flush); 0: off.
+     * not count as speech may lie past it) — or as soon as the first flush is answered, if that is later.
+     * Past the pause's end of turn it never comes. 0: off.
      */
-    STT_RECHECK_MS: z.coerce.number().int().min(0).max(3300).default(400),
+    STT_RECHECK_MS: z.coerce.number().int().min(0).max(3000).default(400),
     /** Voice mode: shorter bursts of sound are not speech. */
     MIN_SPEECH_MS: z.coerce.number().int().min(50).max(2000).default(250),
     /** Voice mode: an utterance is cut (and transcribed) at this length. */
@@ -191,9 +190,6 @@ const schema = z
     }
     if (cfg.STT_EARLY_FLUSH_MS >= cfg.ENDPOINT_MIN_MS) {
       ctx.addIssue({ code: 'custom', path: ['STT_EARLY_FLUSH_MS'], message: `must be below ENDPOINT_MIN_MS (${cfg.ENDPOINT_MIN_MS}), or 0 for off` });
-    }
-    if (cfg.STT_EARLY_FLUSH_MS > 0 && cfg.STT_RECHECK_MS > 0 && (cfg.STT_RECHECK_MS <= cfg.STT_EARLY_FLUSH_MS || cfg.STT_RECHECK_MS > cfg.STT_EARLY_FLUSH_MS + PRE_ROLL_MS)) {
-      ctx.addIssue({ code: 'custom', path: ['STT_RECHECK_MS'], message: `must be above STT_EARLY_FLUSH_MS (${cfg.STT_EARLY_FLUSH_MS}) and at most ${PRE_ROLL_MS} ms after it (the pause's audio kept after a flush), or 0 for off` });
     }
     if (cfg.ENDPOINT_MAX_MS < cfg.ENDPOINT_UNFINISHED_MS) {
       ctx.addIssue({ code: 'custom', path: ['ENDPOINT_MAX_MS'], message: `must be at least ENDPOINT_UNFINISHED_MS (${cfg.ENDPOINT_UNFINISHED_MS})` });

@@ -18,7 +18,9 @@ import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
  * the same pause, with the pause's audio since the flush. The detector hears the end of speech by
  * probability, and a soft word ending it does not count as speech (a final « r », a breath-borne
  * syllable) may lie just past the flush: held back, it would never be transcribed, and the decision
- * would wait the long no-cue time on a sentence that was finished.
+ * would wait the long no-cue time on a sentence that was finished. Until the recheck, the whole pause
+ * since the flush is kept (bounded by `recheckHoldMs`, the longest a pause lasts): a recognizer slow to
+ * answer the first flush delays the recheck, and the audio right after the flush must still be there.
  */
 export class EarlyFlush {
   /** The listener pause the last flush was made in (-1: none yet). */
@@ -35,9 +37,12 @@ export class EarlyFlush {
   private tail: Int16Array[] | null = null;
   private tailSamples = 0;
   private readonly keepSamples: number;
+  private readonly recheckSamples: number;
 
-  constructor(preRollMs: number) {
-    this.keepSamples = Math.round((preRollMs * INPUT_SAMPLE_RATE) / 1000);
+  /** `recheckHoldMs`: the pause audio kept while a recheck may still come (default: the pre-roll only, no recheck). */
+  constructor(preRollMs: number, recheckHoldMs = preRollMs) {
+    this.keepSamples = samplesOf(preRollMs);
+    this.recheckSamples = Math.max(this.keepSamples, samplesOf(recheckHoldMs));
   }
 
   /** The pause's audio is being held back: nothing was said since the flush. */
@@ -83,12 +88,24 @@ export class EarlyFlush {
     this.failure = err;
   }
 
-  /** Keeps the pause's audio, bounded to the last `keepSamples` (and the chunk that reaches past them). */
+  /**
+   * Keeps the pause's audio, bounded (with the chunk that reaches past the bound) to the last
+   * `keepSamples` — or, after the pause's first flush, whose recheck may still come, to `recheckSamples`.
+   */
   hold(pcm: Int16Array): void {
     const tail = this.tail!;
     tail.push(pcm);
     this.tailSamples += pcm.length;
-    while (tail.length > 1 && this.tailSamples - tail[0]!.length >= this.keepSamples) this.tailSamples -= tail.shift()!.length;
+    const bound = this.flushes === 1 ? this.recheckSamples : this.keepSamples;
+    while (tail.length > 1 && this.tailSamples - tail[0]!.length >= bound) this.tailSamples -= tail.shift()!.length;
+  }
+
+  /** The recheck: every sample held since the flush, in order, for the recognizer to hear as it was. */
+  releaseAll(): Int16Array[] {
+    const tail = this.tail ?? [];
+    this.tail = null;
+    this.tailSamples = 0;
+    return tail;
   }
 
   /**
@@ -99,10 +116,18 @@ export class EarlyFlush {
   release(): Int16Array[] {
     const tail = this.tail ?? [];
     this.tail = null;
-    const extra = this.tailSamples - this.keepSamples;
-    if (extra > 0 && tail.length > 0) tail[0] = tail[0]!.subarray(extra);
+    let extra = this.tailSamples - this.keepSamples;
     if (extra < 0) tail.unshift(new Int16Array(-extra));
+    // More than the pre-roll may be held while a recheck could come: whole chunks go first.
+    while (extra > 0 && tail.length > 0) {
+      const first = tail[0]!;
+      if (first.length <= extra) tail.shift();
+      else tail[0] = first.subarray(extra);
+      extra -= Math.min(first.length, extra);
+    }
     this.tailSamples = 0;
     return tail;
   }
 }
+
+const samplesOf = (ms: number): number => Math.round((ms * INPUT_SAMPLE_RATE) / 1000);

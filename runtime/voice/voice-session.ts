@@ -445,9 +445,16 @@ class VoiceSession implements VoiceSessionHandle {
     this.finishing = flushing;
   }
 
+  /** Null when STT_EARLY_FLUSH_MS is off; with the recheck on, a pause's audio is kept up to the longest pause. */
+  private newEarlyFlush(): EarlyFlush | null {
+    const { earlyFlushMs, recheckMs, preRollMs, endOfTurn } = this.services.settings;
+    if (earlyFlushMs === 0) return null;
+    return new EarlyFlush(preRollMs, recheckMs > 0 ? endOfTurn.maxMs : preRollMs);
+  }
+
   /** The recheck: the pause's audio since the flush goes to the recognizer, and its text is asked for again. */
   private recheckEarly(u: Utterance, early: EarlyFlush): void {
-    for (const pcm of early.release()) this.toStream(u, pcm);
+    for (const pcm of early.releaseAll()) this.toStream(u, pcm);
     this.services.metrics.earlyFlushes.inc({ outcome: 'rechecked' });
     this.flushEarly(u, early);
   }
@@ -527,7 +534,7 @@ class VoiceSession implements VoiceSessionHandle {
 
   private onSpeechStarted(): void {
     const now = performance.now();
-    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '', speculation: null, speculations: 0, early: this.services.settings.earlyFlushMs > 0 ? new EarlyFlush(this.services.settings.preRollMs) : null };
+    this.utterance = { interim: '', pending: [], pendingSamples: 0, lastSpeechAt: now, lastSpeechMs: 0, paused: false, prefetched: '', pause: -1, interimAtPause: '', speculation: null, speculations: 0, early: this.newEarlyFlush() };
     this.request.link.send({ type: 'vad', state: 'speech_started' });
     if (!this.reply?.playing) this.state('user_speaking');
     this.ensureStream();

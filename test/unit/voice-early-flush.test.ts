@@ -100,4 +100,36 @@ describe('the early flush of a pause', () => {
     failed.failed(new Error('socket lost'));
     expect(failed.recheckDue(1)).toBe(false);
   });
+
+  it('keeps the whole pause since the first flush for its recheck (bounded), hands it all to the recheck, then holds the pre-roll only', () => {
+    const early = new EarlyFlush(300, 3000);
+    early.begin(1);
+    early.settled('Une dépanneuse');
+    // A recognizer slow to answer: 800 ms of pause since the flush before the recheck.
+    for (let i = 0; i < 40; i++) early.hold(chunk(20, i + 1));
+    const held = early.releaseAll();
+    expect(samples(held)).toBe(800 * 16);
+    expect(held.map((c) => c[0])).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(early.holding).toBe(false);
+    // After the recheck the pause's audio is bounded by the pre-roll again.
+    early.begin(1);
+    for (let i = 0; i < 100; i++) early.hold(chunk(20, i));
+    expect(samples(early.release())).toBe(300 * 16);
+    // Bounded even when no recheck comes: at most the longest pause.
+    const long = new EarlyFlush(300, 3000);
+    long.begin(1);
+    for (let i = 0; i < 500; i++) long.hold(chunk(20, 1));
+    expect(samples(long.releaseAll())).toBeLessThanOrEqual(3020 * 16);
+  });
+
+  it('a senior who goes on before the recheck gets exactly the pre-roll, whole chunks of the longer hold dropped first', () => {
+    const early = new EarlyFlush(300, 3000);
+    early.begin(1);
+    for (let i = 0; i < 6; i++) early.hold(chunk(70, i));
+    const tail = early.release();
+    expect(samples(tail)).toBe(300 * 16);
+    // 420 ms held: the first chunk goes whole, the second loses 50 ms at its start.
+    expect(tail.map((c) => c[0])).toEqual([1, 2, 3, 4, 5]);
+    expect(tail[0]!.length).toBe(20 * 16);
+  });
 });
