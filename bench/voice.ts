@@ -4,7 +4,7 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
-import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
+import { INPUT_SAMPLE_RATE, PRE_ROLL_MS } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
 import { ask } from './support/child.ts';
 import { percentile } from './support/stats.ts';
@@ -32,8 +32,6 @@ const ENDPOINT_SILENCE_MS = 700;
 /** Frame processing must stay this close behind real time (the frame's arrival), at p99. */
 const HELD_LAG_MS = 20;
 const FRAME_MS = 20;
-/** The runtime's pre-roll: an utterance's audio at the recognizer starts this long before its speech. */
-const PRE_ROLL_MS = 300;
 const FRAME_SAMPLES = (INPUT_SAMPLE_RATE * FRAME_MS) / 1000;
 const SPEECH_SHARE = 0.35;
 

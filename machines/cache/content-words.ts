@@ -7,7 +7,7 @@
  * guard proves equivalence instead of guessing it, so a paraphrase it cannot prove is a miss
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
  */
-import { CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, PLURAL_SENSE_NOUNS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
+import { CALENDAR_WORDS, CONTRASTS, DATE_NOUNS, EQUIVALENTS, HOW_NOUNS, MODAL_VERBS, PLURAL_SENSE_NOUNS, QUESTION_WORDS, REQUEST_LEMMAS, REQUEST_VERBS, STOP_WORDS, WHEN_NOUNS } from './french-lexicon.ts';
 import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from './homographs.ts';
 import { NUMBER_WORDS } from './question-details.ts';
 
@@ -91,7 +91,7 @@ export function stem(word: string, infinitive = true): string {
 
 const STOPS = new Set(fold(STOP_WORDS));
 /** Days and months: the detail guard compares them, whatever a stemmer would make of them (« jeudi » / « jeud »). */
-const CALENDAR = new Set(fold('lundi mardi mercredi jeudi vendredi samedi dimanche lundis mardis mercredis jeudis vendredis samedis dimanches janvier février mars avril mai juin juillet août septembre octobre novembre décembre'));
+const CALENDAR = new Set(fold(CALENDAR_WORDS).flatMap((w) => [w, `${w}s`]));
 const PLURAL_SENSE = new Set(fold(PLURAL_SENSE_NOUNS));
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
@@ -272,10 +272,10 @@ const ETRE_VERBS = new Set(
 );
 /** A participle's masculine singular: « parties » → « parti », « offerte » → « offert ». */
 const masculine = (w: string) => w.replace(/(?<=[éiut])e?s?$/, '');
-/** Words the participle pattern would take that are none: days (« c'est lundi »), « midi », « jusqu' », « lui ». */
-const NO_PARTICIPLE = new Set(['du', 'jusqu', 'lundi', 'mardi', 'mercredi', 'jeudi', 'vendredi', 'samedi', 'midi', 'ici', 'lui', 'aussi', 'parmi', 'ceci', 'celui', 'ami', 'amie', 'lieu']);
+/** Words the participle pattern would take that are none (days, too: « c'est lundi »): « midi », « jusqu' », « lui ». */
+const NO_PARTICIPLE = new Set(['du', 'jusqu', 'midi', 'ici', 'lui', 'aussi', 'parmi', 'ceci', 'celui', 'ami', 'amie', 'lieu']);
 // « du » is the article (« j'ai du mal à dormir »); the participle « dû » keeps its accent.
-const participle = (w: string) => !NO_PARTICIPLE.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
+const participle = (w: string) => !NO_PARTICIPLE.has(w) && !CALENDAR.has(w) && (/(é|ée|és|ées)$/.test(w) || IRREGULAR_PARTICIPLES.has(w) || IRREGULAR_PARTICIPLES.has(masculine(w)) || /[^aeiouy](ie?s?|ue?s?)$/.test(w));
 /** Participles of the forecast frame (« ils ont prévu de la pluie », « la météo a annoncé ») tell of what is to come. */
 const FORECAST = new Set(['prévu', 'prévue', 'annoncé', 'annoncée']);
 /**

@@ -107,6 +107,8 @@ export const DATE_NOUNS = 'date dates';
  * list, each in its plural form: said in the plural such a noun keeps its number, where any other
  * noun's plural is the same noun (« les chats » / « le chat »).
  */
+/** The week's days and the months: named dates, never names of people, never participles, never content to stem. */
+export const CALENDAR_WORDS = 'lundi mardi mercredi jeudi vendredi samedi dimanche janvier février mars avril mai juin juillet août septembre octobre novembre décembre';
 export const PLURAL_SENSE_NOUNS = 'pâtes lunettes courses affaires vacances toilettes économies échecs papiers soldes jumelles ciseaux provisions règles dames moyens comptes';
 
 export const HOW_NOUNS = 'recette recettes façon façons manière manières méthode méthodes astuce astuces technique techniques';

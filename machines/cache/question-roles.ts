@@ -10,7 +10,7 @@
  * has no object (« il est passé le facteur »), or « par » names the agent. Pure and cheap: one pass.
  */
 import { PRE_ADJECTIVES, words, type Words } from './content-words.ts';
-import { EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
+import { CALENDAR_WORDS, EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
 
 const fold = (list: string) => words(list).folded;
@@ -44,7 +44,7 @@ const SUBORDINATORS = new Set(['si', 'que', 'qu', 'parce', 'lorsque', 'puisque']
 const ADVERBS = new Set(fold('encore toujours déjà bien bientôt maintenant aujourd hui hier demain enfin vraiment ne n pas plus jamais là ici partout'));
 const QUESTIONS = new Set(Object.keys(QUESTION_WORDS).map((w) => fold(w)[0]!));
 /** Capitalised words that are no one: days, feasts, and every stop word that may open a sentence (« Que dis-tu ? »). */
-const NOT_NAMES = new Set([...fold('lundi mardi mercredi jeudi vendredi samedi dimanche janvier février mars avril mai juin juillet août septembre octobre novembre décembre noël pâques dieu hier demain aujourd hui ce soir matin'), ...fold(STOP_WORDS)]);
+const NOT_NAMES = new Set([...fold(`${CALENDAR_WORDS} noël pâques dieu hier demain aujourd hui ce soir matin`), ...fold(STOP_WORDS)]);
 
 interface Person {
   id: string;

@@ -22,8 +22,6 @@ import { validateEndOfTurnSettings, type EndOfTurnSettings } from '../../machine
 import { PauseProfiles } from './pause-profiles.ts';
 import type { VoiceServices } from './voice-session.ts';
 
-/** Audio kept from before speech was detected, so the first syllable reaches the recognizer. */
-
 export interface VoiceServiceDeps {
   pool: pg.Pool;
   consents: ConsentPort;

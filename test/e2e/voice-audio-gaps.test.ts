@@ -6,6 +6,7 @@ import { FakeVoxtral, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 
 /**
  * A kiosk with a speech gate (session.start `audio.kiosk.gate`, session.ready `audio.gaps`) stops
@@ -20,8 +21,6 @@ let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 const settings: Config = loadConfig({ STT_RECHECK_MS: '0' });
-/** The runtime's pre-roll: the recognizer's audio starts this long before the detected speech. */
-const PRE_ROLL_MS = 300;
 /** Tolerance of the silence heard: Silero's windows (32 ms), the level's credit (≤ 96 ms), the gap's tick (40 ms). */
 const SLACK_MS = 170;
 /** A network stall inside speech: well past the runtime's gap threshold, and short of any end-of-turn wait. */

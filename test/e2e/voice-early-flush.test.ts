@@ -6,6 +6,7 @@ import { FakeVoxtral, type ScriptedUtterance, type SpeechSpan } from '../support
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { SPEECH_SAMPLE_RATE, speechScript, type ScriptPart } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 
 /**
  * The early flush, through a real kiosk socket at the default settings: real speech (espeak-ng) in
@@ -20,7 +21,6 @@ let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 const settings = loadConfig({});
-const PRE_ROLL_MS = 300;
 const REPLY = 'Je vous écoute.';
 /** Tolerance of the measured silence: Silero's windows (32 ms), the level's credit (≤ 96 ms) and the ground truth's threshold. */
 const SLACK_MS = 130;

@@ -5,6 +5,7 @@ import { FakeVoxtral, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript, type ScriptPart } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 
 /**
  * How a turn ends, through a real kiosk socket with the default end-of-turn settings: real speech
@@ -17,8 +18,6 @@ let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 const settings: Config = loadConfig({});
-/** The runtime's pre-roll: the recognizer's audio starts this long before the detected speech. */
-const PRE_ROLL_MS = 300;
 /** Tolerance of the measured silence: Silero's windows (32 ms), the level's credit (≤ 96 ms) and the ground truth's threshold. */
 const SLACK_MS = 130;
 

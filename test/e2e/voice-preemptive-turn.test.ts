@@ -5,6 +5,7 @@ import { FakeVoxtral, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript, type ScriptPart } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
+import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 
 /**
  * The preemptive turn, through a real kiosk socket: real speech (espeak-ng) in real time, the Voxtral
@@ -16,8 +17,6 @@ import { VoiceKiosk } from '../support/voice-kiosk.ts';
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
-/** The runtime's pre-roll: the recognizer's audio starts this long before the detected speech. */
-const PRE_ROLL_MS = 300;
 /** A realistic model: the first token 300 ms after the request. */
 const MODEL_FIRST_TOKEN_MS = 300;
 /** A no-cue pause waits this long here, so a speculation starts (at 1500 − lead) inside a 1.2 s pause that does not end the turn. */

@@ -37,7 +37,7 @@ export class AudioClock {
     for (let i = from; i < chunk.length && silent; i++) silent = chunk[i] === 0;
     if (silent) return undefined;
     // Later audio first: the utterance goes forward.
-    for (const start of [Math.max(0, this.next), 0]) {
+    for (const start of this.next > 0 ? [this.next, 0] : [0]) {
       for (let at = start; at + length <= this.audio.length; at++) {
         if (this.matches(chunk, from, length, at)) return at + length;
       }
