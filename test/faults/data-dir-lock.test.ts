@@ -102,8 +102,9 @@ describe('the data directory lock', () => {
     await leaveLock(lockFile(dir), { pid: sleeper.pid!, startTicks: ticks - 1 });
     await (await lockDataDir(dir, 'kohami-runtime', true)).release();
 
-    // A zombie: killed, not yet reaped by its parent (here a shell that exec'd into sleep).
-    const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30']);
+    // A zombie: exited, not yet reaped by its parent (here a shell that exec'd into sleep). The child lives
+    // a second, so that it exits after the exec: one that exits before could be reaped by the shell itself.
+    const shell = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 30']);
     children.push(shell);
     const zombie = Number(await nextLine(createInterface({ input: shell.stdout! })[Symbol.asyncIterator]()));
     // Under a loaded suite the background sleep can take more than poll's default second to start and exit.
