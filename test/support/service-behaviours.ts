@@ -21,7 +21,7 @@ export const SERVICE_BEHAVIOURS = {
   'speech-slow-first-packet': 'the first speech delta comes 2 s after the request',
   'unknown-voice': 'the configured voice is not among the voices listed: speech with it answers 404',
   // --- every endpoint ---
-  'rate-limited': 'the next calls answer 429 with `Retry-After: 1` (chat, embeddings, speech, the socket upgrade)',
+  'rate-limited': 'the first call to each endpoint after it is switched on (chat, embeddings, speech, voices, the socket upgrade) answers 429 with `Retry-After: 1`; later calls are served',
 } as const;
 
 export type ServiceBehaviour = keyof typeof SERVICE_BEHAVIOURS;
