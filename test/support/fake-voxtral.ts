@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
+import { checkingRealtimeAnswers, refuseHttpRequest, refuseRealtimeMessage } from './mistral-contract.ts';
 import { oggOpusStream } from './ogg-opus-writer.ts';
 
 /**
@@ -137,7 +138,7 @@ export class FakeVoxtral {
   speechOpus: 'ogg' | 'refused' | 'not-ogg' = 'ogg';
   readonly speechRequests: SpeechRequestRecord[] = [];
 
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss = checkingRealtimeAnswers(new WebSocketServer({ noServer: true }));
   private readonly live = new Set<WebSocket>();
   private server: Server | undefined;
   baseUrl = '';
@@ -177,6 +178,7 @@ export class FakeVoxtral {
 
   /** The HTTP side; true when the request was one of the audio endpoints. */
   request(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): boolean {
+    if (refuseHttpRequest(req, res, body)) return true;
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/audio/speech')) return false;
     const record: SpeechRequestRecord = { body, authorization: req.headers.authorization, closedEarly: false, completed: false };
     this.speechRequests.push(record);
@@ -226,6 +228,7 @@ export class FakeVoxtral {
       for (const timer of timers) clearTimeout(timer);
     });
     ws.on('message', (data) => {
+      if (refuseRealtimeMessage(ws, data)) return;
       let message: Record<string, unknown>;
       try {
         message = JSON.parse(String(data)) as Record<string, unknown>;
