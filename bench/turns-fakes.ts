@@ -1,4 +1,5 @@
 import { AudioClock } from '../test/support/audio-clock.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } from '../test/support/fake-voxtral.ts';
 
@@ -13,6 +14,7 @@ import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } f
  *   messages (advanced serialization): {type: 'script', lane, utterance, audio} → 'scripted'; {type: 'counts'} → agent calls and speech requests so far
  */
 export const REPLY = 'Je vous écoute.';
+exitOnContractViolation();
 const [sttMs, modelMs, voiceMs] = process.argv.slice(2).map(Number);
 const voxtral = new FakeVoxtral();
 voxtral.transcriptionLatencyMs = sttMs!;

@@ -1,3 +1,4 @@
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance } from '../test/support/fake-voxtral.ts';
 
@@ -9,6 +10,7 @@ import { FakeVoxtral, type ScriptedUtterance } from '../test/support/fake-voxtra
  * turn on them can be the turn. A socket with no script of its own is answered from the shared queue.
  *   argv: sttLatencyMs ttsLatencyMs transcript…
  */
+exitOnContractViolation();
 const [sttMs, ttsMs, ...transcripts] = process.argv.slice(2);
 const voxtral = new FakeVoxtral();
 voxtral.transcriptionLatencyMs = Number(sttMs);

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
 import { INPUT_SAMPLE_RATE, PRE_ROLL_MS } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
-import { ask } from './support/child.ts';
+import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -370,6 +370,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
 
 const loop = await buildLoop();
 const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: [], stdio: 'inherit' });
+stopWithFakes(fakes);
 const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');
 
 const results: Result[] = [];

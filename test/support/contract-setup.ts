@@ -11,8 +11,8 @@ beforeAll(() => beginContractWindow(null));
 beforeEach((context) => beginContractWindow(context.task.name));
 
 afterEach(() => {
-  const { expected, seen } = endContractWindow();
-  if (!expected && seen.length > 0) throw new Error(`off Mistral's contract (test/support/mistral-contract.ts):\n${seen.map(formatViolation).join('\n')}`);
+  const undeclared = endContractWindow();
+  if (undeclared.length > 0) throw new Error(`off Mistral's contract (test/support/mistral-contract.ts):\n${undeclared.map(formatViolation).join('\n')}`);
 });
 
 afterAll(() => {

@@ -16,8 +16,8 @@ interface TestWindow {
   test: string | null;
   /** Still the test's: its afterEach has not run. */
   open: boolean;
-  /** The test declared it sends or answers off-contract on purpose. */
-  expected: boolean;
+  /** The breaks the test declared it makes on purpose (any of these predicates), or null. */
+  expected: Array<(violation: ContractViolation) => boolean> | null;
   seen: ContractViolation[];
 }
 
@@ -31,24 +31,25 @@ interface ContractState {
 const STATE = Symbol.for('kohami.mistral-contract');
 /** On globalThis: one record per process, however many copies of this module a test runner loads. */
 const state: ContractState = ((globalThis as { [STATE]?: ContractState })[STATE] ??= {
-  window: { test: null, open: false, expected: false, seen: [] },
+  window: { test: null, open: false, expected: null, seen: [] },
   stray: [],
   listeners: new Set(),
 });
 
 export function recordContractViolation(violation: ContractViolation): void {
   const window = state.window;
-  if (window.expected || (window.open && window.test !== null)) window.seen.push(violation);
+  if (window.expected?.some((declared) => declared(violation)) || (window.open && window.test !== null)) window.seen.push(violation);
   else state.stray.push({ test: window.test, violation });
   for (const listener of state.listeners) listener(violation);
 }
 
 /**
- * Declares that the running test breaks the contract on purpose: its breaks are not a failure. Returns
- * the breaks seen during the test, a list that grows as they come (assert on it after the traffic).
+ * Declares that the running test breaks the contract on purpose: its breaks (those `which` picks, by
+ * default all) are not a failure. Returns every break seen during the test, a list that grows as they
+ * come (assert on it after the traffic).
  */
-export function expectContractViolations(): readonly ContractViolation[] {
-  state.window.expected = true;
+export function expectContractViolations(which: (violation: ContractViolation) => boolean = () => true): readonly ContractViolation[] {
+  (state.window.expected ??= []).push(which);
   return state.window.seen;
 }
 
@@ -60,13 +61,14 @@ export function onContractViolation(listener: (violation: ContractViolation) => 
 
 /** A test starts (null: a test file starts, and breaks before its first test are the file's). */
 export function beginContractWindow(test: string | null): void {
-  state.window = { test, open: test !== null, expected: false, seen: [] };
+  state.window = { test, open: test !== null, expected: null, seen: [] };
 }
 
-/** The test's breaks, and whether it declared them; its later breaks go to the stray ones (unless declared). */
-export function endContractWindow(): { test: string | null; expected: boolean; seen: ContractViolation[] } {
-  state.window.open = false;
-  return state.window;
+/** The test's breaks it did not declare; its later breaks go to the stray ones (unless declared). */
+export function endContractWindow(): ContractViolation[] {
+  const window = state.window;
+  window.open = false;
+  return window.seen.filter((violation) => !window.expected?.some((declared) => declared(violation)));
 }
 
 export function takeStrayViolations(): Array<{ test: string | null; violation: ContractViolation }> {

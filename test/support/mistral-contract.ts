@@ -113,7 +113,8 @@ export const checkValidationAnswer = (body: unknown) => checkWire(ValidationAnsw
 const typeOf = (message: unknown) => (typeof (message as { type?: unknown } | null)?.type === 'string' ? (message as { type: string }).type : undefined);
 
 function unknownType(message: unknown, known: string[]): WireIssue {
-  return { path: ['type'], kind: 'invalid', message: `not one of ${known.join(', ')}`, input: (message as { type?: unknown } | null)?.type };
+  const type = (message as { type?: unknown } | null)?.type;
+  return { path: ['type'], kind: 'invalid', message: `${JSON.stringify(type) ?? 'none'} is not one of ${known.join(', ')}`, input: type };
 }
 
 function record(side: ContractViolation['side'], endpoint: string, issues: WireIssue[]): void {
