@@ -1,11 +1,12 @@
 import * as C from '@mistralai/mistralai/models/components';
 import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { expectContractViolations } from '../support/contract-violations.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { checkValidationAnswer, REFUSED_INPUT_CODE } from '../support/mistral-contract.ts';
+import { checkValidationAnswer, REFUSED_INPUT_CODE, refuseRealtimeMessage } from '../support/mistral-contract.ts';
 
 /** The fakes hold the runtime to Mistral's contract: a break is refused as the service does, and recorded for the suite. */
 describe('the conformance fakes', () => {
@@ -60,6 +61,29 @@ describe('the conformance fakes', () => {
     socket.close();
     await once(socket, 'close');
     expect(broken.map((v) => `${v.side} ${v.endpoint} ${v.path.join('.')}`)).toEqual(['request realtime session.update session.language']);
+  });
+
+  it('a break a service behaviour accepts is recorded but not refused; the others are', async () => {
+    const broken = expectContractViolations();
+    const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    const taken: string[] = [];
+    server.on('connection', (ws) =>
+      ws.on('message', (data) => {
+        if (!refuseRealtimeMessage(ws, data, (issue) => issue.path.join('.') === 'session.language')) taken.push(String(data));
+      }),
+    );
+    await once(server, 'listening');
+    const socket = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const events: unknown[] = [];
+    socket.on('message', (data) => events.push(JSON.parse(String(data))));
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ type: 'session.update', session: { language: 'fr' } }));
+    socket.send(JSON.stringify({ type: 'session.update', session: { language: 'fr', context_bias: ['Marie'] } }));
+    await expect.poll(() => events).toEqual([{ type: 'error', error: { message: 'session.context_bias: Extra inputs are not permitted', code: REFUSED_INPUT_CODE } }]);
+    expect(taken).toHaveLength(1);
+    socket.close();
+    server.close();
+    expect(broken.map((v) => v.path.join('.'))).toEqual(['session.language', 'session.language', 'session.context_bias']);
   });
 
   it('an answer of a fake off the SDK’s inbound schema is recorded as the fake’s break', async () => {

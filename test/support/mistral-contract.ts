@@ -11,12 +11,11 @@ import { checkWire, type WireIssue } from './zod-wire-walker.ts';
  * Mistral's contract as the SDK the runtime depends on (`@mistralai/mistralai`) writes it down in zod:
  * one strict check per message the runtime sends to a Mistral endpoint, and per answer the fakes send
  * back. The fakes (fake-mistral.ts, fake-voxtral.ts) refuse a request that breaks it as the service does
- * (422 `extra_forbidden` on HTTP, an `error` event on the realtime socket) and record every break here;
- * the suite's setup (contract-setup.ts) fails any test during which one was recorded, unless the test
- * declared it with `expectContractViolations()`. An answer of a fake that breaks it is a bug of the fake,
- * recorded the same way.
+ * (422 `extra_forbidden` on HTTP, an `error` event on the realtime socket) and record every break
+ * (contract-violations.ts); the suite's setup (contract-setup.ts) fails any test during which one was
+ * recorded, unless the test declared it with `expectContractViolations()`. An answer of a fake that
+ * breaks it is a bug of the fake, recorded the same way.
  */
-
 
 // --- what the runtime sends ---
 
@@ -133,22 +132,24 @@ export const REFUSED_INPUT_CODE = 3001;
 /**
  * Called first on each message a fake's realtime socket receives: a message that breaks the contract is
  * recorded and answered with an `error` event (the SDK's RealtimeTranscriptionError) naming each break;
- * true when it was, and the fake must not act on it.
+ * true when it was, and the fake must not act on it. Breaks `accepted` (a service behaviour that takes
+ * an undocumented field) are recorded all the same — the SDK's schema refuses them — but not refused.
  */
-export function refuseRealtimeMessage(ws: WebSocket, data: unknown): boolean {
+export function refuseRealtimeMessage(ws: WebSocket, data: unknown, accepted: (issue: WireIssue) => boolean = () => false): boolean {
   let message: unknown;
   try {
     message = JSON.parse(String(data));
   } catch {
-    return refuseMessage(ws, 'realtime (not JSON)', [NOT_JSON]);
+    return refuseMessage(ws, 'realtime (not JSON)', [NOT_JSON], accepted);
   }
-  return refuseMessage(ws, `realtime ${typeOf(message) ?? '(no type)'}`, checkRealtimeClientMessage(message));
+  return refuseMessage(ws, `realtime ${typeOf(message) ?? '(no type)'}`, checkRealtimeClientMessage(message), accepted);
 }
 
-function refuseMessage(ws: WebSocket, endpoint: string, issues: WireIssue[]): boolean {
-  if (issues.length === 0) return false;
+function refuseMessage(ws: WebSocket, endpoint: string, issues: WireIssue[], accepted: (issue: WireIssue) => boolean): boolean {
   record('request', endpoint, issues);
-  const message = issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ');
+  const refused = issues.filter((issue) => !accepted(issue));
+  if (refused.length === 0) return false;
+  const message = refused.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ');
   if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', error: { message, code: REFUSED_INPUT_CODE } }));
   return true;
 }
