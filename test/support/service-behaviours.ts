@@ -18,7 +18,7 @@ export const SERVICE_BEHAVIOURS = {
   // --- speech ---
   'speech-raw-opus': '`response_format: "opus"` streams raw Opus packets, one per delta, in no container',
   'speech-opus-refused': '`response_format: "opus"` is refused with a 422',
-  'speech-slow-first-packet': 'the first speech delta comes 2 s after the request',
+  'speech-slow-first-packet': "an `opus` answer's first delta comes 2 s after the request (PCM's at once: the docs give PCM ~0.7–0.8 s to first audio)",
   'unknown-voice': 'the configured voice is not among the voices listed: speech with it answers 404',
   // --- every endpoint ---
   'rate-limited': 'the first call to each endpoint after it is switched on (chat, embeddings, speech, voices, the socket upgrade) answers 429 with `Retry-After: 1`; later calls are served',
@@ -26,3 +26,30 @@ export const SERVICE_BEHAVIOURS = {
 
 export type ServiceBehaviour = keyof typeof SERVICE_BEHAVIOURS;
 export const SERVICE_BEHAVIOUR_NAMES = Object.keys(SERVICE_BEHAVIOURS) as ServiceBehaviour[];
+
+/**
+ * A fake's switched-on behaviours: a Set, which also remembers each switching-on, so that a behaviour
+ * played "on the first call after it is switched on" (`rate-limited`) is played again when a test
+ * switches it off and on, whether or not a call came in between.
+ */
+export class ServiceBehaviours extends Set<ServiceBehaviour> {
+  private readonly switchedOn = new Map<ServiceBehaviour, number>();
+  /** Per behaviour and endpoint, the switching-on whose first call has been played. */
+  private readonly played = new Map<string, number>();
+
+  override add(behaviour: ServiceBehaviour): this {
+    // Set's constructor adds its iterable before the fields exist: none is passed here.
+    if (!this.has(behaviour)) this.switchedOn?.set(behaviour, (this.switchedOn.get(behaviour) ?? 0) + 1);
+    return super.add(behaviour);
+  }
+
+  /** True for the first call to `endpoint` since `behaviour` was last switched on; false while it is off. */
+  firstCallSince(behaviour: ServiceBehaviour, endpoint: string): boolean {
+    if (!this.has(behaviour)) return false;
+    const key = `${behaviour} ${endpoint}`;
+    const switched = this.switchedOn.get(behaviour) ?? 0;
+    if (this.played.get(key) === switched) return false;
+    this.played.set(key, switched);
+    return true;
+  }
+}
