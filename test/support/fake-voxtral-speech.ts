@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { MISTRAL_TTS_VOICE } from '../../adapters/voice/mistral-speaker.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { oggOpusStream } from './ogg-opus-writer.ts';
-import { ServiceBehaviours } from './service-behaviours.ts';
+import { answerRateLimited, ServiceBehaviourSet } from './fake-behaviours.ts';
 
 /**
  * The speech half of the Voxtral fake (FakeVoxtral extends it): `POST /v1/audio/speech`, streamed
@@ -81,7 +81,7 @@ export function wireViolations(schema: z.ZodType, value: unknown, where: 'body' 
 
 export class FakeVoxtralSpeech {
   /** The service behaviours switched on (service-behaviours.ts); this half plays the speech ones and `rate-limited`. */
-  readonly behaviours = new ServiceBehaviours();
+  readonly behaviours = new ServiceBehaviourSet();
   /** The voices `GET /v1/audio/voices` lists (slugs; each also has an id); speech with another `voice_id` answers 404. */
   voices: string[] = [MISTRAL_TTS_VOICE, 'fr_marie_happy', 'en_paul_neutral'];
   /** Delay before the response headers of `/v1/audio/speech`. */
@@ -99,6 +99,8 @@ export class FakeVoxtralSpeech {
   speechSignal: 'tone' | 'silence' = 'tone';
   /** `response_format: "opus"` in an Ogg stream, or bytes in another container (an MP3's). `speech-raw-opus` overrides both. */
   speechOpus: 'ogg' | 'not-ogg' = 'ogg';
+  /** The `Retry-After` of `rate-limited`'s 429s: seconds, or an HTTP date. */
+  retryAfter = '1';
   /** `GET /v1/audio/voices`: an HTTP status, or 'hang' for a request never answered. */
   voicesStatus: number | 'hang' = 200;
   readonly speechRequests: SpeechRequestRecord[] = [];
@@ -128,11 +130,14 @@ export class FakeVoxtralSpeech {
     const record: VoicesRequestRecord = { query, authorization, status: 200 };
     this.voicesRequests.push(record);
     if (this.voicesStatus === 'hang') return;
-    const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+    const answer = (status: number, body: unknown) => {
       record.status = status;
-      sendJson(res, status, body, headers);
+      sendJson(res, status, body);
     };
-    if (this.behaviours.firstCallSince('rate-limited', 'voices')) return answer(429, RATE_LIMITED, { 'retry-after': '1' });
+    if (this.behaviours.rateLimits('voices')) {
+      record.status = 429;
+      return answerRateLimited(res, this.retryAfter);
+    }
     if (this.voicesStatus !== 200) return answer(this.voicesStatus, serviceError('voices service unavailable', 'server_error'));
     const detail = wireViolations(VOICES_QUERY_WIRE, query, 'query');
     if (detail.length > 0) return answer(422, { detail });
@@ -149,15 +154,19 @@ export class FakeVoxtralSpeech {
   }
 
   private async speech(body: Record<string, unknown>, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
+    if (this.behaviours.rateLimits('speech')) {
+      record.completed = true;
+      record.status = 429;
+      return answerRateLimited(res, this.retryAfter);
+    }
     if (this.speechStatus === 'hang') return;
     await sleep(this.speechLatencyMs);
     if (res.destroyed) return;
-    const refuse = (status: number, answer: unknown, headers: Record<string, string> = {}) => {
+    const refuse = (status: number, answer: unknown) => {
       record.status = status;
-      sendJson(res, status, answer, headers);
+      sendJson(res, status, answer);
       record.completed = true;
     };
-    if (this.behaviours.firstCallSince('rate-limited', 'speech')) return refuse(429, RATE_LIMITED, { 'retry-after': '1' });
     if (this.speechStatus !== 200) return refuse(this.speechStatus, serviceError('speech service unavailable', 'server_error'));
     const detail = wireViolations(SPEECH_REQUEST_WIRE, body, 'body');
     if (detail.length > 0) return refuse(422, { detail });
@@ -227,10 +236,9 @@ export class FakeVoxtralSpeech {
 function serviceError(message: string, type: string, param: string | null = null): Record<string, unknown> {
   return { object: 'error', message, type, param, code: null };
 }
-const RATE_LIMITED = serviceError('Requests rate limit exceeded', 'rate_limit_error');
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 

@@ -26,30 +26,3 @@ export const SERVICE_BEHAVIOURS = {
 
 export type ServiceBehaviour = keyof typeof SERVICE_BEHAVIOURS;
 export const SERVICE_BEHAVIOUR_NAMES = Object.keys(SERVICE_BEHAVIOURS) as ServiceBehaviour[];
-
-/**
- * A fake's switched-on behaviours: a Set, which also remembers each switching-on, so that a behaviour
- * played "on the first call after it is switched on" (`rate-limited`) is played again when a test
- * switches it off and on, whether or not a call came in between.
- */
-export class ServiceBehaviours extends Set<ServiceBehaviour> {
-  private readonly switchedOn = new Map<ServiceBehaviour, number>();
-  /** Per behaviour and endpoint, the switching-on whose first call has been played. */
-  private readonly played = new Map<string, number>();
-
-  override add(behaviour: ServiceBehaviour): this {
-    // Set's constructor adds its iterable before the fields exist: none is passed here.
-    if (!this.has(behaviour)) this.switchedOn?.set(behaviour, (this.switchedOn.get(behaviour) ?? 0) + 1);
-    return super.add(behaviour);
-  }
-
-  /** True for the first call to `endpoint` since `behaviour` was last switched on; false while it is off. */
-  firstCallSince(behaviour: ServiceBehaviour, endpoint: string): boolean {
-    if (!this.has(behaviour)) return false;
-    const key = `${behaviour} ${endpoint}`;
-    const switched = this.switchedOn.get(behaviour) ?? 0;
-    if (this.played.get(key) === switched) return false;
-    this.played.set(key, switched);
-    return true;
-  }
-}
