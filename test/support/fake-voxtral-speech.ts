@@ -33,6 +33,8 @@ export interface VoicesRequestRecord {
 
 /** Float32 PCM at 24 kHz: what Mistral's `response_format: "pcm"` returns. */
 export const FAKE_SPEECH_SAMPLE_RATE = 24_000;
+/** The voices the fake lists unless told: the runtime's default voice among them. */
+export const FAKE_VOICES: readonly string[] = [MISTRAL_TTS_VOICE, 'fr_marie_happy', 'en_paul_neutral'];
 /** `speech-slow-first-packet`: how long an Opus answer's first delta is held. */
 export const SLOW_FIRST_PACKET_MS = 2_000;
 /** Audio per character of input: a sentence's length decides its duration. */
@@ -83,7 +85,7 @@ export class FakeVoxtralSpeech {
   /** The service behaviours switched on (service-behaviours.ts); this half plays the speech ones and `rate-limited`. */
   readonly behaviours = new ServiceBehaviourSet();
   /** The voices `GET /v1/audio/voices` lists (slugs; each also has an id); speech with another `voice_id` answers 404. */
-  voices: string[] = [MISTRAL_TTS_VOICE, 'fr_marie_happy', 'en_paul_neutral'];
+  voices: string[] = [...FAKE_VOICES];
   /** Delay before the response headers of `/v1/audio/speech`. */
   speechLatencyMs = 0;
   /** Delay between two streamed deltas. */
