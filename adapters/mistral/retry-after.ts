@@ -1,3 +1,5 @@
+import { APICallError } from '@ai-sdk/provider';
+
 /** The pause after a 429 that names no Retry-After: a 429 asks to slow down even when it does not say for how long. */
 export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
 /**
@@ -27,7 +29,8 @@ export function retryAfterMs(headers: ResponseHeaders | undefined, now = Date.no
   const precise = header(headers, 'retry-after-ms');
   if (precise !== undefined && precise.trim() !== '' && Number.isFinite(Number(precise)) && Number(precise) >= 0) return cap(Number(precise));
   const value = header(headers, 'retry-after')?.trim();
-  if (!value) return null;
+  // An HTTP date names its day and month: anything else that Date.parse would take (« -3 ») is not one.
+  if (!value || (!/^\d+(\.\d+)?$/.test(value) && !/[a-z]/i.test(value))) return null;
   // Whole seconds by the RFC; a fraction is read as seconds too, never as a date.
   if (/^\d+(\.\d+)?$/.test(value)) return cap(Number(value) * 1000);
   const date = Date.parse(value);
@@ -43,6 +46,11 @@ export function throttleMs(status: number | undefined, headers: ResponseHeaders 
   if (status === 429) return retryAfterMs(headers, now) ?? DEFAULT_THROTTLE_PAUSE_MS;
   if (status === 503) return retryAfterMs(headers, now);
   return null;
+}
+
+/** `throttleMs` of an AI SDK call's error (its APICallError keeps the response's status and headers); null for any other error. */
+export function throttleOfError(err: unknown, now = Date.now()): number | null {
+  return APICallError.isInstance(err) ? throttleMs(err.statusCode, err.responseHeaders, now) : null;
 }
 
 /**
@@ -63,4 +71,25 @@ export class ProviderPause {
     if (ms !== null) this.until = Math.max(this.until, Date.now() + ms);
     return ms;
   }
+
+  /** Resolves when the pause is over (at once without one); an abort of `signal` rejects it with the signal's reason. */
+  async over(signal?: AbortSignal): Promise<void> {
+    for (let left = this.leftMs; left > 0; left = this.leftMs) await delay(left, signal);
+  }
+}
+
+/** Resolves after `ms`; an abort of `signal` clears the timer and rejects with the signal's reason. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

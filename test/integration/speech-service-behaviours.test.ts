@@ -35,7 +35,7 @@ beforeEach(() => {
   voxtral.voicesRequests.length = 0;
   voxtral.voices = [...FAKE_VOICES];
   voxtral.voicesStatus = 200;
-  voxtral.retryAfter = '1';
+  voxtral.rateLimitRetryAfter = '1';
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -191,7 +191,7 @@ describe('MistralSpeaker under each speech behaviour', () => {
   it('a Retry-After over a minute is capped at a minute', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     voxtral.behaviours.add('rate-limited');
-    voxtral.retryAfter = '3600';
+    voxtral.rateLimitRetryAfter = '3600';
     const primary = speaker();
     await expect(pcm(primary, FIRST)).rejects.toThrow(SpeechServiceError);
     await vi.advanceTimersByTimeAsync(MAX_THROTTLE_PAUSE_MS - 1);

@@ -102,7 +102,7 @@ export class FakeVoxtralSpeech {
   /** `response_format: "opus"` in an Ogg stream, or bytes in another container (an MP3's). `speech-raw-opus` overrides both. */
   speechOpus: 'ogg' | 'not-ogg' = 'ogg';
   /** The `Retry-After` of `rate-limited`'s 429s: seconds, or an HTTP date. */
-  retryAfter = '1';
+  rateLimitRetryAfter = '1';
   /** `GET /v1/audio/voices`: an HTTP status, or 'hang' for a request never answered. */
   voicesStatus: number | 'hang' = 200;
   readonly speechRequests: SpeechRequestRecord[] = [];
@@ -138,7 +138,7 @@ export class FakeVoxtralSpeech {
     };
     if (this.behaviours.rateLimits('voices')) {
       record.status = 429;
-      return answerRateLimited(res, this.retryAfter);
+      return answerRateLimited(res, this.rateLimitRetryAfter);
     }
     if (this.voicesStatus !== 200) return answer(this.voicesStatus, serviceError('voices service unavailable', 'server_error'));
     const detail = wireViolations(VOICES_QUERY_WIRE, query, 'query');
@@ -159,7 +159,7 @@ export class FakeVoxtralSpeech {
     if (this.behaviours.rateLimits('speech')) {
       record.completed = true;
       record.status = 429;
-      return answerRateLimited(res, this.retryAfter);
+      return answerRateLimited(res, this.rateLimitRetryAfter);
     }
     if (this.speechStatus === 'hang') return;
     await sleep(this.speechLatencyMs);
