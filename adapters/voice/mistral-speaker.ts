@@ -67,8 +67,8 @@ export interface MistralSpeakerOptions {
  * SpeakerPort over Mistral's speech endpoint through the official SDK (`audio.speech.complete`,
  * `stream: true`): server-sent `speech.audio.delta` events of float32 PCM, yielded as s16 as they
  * arrive, one request per sentence; or, for an Opus kiosk, of Opus, yielded as its packets. It honours
- * what the service answers: a 429's Retry-After and a 404 pause its requests (each sentence meanwhile
- * fails at once, and the fallback speaker speaks it), an unreadable or slow Opus turns it to PCM.
+ * what the service answers: a 429's Retry-After (or a 503's) and a 404 pause its requests (each sentence
+ * meanwhile fails at once, and the fallback speaker speaks it), an unreadable or slow Opus turns it to PCM.
  */
 export class MistralSpeaker implements SpeakerPort {
   readonly sampleRate = MISTRAL_TTS_SAMPLE_RATE;
@@ -150,7 +150,7 @@ export class MistralSpeaker implements SpeakerPort {
   /**
    * Whether the service lists the configured voice (by slug or id), asked once at start: `GET
    * /v1/audio/voices` page by page, within `timeoutMs` in all. A 429 starts the pause its Retry-After
-   * asks for, as a sentence's would.
+   * asks for, as a sentence's would (a 404 here is the list's, not the voice's: no pause).
    */
   async checkVoice(timeoutMs = VOICE_CHECK_MS): Promise<VoiceCheck> {
     const request = new AbortController();
@@ -167,7 +167,7 @@ export class MistralSpeaker implements SpeakerPort {
       }
       return { kind: 'unchecked', reason: `the service lists over ${MAX_VOICE_PAGES * VOICES_PER_PAGE} voices` };
     } catch (err) {
-      if (err instanceof MistralError && err.statusCode === 429) this.notePause(err);
+      if (err instanceof MistralError) this.noteRetryAfter(err);
       if (request.signal.aborted) return { kind: 'unchecked', reason: `no answer within ${timeoutMs} ms` };
       return { kind: 'unchecked', reason: err instanceof MistralError ? `HTTP ${err.statusCode}` : (err as Error).message };
     } finally {
@@ -182,20 +182,22 @@ export class MistralSpeaker implements SpeakerPort {
     this.logger?.warn({ reason }, 'speech: sentences are asked of the service as PCM from now on (encoded by the runtime for Opus kiosks)');
   }
 
-  /** A 429 pauses every request for its Retry-After (capped), a 404 for `UNKNOWN_VOICE_PAUSE_MS`; each told in the log. */
-  private notePause(err: MistralError): void {
-    if (err.statusCode === 429) {
-      const pauseMs = this.pause.note(throttleMs(429, Object.fromEntries(err.headers)));
-      this.pauseReason = 'rate-limited (429)';
-      this.logger?.warn({ status: 429, pauseMs }, "speech service rate-limited: sentences are spoken by espeak-ng until its Retry-After has passed");
-    } else if (err.statusCode === 404) {
-      this.pause.note(UNKNOWN_VOICE_PAUSE_MS);
-      this.pauseReason = `voice ${this.voice} unknown (404)`;
-      this.logger?.error(
-        { status: 404, voice: this.voice, model: this.model, pauseMs: UNKNOWN_VOICE_PAUSE_MS },
-        'speech service does not know the voice (or the model): sentences are spoken by espeak-ng, the service is asked again after the pause; set MISTRAL_TTS_VOICE to a voice GET /v1/audio/voices lists',
-      );
-    }
+  /** A 429 (or a 503 that says when to come back) pauses every request for its Retry-After, capped; told in the log. */
+  private noteRetryAfter(err: MistralError): void {
+    const pauseMs = this.pause.note(throttleMs(err.statusCode, Object.fromEntries(err.headers)));
+    if (pauseMs === null) return;
+    this.pauseReason = `told to wait (HTTP ${err.statusCode})`;
+    this.logger?.warn({ status: err.statusCode, pauseMs }, 'speech service told to wait: sentences are spoken by espeak-ng until its Retry-After has passed');
+  }
+
+  /** A 404 on a sentence: the voice (or the model) unknown to the service; no request for `UNKNOWN_VOICE_PAUSE_MS`, told in the log. */
+  private noteUnknownVoice(): void {
+    this.pause.note(UNKNOWN_VOICE_PAUSE_MS);
+    this.pauseReason = `voice ${this.voice} unknown (HTTP 404)`;
+    this.logger?.error(
+      { status: 404, voice: this.voice, model: this.model, pauseMs: UNKNOWN_VOICE_PAUSE_MS },
+      'speech service does not know the voice (or the model): sentences are spoken by espeak-ng, the service is asked again after the pause; set MISTRAL_TTS_VOICE to a voice GET /v1/audio/voices lists',
+    );
   }
 
   /** The decoded bytes of each `speech.audio.delta`, as they arrive; ends quietly when `signal` aborts. */
@@ -226,7 +228,10 @@ export class MistralSpeaker implements SpeakerPort {
     } catch (err) {
       if (signal.aborted) return;
       if (stalled) throw new SpeechServiceError(`no speech audio for ${this.stallMs} ms`);
-      if (err instanceof MistralError) this.notePause(err);
+      if (err instanceof MistralError) {
+        if (err.statusCode === 404) this.noteUnknownVoice();
+        else this.noteRetryAfter(err);
+      }
       throw new SpeechServiceError(`speech request failed: ${(err as Error).message}`, { cause: err });
     } finally {
       clearTimeout(timer);

@@ -195,7 +195,7 @@ describe('MistralSpeaker under each speech behaviour', () => {
     const primary = speaker();
     await expect(pcm(primary, FIRST)).rejects.toThrow(SpeechServiceError);
     await vi.advanceTimersByTimeAsync(MAX_THROTTLE_PAUSE_MS - 1);
-    await expect(pcm(primary, FIRST)).rejects.toThrow(/not asked for 1 ms more: rate-limited/);
+    await expect(pcm(primary, FIRST)).rejects.toThrow(/not asked for 1 ms more: told to wait \(HTTP 429\)/);
     await vi.advanceTimersByTimeAsync(1);
     expect(samples(await pcm(primary, FIRST))).toBe(voxtralSamples(FIRST));
     expect(statuses()).toEqual([429, 200]);
@@ -221,7 +221,7 @@ describe('the voice check', () => {
     voxtral.behaviours.add('rate-limited');
     const primary = speaker();
     await expect(primary.checkVoice()).resolves.toEqual({ kind: 'unchecked', reason: 'HTTP 429' });
-    await expect(pcm(primary, FIRST)).rejects.toThrow(/not asked for 1000 ms more: rate-limited/);
+    await expect(pcm(primary, FIRST)).rejects.toThrow(/not asked for 1000 ms more: told to wait \(HTTP 429\)/);
     expect(voxtral.speechRequests).toHaveLength(0);
     voxtral.behaviours.delete('rate-limited');
     await vi.advanceTimersByTimeAsync(1_000);
