@@ -42,6 +42,7 @@ import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-smal
 import { CloseJobs } from './jobs/close-jobs.ts';
 import { SessionFacts } from './jobs/session-facts.ts';
 import { ProviderGate } from '../adapters/models/provider-gate.ts';
+import { ProviderPause } from '../adapters/mistral/retry-after.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -199,12 +200,18 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
 
+  // A 429 of the agent's model pauses the agent for every session: each one checks it before its call.
+  const agentPause = new ProviderPause();
   const turnPorts: TurnPorts = {
     // Recall's consent query and memory search are spans of the turn's recall.
     recall: new MemoryFluxAdapter(tracedConsents(consents, traces), tracedMemory(memory.memory, traces), config.RECALL_BUDGET_MS, logger),
     cache: semanticCache,
-    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces),
+    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces, agentPause),
   };
+  // Every sub-agent call goes through the gate (the live window's summaries, the derivations, the
+  // dream): a 429 of their model pauses them all for its Retry-After.
+  const gate = new ProviderGate();
+  const subagentModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
   // sessions' ports adopt what it recorded when the turn asks the same.
   const preemptions =
@@ -221,7 +228,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       agentReply: agentReplyLogic(ports.agent),
       // The stages as the turn sees them: a preemptive turn's adopted work shows as its wait here.
       semanticCache: semanticCacheLogic(tracedSemanticCache(ports.cache, traces)),
-      summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
+      summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(subagentModel)),
       recall: recallLogic(tracedRecall(ports.recall, traces)),
     },
   });
@@ -264,19 +271,17 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       replyMaxMs: config.REPLY_MAX_MS,
     },
     windowBudget: { maxMessages: config.WINDOW_MAX_MESSAGES, maxTokens: config.WINDOW_MAX_TOKENS },
+    agentPause,
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
   const memoryFacts = new PgMemoryFactsRepository(db.pool);
-  // The derivations' calls go through the gate: a 429/503 pauses them all for its Retry-After.
-  const gate = new ProviderGate();
-  const derivationModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   const closeJobs = new CloseJobs({
     consents,
-    classifier: new MistralSmallMoodClassifier(derivationModel),
-    summarizer: new MistralSmallConversationSummarizer(derivationModel, logger),
-    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(derivationModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
-    segmentSummarizer: new MistralSmallSegmentSummarizer(derivationModel, logger),
+    classifier: new MistralSmallMoodClassifier(subagentModel),
+    summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(subagentModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
+    segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
     moodScores,
     segments,
     metrics,
@@ -315,7 +320,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     memory: memory.memory,
     embedder,
     profiles,
-    consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
+    consolidator: new MistralSmallConsolidator(subagentModel),
   });
   const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger, {
     expireSeconds: config.DREAM_JOB_EXPIRE_S,

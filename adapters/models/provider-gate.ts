@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
-import { ProviderPause, throttleOfError } from '../mistral/retry-after.ts';
+import { DEFAULT_THROTTLE_PAUSE_MS, ProviderPause, throttleOfError } from '../mistral/retry-after.ts';
 
 /**
  * A model call that failed for now: a retryable provider error (408, 409, 429, 5xx, a dropped or
@@ -24,9 +24,9 @@ export interface TransientReport {
 
 /**
  * The derivations' side of a provider's rate limit, around the sub-agents' model:
- * - a 429, or a 503 that names a Retry-After, pauses every call made through the gate for it
- *   (retry-after.ts): while it lasts, a call fails at once with a retryable error instead of
- *   reaching the provider;
+ * - a 429 or a 503 pauses every call made through the gate for its Retry-After (retry-after.ts),
+ *   a 503 that names none for 1 s (off the hot path, sparing an overloaded service costs nothing):
+ *   while it lasts, a call fails at once with a retryable error instead of reaching the provider;
  * - `track` runs a unit of work and reports the calls in it that gave up on a transient failure
  *   even though the sub-agent swallowed it (the summarizers and the extractor never throw: they
  *   return null or no facts), so the caller can try the whole unit again later.
@@ -86,7 +86,8 @@ export class ProviderGate {
           failed?.delete(options.prompt);
           return result;
         } catch (err) {
-          const wait = this.pause.note(throttleOfError(err));
+          const overloaded = APICallError.isInstance(err) && err.statusCode === 503 ? DEFAULT_THROTTLE_PAUSE_MS : null;
+          const wait = this.pause.note(throttleOfError(err) ?? overloaded);
           if (wait !== null) failed?.set(options.prompt, wait);
           else if (isTransientModelError(err, options.abortSignal)) failed?.set(options.prompt, null);
           throw err;
