@@ -43,6 +43,7 @@ import { CloseJobs } from './jobs/close-jobs.ts';
 import { SessionFacts } from './jobs/session-facts.ts';
 import { ProviderGate } from '../adapters/models/provider-gate.ts';
 import { ProviderPause } from '../adapters/mistral/retry-after.ts';
+import { mistralHostOf, type MistralHost } from '../adapters/mistral/base-url.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -105,6 +106,8 @@ export interface Runtime {
   processId: string;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
+  /** The Mistral host in use and its region (base-url.ts); null without a key. */
+  mistralHost: MistralHost | null;
   /** Voice mode's speech-to-text: Voxtral with a key; without one, voice sessions have no voice input. */
   voiceInput: boolean;
   seed: DevSeed | null;
@@ -175,6 +178,9 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const tracing = createTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME, instanceId: processId });
   const traces = new TurnTraces(tracing.tracer);
   if (tracing.exporting) logger.info({ serviceName: config.OTEL_SERVICE_NAME }, 'traces: each turn exported as spans over OTLP/HTTP');
+  // Where the seniors' words go (INV-T02): said by the banner and /ready, and warned of when not the EU.
+  const mistralHost = config.MISTRAL_API_KEY ? mistralHostOf(config.MISTRAL_BASE_URL, config.KOHAMI_ENV) : null;
+  if (mistralHost?.region === 'Global' || mistralHost?.region === 'unconfirmed') logger.warn({ host: mistralHost.host, region: mistralHost.region }, `Mistral host: ${mistralHost.note}`);
   const memory = provideMemory({
     pool: db.pool,
     embedder,
@@ -394,6 +400,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     rateLimit: overrides.rateLimit,
     seniorLimits: { socketsPerSenior: config.KIOSK_SOCKETS_PER_SENIOR, startsBurst: config.KIOSK_STARTS_BURST, startsPerMinute: config.KIOSK_STARTS_PER_MINUTE },
     voice: voiceSessionFactory(voiceServices),
+    mistralRegion: mistralHost?.region ?? 'offline',
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -429,5 +436,5 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
   const voiceInput = voiceServices.transcriber !== null;
-  return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, mistralHost, voiceInput, seed, url, close };
 }
