@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { KioskClient } from '../support/kiosk-client.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import { kioskOnFakeMistral } from '../support/fake-mistral-kiosk.ts';
+import type { KioskClient } from '../support/kiosk-client.ts';
+import type { TestRuntime } from '../support/runtime.ts';
 
 /**
  * A kiosk over the real runtime while Mistral rate-limits (the FakeMistral playing `rate-limited`:
@@ -14,24 +15,19 @@ const TURN_BUDGET_MS = 2500;
 let mistral: FakeMistral;
 let rt: TestRuntime;
 let kiosk: KioskClient;
+let close: () => Promise<void>;
 /** When each of the agent's (streamed) calls reached the fake. */
 const agentCalls: number[] = [];
 
 beforeAll(async () => {
-  mistral = await new FakeMistral().start();
-  mistral.mode = { kind: 'stream', chunks: ['Il est ', 'midi.'] };
-  mistral.onChatRequest = (body) => {
-    if (body.stream === true) agentCalls.push(Date.now());
-  };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: String(TURN_BUDGET_MS) });
-  kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
-  await kiosk.start();
+  ({ mistral, rt, kiosk, close } = await kioskOnFakeMistral({ TURN_BUDGET_MS: String(TURN_BUDGET_MS) }, (fake) => {
+    fake.mode = { kind: 'stream', chunks: ['Il est ', 'midi.'] };
+    fake.onChatRequest = (body) => {
+      if (body.stream === true) agentCalls.push(Date.now());
+    };
+  }));
 });
-afterAll(async () => {
-  kiosk.close();
-  await rt.close();
-  await mistral.stop();
-});
+afterAll(() => close());
 
 /** Switches `rate-limited` on afresh (its 429 re-armed), once no derivation is left to take the chat's 429 instead of the agent. */
 async function rateLimit(retryAfter: string): Promise<void> {
