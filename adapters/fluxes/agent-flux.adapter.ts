@@ -95,12 +95,14 @@ export class AgentFluxAdapter implements AgentPort {
     tools: Pick<LanguageModelV4CallOptions, 'tools' | 'toolChoice'>,
     signal: AbortSignal,
   ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV4ToolCall[] }> {
+    // Before the span: a wait for the provider's Retry-After is not the model's latency.
+    await this.pause.over(signal);
     const span = ModelCallSpan.start(this.traces, seniorId, this.model, { maxTokens: MAX_OUTPUT_TOKENS, tools: tools.tools !== undefined });
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | null = null;
     let text = '';
     const calls: LanguageModelV4ToolCall[] = [];
     try {
-      reader = (await this.open({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools }, signal)).getReader();
+      reader = (await this.open({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools })).getReader();
       for (;;) {
         const { done, value: part } = await reader.read();
         if (done) return { text, calls };
@@ -125,9 +127,8 @@ export class AgentFluxAdapter implements AgentPort {
     }
   }
 
-  /** The model's stream, once the provider's pause is over; an answer asking to wait pauses the agent and is an AgentThrottledError. */
-  private async open(options: LanguageModelV4CallOptions, signal: AbortSignal): Promise<ReadableStream<LanguageModelV4StreamPart>> {
-    await this.pause.over(signal);
+  /** The model's stream; an answer asking to wait (Retry-After) pauses the agent and is an AgentThrottledError. */
+  private async open(options: LanguageModelV4CallOptions): Promise<ReadableStream<LanguageModelV4StreamPart>> {
     try {
       return (await this.model.doStream(options)).stream;
     } catch (err) {
