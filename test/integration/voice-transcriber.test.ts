@@ -100,7 +100,8 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
   });
 
   it('a short budget bounds the flush on its own', async () => {
-    voxtral.utterances.push({ text: 'jamais', fault: 'hang' });
+    // Hung on every socket: the flush's own socket, and the fresh one its utterance is replayed on.
+    voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais', fault: 'hang' });
     const stream = await services(300).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
     for (const frame of toneFrames(200)) stream.append(frame);
     const started = performance.now();
