@@ -51,7 +51,8 @@ describe('voice configuration', () => {
   });
 
   it('sends the recognizer its documented settings alone unless told: no language, no names; a flush answer bound within the budget', () => {
-    expect(loadConfig({})).toMatchObject({ STT_LANGUAGE: undefined, STT_CONTEXT_BIAS: 'off', STT_FLUSH_ANSWER_MS: 600, STT_IDLE_CLOSE_MS: 20_000 });
+    expect(loadConfig({})).toMatchObject({ STT_CONTEXT_BIAS: 'off', STT_FLUSH_ANSWER_MS: 600, STT_IDLE_CLOSE_MS: 20_000 });
+    expect(loadConfig({}).STT_LANGUAGE).toBeUndefined();
     expect(loadConfig({ STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' })).toMatchObject({ STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' });
     expect(() => loadConfig({ STT_LANGUAGE: 'French' })).toThrow(/invalid configuration: STT_LANGUAGE \(got "French"\): must be a language code such as fr/);
     expect(() => loadConfig({ STT_CONTEXT_BIAS: 'yes' })).toThrow(/invalid configuration: STT_CONTEXT_BIAS/);
