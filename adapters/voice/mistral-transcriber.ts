@@ -130,6 +130,7 @@ export class MistralTranscriber implements TranscriberPort {
       serverUrl,
       apiKey: options.apiKey,
       model: options.model ?? MISTRAL_STT_MODEL,
+      live: { fragments: false },
       fields: new SessionFields({ language: options.language, contextBias: options.contextBias === true, logger: options.logger, onServiceEvent: options.onServiceEvent }),
       ...(options.streamingDelayMs !== undefined ? { streamingDelayMs: options.streamingDelayMs } : {}),
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
@@ -208,6 +209,8 @@ interface StreamSettings {
   apiKey: string;
   model: string;
   fields: SessionFields;
+  /** What the process's streams have learnt of the service's live text: it sends words in pieces. */
+  live: { fragments: boolean };
   streamingDelayMs?: number;
   connectTimeoutMs: number;
   flushTimeoutMs: number;
@@ -276,8 +279,6 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private batch = new Int16Array(APPEND_BATCH_SAMPLES);
   private batchLength = 0;
   private pending: Flush | undefined;
-  /** The service sends words in pieces: live text is read up to its last whole word. */
-  private fragments = false;
   /** The live text last handed to the listeners. */
   private told = '';
   private readonly listeners: Array<(text: string) => void> = [];
@@ -467,10 +468,11 @@ class MistralTranscriptionStream implements TranscriptionStream {
   // --- live text ---
 
   private delta(line: Line, text: string): void {
-    if (continuesWord(line.live, text)) this.fragments = true;
+    // Once a piece is seen continuing a word, every stream of the process reads live text up to its last whole word.
+    if (continuesWord(line.live, text)) this.settings.live.fragments = true;
     line.live += text;
     if (line !== this.line || line.replaying) return;
-    this.tell(readableLive(line.live, this.fragments));
+    this.tell(readableLive(line.live, this.settings.live.fragments));
   }
 
   private resetLive(line: Line): void {

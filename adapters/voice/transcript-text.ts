@@ -13,9 +13,10 @@ function compared(word: string): string {
     .replace(/[^\p{L}\p{N}']/gu, '');
 }
 
+/** A word of the text as written, and the words it compares as (« petit-fils » as « petit fils »; « ? » as none). */
 interface Token {
   raw: string;
-  word: string;
+  words: string[];
 }
 
 const tokensOf = (text: string): Token[] =>
@@ -23,9 +24,9 @@ const tokensOf = (text: string): Token[] =>
     .trim()
     .split(/\s+/)
     .filter(Boolean)
-    .map((raw) => ({ raw, word: compared(raw) }));
+    .map((raw) => ({ raw, words: raw.split('-').map(compared).filter(Boolean) }));
 
-const wordsOf = (tokens: Token[]): string[] => tokens.flatMap((t) => (t.word === '' ? [] : [t.word]));
+const wordsOf = (tokens: Token[]): string[] => tokens.flatMap((t) => t.words);
 
 /** Fewer words than this before could be the senior's own repetition (« Oui. » … « Oui, merci. »), not the service's. */
 const SURE_WORDS = 3;
@@ -41,8 +42,8 @@ const startsWith = (words: string[], prefix: string[]): boolean => prefix.length
  * is told from one whose finals are each its own utterance by the finals themselves: a final that begins
  * with the socket's earlier finals (their words, case and punctuation aside) repeats them — once they hold
  * `SURE_WORDS` words; shorter, a senior may well say them again, and the utterance's own live text decides.
- * A revised cumulative final (an earlier word corrected) is cut where it matches the earlier finals best.
- * Once the socket has shown which it is, it stays so.
+ * Once the socket has shown which it is, it stays so; on one known to repeat them, a final that revised an
+ * earlier word is cut where it matches the earlier finals best.
  */
 export class SocketFinals {
   /** The compared words of what this socket has finalized, in order (its cumulative final, when it gives one). */
@@ -81,8 +82,10 @@ export class SocketFinals {
       if (live.length === 0 || !startsWith(live, said)) return said.length;
       return startsWith(words.slice(said.length), said) ? said.length : 0;
     }
-    const revised = sure ? revisedCut(said, words) : 0;
-    if (revised > 0) return this.found(revised);
+    // Only a socket known to repeat its finals may have revised them: a senior says « Je voudrais un café »,
+    // then « Je voudrais un thé et des biscuits ».
+    const revised = this.kind === 'cumulative' ? revisedCut(said, words) : 0;
+    if (revised > 0) return revised;
     if (said.length >= SURE_WORDS && this.kind === 'unknown') {
       this.kind = 'separate';
       this.said = [];
@@ -96,12 +99,12 @@ export class SocketFinals {
   }
 }
 
-/** The raw text after the first `cut` compared words (and the punctuation that closed them). */
+/** The text as written after the first `cut` compared words (and the punctuation that closed them). */
 function textAfter(tokens: Token[], cut: number): string {
   let seen = 0;
   let at = 0;
-  while (at < tokens.length && seen < cut) if (tokens[at++]!.word !== '') seen += 1;
-  while (at < tokens.length && tokens[at]!.word === '') at += 1;
+  while (at < tokens.length && seen < cut) seen += tokens[at++]!.words.length;
+  while (at < tokens.length && tokens[at]!.words.length === 0) at += 1;
   return tokens
     .slice(at)
     .map((t) => t.raw)

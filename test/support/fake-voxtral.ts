@@ -97,9 +97,27 @@ const BYTES_PER_MS = 32;
 /** Voxtral realtime's default `target_streaming_delay_ms`. */
 export const DEFAULT_STREAMING_DELAY_MS = 480;
 
+/** The behaviours switched on, telling the fake when one is switched on. */
+class BehaviourSet extends Set<ServiceBehaviour> {
+  private readonly switchedOn: (behaviour: ServiceBehaviour) => void;
+
+  constructor(switchedOn: (behaviour: ServiceBehaviour) => void) {
+    super();
+    this.switchedOn = switchedOn;
+  }
+
+  override add(behaviour: ServiceBehaviour): this {
+    if (!this.has(behaviour)) this.switchedOn(behaviour);
+    return super.add(behaviour);
+  }
+}
+
 export class FakeVoxtral {
   /** The service's reported misbehaviours this fake plays (test/support/service-behaviours.ts); none: it conforms. */
-  readonly behaviours = new Set<ServiceBehaviour>();
+  readonly behaviours: Set<ServiceBehaviour> = new BehaviourSet((behaviour) => {
+    // Switched on (again): its one refused upgrade is due.
+    if (behaviour === 'rate-limited') this.upgradeLimited = false;
+  });
   // --- realtime transcription ---
   /** `late-flush`: how late every flush is answered. */
   lateFlushMs = 1500;
@@ -229,8 +247,7 @@ export class FakeVoxtral {
 
   /** `rate-limited`: the first upgrade after the behaviour is switched on is refused, the later ones served. */
   private rateLimitsUpgrade(): boolean {
-    if (!this.behaviours.has('rate-limited')) return (this.upgradeLimited = false);
-    if (this.upgradeLimited) return false;
+    if (!this.behaviours.has('rate-limited') || this.upgradeLimited) return false;
     return (this.upgradeLimited = true);
   }
 
