@@ -40,10 +40,11 @@ const startsWith = (words: string[], prefix: string[]): boolean => prefix.length
 /**
  * One socket's final texts. A service that repeats in each final everything said since the socket opened
  * is told from one whose finals are each its own utterance by the finals themselves: a final that begins
- * with the socket's earlier finals (their words, case and punctuation aside) repeats them — once they hold
- * `SURE_WORDS` words; shorter, a senior may well say them again, and the utterance's own live text decides.
- * Once the socket has shown which it is, it stays so; on one known to repeat them, a final that revised an
- * earlier word is cut where it matches the earlier finals best.
+ * with the socket's earlier finals (their words, case and punctuation aside) repeats them — unless the
+ * utterance's own live text begins with them too (the senior said them again: a repeating final would hold
+ * them twice), or the final is exactly them (an utterance of no words is taken so only on a socket known to
+ * repeat). Once `SURE_WORDS` repeated words have shown which kind the socket is, it stays so; on one known
+ * to repeat, a final that revised an earlier word is cut where it matches the earlier finals best.
  */
 export class SocketFinals {
   /** The compared words of what this socket has finalized, in order (its cumulative final, when it gives one). */
@@ -74,13 +75,14 @@ export class SocketFinals {
   /** How many of `words` repeat the earlier finals (0: none — the final is the utterance's own). */
   private cut(words: string[], live: string[]): number {
     const said = this.said;
-    const sure = this.kind === 'cumulative' || said.length >= SURE_WORDS;
     if (startsWith(words, said)) {
-      if (sure) return this.found(said.length);
-      if (words.length === said.length) return 0;
-      // Few words: the utterance's live text tells whether the senior said them again.
-      if (live.length === 0 || !startsWith(live, said)) return said.length;
-      return startsWith(words.slice(said.length), said) ? said.length : 0;
+      // The utterance's own live text begins as the earlier finals did: the senior said them again, and a
+      // final that repeats the socket's holds them twice.
+      const k = Math.min(live.length, said.length, SURE_WORDS);
+      if (k > 0 && startsWith(said, live.slice(0, k))) return startsWith(words.slice(said.length), said.slice(0, k)) ? this.repeated(said.length) : 0;
+      // Nothing new: an utterance of no words, only on a socket known to repeat its finals.
+      if (words.length === said.length) return this.kind === 'cumulative' ? said.length : 0;
+      return this.repeated(said.length);
     }
     // Only a socket known to repeat its finals may have revised them: a senior says « Je voudrais un café »,
     // then « Je voudrais un thé et des biscuits ».
@@ -93,8 +95,9 @@ export class SocketFinals {
     return 0;
   }
 
-  private found(cut: number): number {
-    this.kind = 'cumulative';
+  /** `cut` words repeat the earlier finals; as many as SURE_WORDS of them show the socket repeats its finals. */
+  private repeated(cut: number): number {
+    if (cut >= SURE_WORDS) this.kind = 'cumulative';
     return cut;
   }
 }

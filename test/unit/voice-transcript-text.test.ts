@@ -26,6 +26,18 @@ describe('a socket’s final texts (SocketFinals)', () => {
     ).toEqual(['Bonjour, je vais bien.', 'Et vous, ça va ?', 'Il fait beau.']);
   });
 
+  it('the senior saying the same sentence again, or again and more, on a service that does not repeat: each turn has what was said', () => {
+    const same = 'Je suis allée au marché ce matin avec ma fille';
+    expect(utterances([[same, same], [same, same], [`${same}, et on a acheté des fraises`, same]])).toEqual([same, same, `${same}, et on a acheté des fraises`]);
+    // No live text at all (its words all held until the flush): the same sentence again is still taken whole.
+    expect(utterances([[same, ''], [same, '']])).toEqual([same, same]);
+  });
+
+  it('the senior saying the same sentence again on a service that repeats: the final holds it twice, the turn once', () => {
+    const same = 'Je suis allée au marché ce matin avec ma fille';
+    expect(utterances([[same, same], [`${same}. ${same}`, same]])).toEqual([same, same]);
+  });
+
   it('on a socket known to repeat its finals, a final that revised an earlier word is cut where it matches them best', () => {
     const socket = new SocketFinals();
     socket.take('Mon petit-fils vient dimanche', '');
