@@ -39,12 +39,13 @@ const startsWith = (words: string[], prefix: string[]): boolean => prefix.length
 
 /**
  * One socket's final texts. A service that repeats in each final everything said since the socket opened
- * is told from one whose finals are each its own utterance by the finals themselves: a final that begins
- * with the socket's earlier finals (their words, case and punctuation aside) repeats them — unless the
- * utterance's own live text begins with them too (the senior said them again: a repeating final would hold
- * them twice), or the final is exactly them (an utterance of no words is taken so only on a socket known to
- * repeat). Once `SURE_WORDS` repeated words have shown which kind the socket is, it stays so; on one known
- * to repeat, a final that revised an earlier word is cut where it matches the earlier finals best.
+ * is told from one whose finals are each its own utterance by the finals and the utterance's live text
+ * together: live text comes as deltas, new words only, so a final that repeats the socket's earlier finals
+ * (their words, case and punctuation aside) goes on with the words its live text begins with, and one of
+ * its own begins with them. A final with no live text before it (a recheck of a pause, words all held to
+ * the flush) that begins with the earlier finals repeats them. Once `SURE_WORDS` words have shown which
+ * kind the socket is, it stays so; on one known to repeat, a final that revised an earlier word is cut
+ * where it matches the earlier finals best.
  */
 export class SocketFinals {
   /** The compared words of what this socket has finalized, in order (its cumulative final, when it gives one). */
@@ -63,7 +64,13 @@ export class SocketFinals {
   take(final: string, live: string): { text: string; repeated: number } {
     const tokens = tokensOf(final);
     const words = wordsOf(tokens);
-    const cut = this.kind === 'separate' || this.said.length === 0 ? 0 : this.cut(words, wordsOf(tokensOf(live)));
+    const liveWords = wordsOf(tokensOf(live));
+    // A word or two again with no live text: the senior's « Oui » again, or a repeating socket's pause that
+    // brought nothing new. Taken as said, and the socket's words left as they were, right either way after.
+    if (this.kind === 'unknown' && liveWords.length === 0 && words.length === this.said.length && words.length < SURE_WORDS && startsWith(words, this.said)) {
+      return { text: final.trim(), repeated: 0 };
+    }
+    const cut = this.kind === 'separate' || this.said.length === 0 ? 0 : this.cut(words, liveWords);
     if (cut > 0) {
       this.said = words;
       return { text: textAfter(tokens, cut), repeated: cut };
@@ -75,24 +82,21 @@ export class SocketFinals {
   /** How many of `words` repeat the earlier finals (0: none — the final is the utterance's own). */
   private cut(words: string[], live: string[]): number {
     const said = this.said;
+    const opening = live.slice(0, SURE_WORDS);
     if (startsWith(words, said)) {
-      // The utterance's own live text begins as the earlier finals did: the senior said them again, and a
-      // final that repeats the socket's holds them twice.
-      const k = Math.min(live.length, said.length, SURE_WORDS);
-      if (k > 0 && startsWith(said, live.slice(0, k))) return startsWith(words.slice(said.length), said.slice(0, k)) ? this.repeated(said.length) : 0;
-      // Nothing new: an utterance of no words, only on a socket known to repeat its finals.
-      if (words.length === said.length) return this.kind === 'cumulative' ? said.length : 0;
-      return this.repeated(said.length);
+      // Goes on with the live text's words (or no live text to tell): the earlier finals are repeated.
+      if (opening.length === 0 || startsWith(words.slice(said.length), opening)) return this.repeated(said.length);
+      // Begins as its own live text: the senior said the earlier words again.
+      if (startsWith(words, opening)) return 0;
+    } else if (said.length >= SURE_WORDS && this.kind === 'unknown' && opening.length > 0 && startsWith(words, opening)) {
+      // Not the earlier finals, and its own live text: a socket whose finals are each their utterance.
+      this.kind = 'separate';
+      this.said = [];
+      return 0;
     }
     // Only a socket known to repeat its finals may have revised them: a senior says « Je voudrais un café »,
     // then « Je voudrais un thé et des biscuits ».
-    const revised = this.kind === 'cumulative' ? revisedCut(said, words) : 0;
-    if (revised > 0) return revised;
-    if (said.length >= SURE_WORDS && this.kind === 'unknown') {
-      this.kind = 'separate';
-      this.said = [];
-    }
-    return 0;
+    return this.kind === 'cumulative' ? revisedCut(said, words) : 0;
   }
 
   /** `cut` words repeat the earlier finals; as many as SURE_WORDS of them show the socket repeats its finals. */

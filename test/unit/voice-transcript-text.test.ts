@@ -29,13 +29,22 @@ describe('a socket’s final texts (SocketFinals)', () => {
   it('the senior saying the same sentence again, or again and more, on a service that does not repeat: each turn has what was said', () => {
     const same = 'Je suis allée au marché ce matin avec ma fille';
     expect(utterances([[same, same], [same, same], [`${same}, et on a acheté des fraises`, same]])).toEqual([same, same, `${same}, et on a acheté des fraises`]);
-    // No live text at all (its words all held until the flush): the same sentence again is still taken whole.
-    expect(utterances([[same, ''], [same, '']])).toEqual([same, same]);
+    // A word or two again with no live text at all (held until the flush): taken as said.
+    expect(utterances([['Oui.', ''], ['Oui.', ''], ['Oui, merci.', 'Oui']])).toEqual(['Oui.', 'Oui.', 'Oui, merci.']);
   });
 
   it('the senior saying the same sentence again on a service that repeats: the final holds it twice, the turn once', () => {
     const same = 'Je suis allée au marché ce matin avec ma fille';
     expect(utterances([[same, same], [`${same}. ${same}`, same]])).toEqual([same, same]);
+  });
+
+  it('a pause re-asked with nothing new on a repeating socket (the early flush’s recheck) adds nothing, and the socket’s words stay right', () => {
+    expect(utterances([['Le chiffre 7 en langage des', 'Le chiffre 7 en'], ['Le chiffre 7 en langage des', ''], ['Le chiffre 7 en langage des signes américain.', 'signes']])).toEqual([
+      'Le chiffre 7 en langage des',
+      '',
+      'signes américain.',
+    ]);
+    expect(utterances([['Oui', ''], ['Oui', ''], ['Oui merci', 'merci']])).toEqual(['Oui', 'Oui', 'merci']);
   });
 
   it('on a socket known to repeat its finals, a final that revised an earlier word is cut where it matches them best', () => {
@@ -60,7 +69,7 @@ describe('a socket’s final texts (SocketFinals)', () => {
   });
 
   it('a socket that answered separately once is not taken for a cumulative one later', () => {
-    expect(utterances([['Je voudrais un café.', ''], ['Je voudrais un thé.', ''], ['Je voudrais un café, je voudrais un thé et des biscuits.', '']])).toEqual([
+    expect(utterances([['Je voudrais un café.', 'Je voudrais un'], ['Je voudrais un thé.', 'Je voudrais un'], ['Je voudrais un café, je voudrais un thé et des biscuits.', 'Je voudrais un café,']])).toEqual([
       'Je voudrais un café.',
       'Je voudrais un thé.',
       'Je voudrais un café, je voudrais un thé et des biscuits.',
