@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config.ts';
 import { AudioClock } from '../support/audio-clock.ts';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import type { Frame } from '../support/kiosk-client.ts';
-import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
+import { startVoiceRuntime } from '../support/voice-runtime.ts';
 import { SPEECH_SAMPLE_RATE, speechScript } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
 
@@ -16,20 +17,21 @@ import { VoiceKiosk } from '../support/voice-kiosk.ts';
  */
 
 let voxtral: FakeVoxtral;
-let mistral: FakeMistral;
 let rt: TestRuntime;
+let stop: () => Promise<void>;
 const settings = loadConfig({});
 const REPLY = 'Je vous écoute.';
 const clock = new AudioClock(SPEECH_SAMPLE_RATE);
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
+  // The default turn-taking settings, not the quick ones of tests about something else.
+  const defaults = Object.fromEntries(['ENDPOINT_MIN_MS', 'ENDPOINT_SILENCE_MS', 'ENDPOINT_UNFINISHED_MS', 'ENDPOINT_MAX_MS', 'STT_BUDGET_MS'].map((name) => [name, String(settings[name as keyof typeof settings])]));
+  let mistral: FakeMistral;
+  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('transcription-behaviours', defaults));
   // The fake hears where the runtime's chunks lie in the kiosk's audio, as the service would.
   voxtral.clock = (_socket, pcm) => clock.heard(pcm);
-  mistral = await new FakeMistral(voxtral).start();
   mistral.chatFirstByteMs = 300;
   mistral.mode = { kind: 'stream', chunks: [REPLY] };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
 }, 60_000);
 
 beforeEach(() => {
@@ -37,11 +39,7 @@ beforeEach(() => {
   voxtral.utterances.length = 0;
 });
 
-afterAll(async () => {
-  await rt?.close();
-  await mistral?.stop();
-  await voxtral?.stop();
-});
+afterAll(() => stop?.());
 
 async function workarounds(): Promise<Record<string, number>> {
   const metric = await rt.metrics.registry.getSingleMetric('kohami_stt_workarounds_total')!.get();

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import type { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { adminApi, KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
-import { QUICK_ENDPOINT } from '../support/endpointing.ts';
+import { startVoiceRuntime } from '../support/voice-runtime.ts';
 
 /**
  * STT_LANGUAGE and STT_CONTEXT_BIAS, the recognizer's settings its API does not document, turned on:
@@ -14,24 +14,19 @@ import { QUICK_ENDPOINT } from '../support/endpointing.ts';
  */
 
 let voxtral: FakeVoxtral;
-let mistral: FakeMistral;
 let rt: TestRuntime;
+let stop: () => Promise<void>;
 let utterance: Int16Array;
 const TEXT = 'Je suis allée au marché ce matin avec ma fille';
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  mistral = await new FakeMistral(voxtral).start();
+  let mistral: FakeMistral;
+  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('undocumented-settings', { STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' }));
   mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' });
   utterance = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);
 }, 60_000);
 
-afterAll(async () => {
-  await rt?.close();
-  await mistral?.stop();
-  await voxtral?.stop();
-});
+afterAll(() => stop?.());
 
 /** One utterance on a new voice session: its reply, and the `session.update`s its sockets were sent. */
 async function utter(): Promise<{ flux: unknown; text: unknown; updates: Array<Record<string, unknown>> }> {

@@ -1,13 +1,13 @@
 import { RealtimeTranscriptionError$inboundSchema } from '@mistralai/mistralai/models/components';
 import { once } from 'node:events';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { flushAnswerMsFor, MistralTranscriber, SETUP_GRACE_MS, type MistralTranscriberOptions, type TranscriptionServiceEvent } from '../../adapters/voice/mistral-transcriber.ts';
 import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { relayedVoxtral } from '../support/relayed-voxtral.ts';
 import { toneFrames } from '../support/speech.ts';
-import { TcpRelay } from '../support/tcp-relay.ts';
+import type { TcpRelay } from '../support/tcp-relay.ts';
 
 /**
  * The realtime transcriber against the Voxtral fake in each of the service's reported behaviours
@@ -16,21 +16,14 @@ import { TcpRelay } from '../support/tcp-relay.ts';
  * Retry-After wait); sockets and the fake run for real.
  */
 
-const voxtral = new FakeVoxtral();
+const { voxtral, relay: relayed } = relayedVoxtral();
 let relay: TcpRelay;
 let events: TranscriptionServiceEvent[];
 let logged: string[];
 const streams: TranscriptionStream[] = [];
 
-beforeAll(async () => {
-  await voxtral.start();
-  relay = await new TcpRelay().start(new URL(voxtral.baseUrl));
-});
-afterAll(async () => {
-  await relay.stop();
-  await voxtral.stop();
-});
 beforeEach(() => {
+  relay = relayed();
   voxtral.behaviours.clear();
   voxtral.utterances.length = 0;
   voxtral.sockets.length = 0;
