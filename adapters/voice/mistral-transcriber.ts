@@ -361,14 +361,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
         for (const line of flush.owedBy) clearAnswerTimer(line);
         fn();
       };
-      const giveUp = (err: unknown) => {
-        const owing = [...flush.owedBy];
-        settle(() => reject(err));
-        // A transcript arriving late would be taken for the next utterance's: the sockets that owe it are done.
-        for (const line of owing) this.drop(line, 'close');
-      };
-      const onAbort = () => giveUp(signal.reason);
-      const timer = setTimeout(() => giveUp(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
+      const onAbort = () => flush.reject(signal.reason);
+      const timer = setTimeout(() => flush.reject(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.flushDeadline = performance.now() + this.settings.flushTimeoutMs;
       const flush: Flush = {
@@ -376,7 +370,12 @@ class MistralTranscriptionStream implements TranscriptionStream {
         owedBy: new Set(),
         replay: !this.line,
         resolve: (text) => settle(() => resolve(text)),
-        reject: (err) => settle(() => reject(err)),
+        reject: (err) => {
+          const owing = [...flush.owedBy];
+          settle(() => reject(err));
+          // A transcript arriving late would be taken for the next utterance's: the sockets that owe it are done.
+          for (const line of owing) this.drop(line, 'close');
+        },
       };
       this.pending = flush;
       if (this.line) this.sendFlush(this.line, flush);
@@ -699,10 +698,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
       this.settings.fields.refuse(reason);
       return this.drop(line, 'close');
     }
-    if (this.owes(line)) {
-      this.pending!.reject(new TranscriberUnavailableError(`transcription failed: ${reason}`));
-      return this.drop(line, 'close');
-    }
+    // The flush fails, and every socket that owed it is closed.
+    if (this.owes(line)) return this.pending!.reject(new TranscriberUnavailableError(`transcription failed: ${reason}`));
     this.settings.onServiceEvent('service_closed');
     this.settings.logger?.debug({ reason }, 'voice transcription socket ended by the service');
     this.drop(line, 'close');

@@ -1,4 +1,5 @@
 import { RealtimeConnection, type AudioFormat, type RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
+import { SDK_METADATA } from '@mistralai/mistralai/lib/config.js';
 import { RealtimeTranscriptionSessionCreated$inboundSchema, RealtimeTranscriptionSessionUpdateMessage$outboundSchema } from '@mistralai/mistralai/models/components';
 import WebSocket from 'ws';
 
@@ -24,8 +25,8 @@ export interface RealtimeSocket {
 }
 
 /**
- * Opens a realtime transcription socket as the SDK's `RealtimeTranscription.connect` does — the same URL
- * and Bearer header, `session.created` awaited and parsed by the SDK's schema — on a `ws` socket of its
+ * Opens a realtime transcription socket as the SDK's `RealtimeTranscription.connect` does — the same URL,
+ * Bearer and User-Agent headers, `session.created` awaited and parsed by the SDK's schema — on a `ws` socket of its
  * own, which the SDK's `RealtimeConnection` then carries. The SDK's connect turns a refused upgrade into
  * « Unexpected server response: 429 » and drops the answer's headers, so its `Retry-After` could not be
  * honoured; and the keep-alive needs the socket's ping and pong, which the SDK hides.
@@ -33,7 +34,7 @@ export interface RealtimeSocket {
 export function dialRealtime(options: { serverUrl: string; apiKey: string; model: string; timeoutMs: number }): Promise<RealtimeSocket> {
   const url = new URL('v1/audio/transcriptions/realtime', `${options.serverUrl.replace(/\/+$/, '')}/`);
   url.searchParams.set('model', options.model);
-  const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${options.apiKey}` } });
+  const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': SDK_METADATA.userAgent } });
   // Errors end in a close, which the SDK's connection and the set-up read; an unheard 'error' would throw.
   socket.on('error', () => undefined);
   return new Promise<RealtimeSocket>((resolve, reject) => {
