@@ -171,10 +171,11 @@ describe('never persisted, never logged: the voice path, everywhere it can be lo
     expect(turn?.attributes).toMatchObject({ 'kohami.turn.mode': 'voice', 'kohami.flux': 'agent', 'kohami.outcome': 'answered', 'session.id': sessionId });
     const stages = collector.childrenOf(turn!).map((s) => s.name);
     expect(stages).toEqual(expect.arrayContaining(['kohami.transcription', 'kohami.recall', 'kohami.speech']));
-    // The model call has its span unless the turn adopted the preemptive turn's, made before the turn
-    // existed (docs/operations.md: such a call is not traced); either way no span holds a canary.
+    // The model call has its span, unless the turn adopted the preemptive turn's and that call began
+    // before the turn existed (docs/operations.md: such work is not traced) — which of the two depends on
+    // how fast the recall and the cache went; either way no span holds a canary.
     const adopted = /kohami_preemptive_turns_total\{outcome="committed"\} [1-9]/.test(metrics);
-    expect(stages.includes('chat mistral-small-2603')).toBe(!adopted);
+    if (!adopted) expect(stages).toContain('chat mistral-small-2603');
     expect(collector.named('kohami.speech')[0]!.attributes).toMatchObject({ 'kohami.speech.audio': true, 'kohami.first_audio_ms': expect.any(Number) });
     for (const needle of NEEDLES) expect(collector.bodies.filter((b) => b.includes(needle)), 'spans').toEqual([]);
     expect(await filesUnder(dataDir)).not.toEqual([]);

@@ -120,6 +120,22 @@ function record(side: ContractViolation['side'], endpoint: string, issues: WireI
   for (const issue of issues) recordContractViolation({ side, endpoint, ...issue });
 }
 
+/**
+ * Each check run once as the module loads: zod sets up a schema's parse on its first use (tens of ms for
+ * the chat request's), and a fake must not answer its first request that much later than its next ones.
+ */
+function warmUp(): void {
+  const messages = [{ role: 'user', content: [{ type: 'text', text: 'Bonjour' }] }];
+  checkChatRequest({ model: 'm', stream: true, messages });
+  checkChatRequest({ model: 'm', messages, response_format: { type: 'json_schema', json_schema: { name: 'r', schema: {} } } });
+  checkEmbeddingRequest({ model: 'm', input: ['Bonjour'] });
+  checkSpeechRequest({ input: 'Bonjour', stream: true });
+  checkRealtimeClientMessage({ type: 'input_audio.append', audio: '' });
+  checkChatChunk({ id: 'c', model: 'm', choices: [{ index: 0, delta: { content: 'B' }, finish_reason: null }] });
+  checkEmbeddingAnswer({ id: 'e', object: 'list', model: 'm', usage: {}, data: [{ embedding: [0] }] });
+}
+warmUp();
+
 // --- the fakes' side ---
 
 /**
