@@ -2,16 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  RealtimeTranscriptionError$inboundSchema,
-  RealtimeTranscriptionSessionCreated$inboundSchema,
-  RealtimeTranscriptionSessionUpdated$inboundSchema,
-  TranscriptionStreamDone$inboundSchema,
-  TranscriptionStreamTextDelta$inboundSchema,
-  type RealtimeTranscriptionSessionUpdatePayload$Outbound,
-} from '@mistralai/mistralai/models/components';
 import type { ServiceBehaviour } from './service-behaviours.ts';
 import { FakeVoxtralSpeech } from './fake-voxtral-speech.ts';
+import { checkingRealtimeAnswers, refuseRealtimeMessage } from './mistral-contract.ts';
+import type { WireIssue } from './zod-wire-walker.ts';
 
 export { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechOgg, fakeSpeechPackets, fakeSpeechPcm, type SpeechRequestRecord, type VoicesRequestRecord } from './fake-voxtral-speech.ts';
 
@@ -122,7 +116,7 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   /** Upgrade attempts refused so far (outage or missing credentials). */
   refused = 0;
   readonly sockets: TranscriptionSocketRecord[] = [];
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss = checkingRealtimeAnswers(new WebSocketServer({ noServer: true }));
   private readonly live = new Set<WebSocket>();
   private server: Server | undefined;
   baseUrl = '';
@@ -208,28 +202,8 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   }
 }
 
-/** The documented fields of `session.update`'s settings: the SDK's outbound payload, key for key. */
-const SESSION_FIELDS: Record<keyof RealtimeTranscriptionSessionUpdatePayload$Outbound, true> = { audio_format: true, target_streaming_delay_ms: true };
-
-/**
- * The conforming service's verdict on a `session.update`'s settings: null when every field is one of the
- * SDK's payload, else why it is refused. Just the top-level fields: the contract's strict check of every
- * message (test/support/mistral-contract.ts) takes its place.
- */
-export function sessionUpdateRefusal(session: unknown): string | null {
-  if (typeof session !== 'object' || session === null) return 'session.update: session must be an object';
-  const extra = Object.keys(session).filter((field) => !(field in SESSION_FIELDS));
-  return extra.length === 0 ? null : `session.update: extra fields not permitted: ${extra.join(', ')}`;
-}
-
-/** The SDK's inbound schema of each event the fake sends: an event it could not parse is the fake's bug. */
-const INBOUND_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: unknown } }> = {
-  'session.created': RealtimeTranscriptionSessionCreated$inboundSchema,
-  'session.updated': RealtimeTranscriptionSessionUpdated$inboundSchema,
-  error: RealtimeTranscriptionError$inboundSchema,
-  'transcription.text.delta': TranscriptionStreamTextDelta$inboundSchema,
-  'transcription.done': TranscriptionStreamDone$inboundSchema,
-};
+/** `accepts-undocumented-fields`: the settings the runtime may send beyond the SDK's payload, taken by such a service. */
+const UNDOCUMENTED_SETTINGS = new Set(['language', 'context_bias']);
 
 /** `held-last-words`: live text stays this many words behind what was said. */
 const HELD_WORDS = 2;
@@ -308,13 +282,22 @@ class FakeRealtimeSession {
     return this.fake.behaviours.has(behaviour);
   }
 
+  private acceptsUndocumented(issue: WireIssue): boolean {
+    const [message, field] = issue.path;
+    return this.is('accepts-undocumented-fields') && issue.kind === 'extra_forbidden' && message === 'session' && UNDOCUMENTED_SETTINGS.has(String(field)) && issue.path.length === 2;
+  }
+
   private receive(data: string): void {
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(data) as Record<string, unknown>;
-    } catch {
-      return this.send({ type: 'error', error: { message: 'invalid JSON', code: 4000 } });
+    // What the SDK's schema refuses gets an `error` event (the contract's check), but what a lax service accepts.
+    if (refuseRealtimeMessage(this.ws, data, (issue) => this.acceptsUndocumented(issue))) {
+      const refused = parseJson(data);
+      if (refused?.type === 'session.update' && this.record.audioBytes === 0) {
+        this.record.updates.push(refused.session as Record<string, unknown>);
+        this.record.refusedUpdates += 1;
+      }
+      return;
     }
+    const message = JSON.parse(data) as Record<string, unknown>;
     if (message.type === 'session.update') return this.update(message.session);
     if (message.type === 'input_audio.append') return this.append(String(message.audio));
     if (message.type === 'input_audio.flush') return this.flush();
@@ -326,11 +309,6 @@ class FakeRealtimeSession {
     // Mistral locks the session once audio flows.
     if (this.record.audioBytes > 0) return this.send({ type: 'error', error: { message: 'session is locked once audio started', code: 4009 } });
     this.record.updates.push(update as Record<string, unknown>);
-    const refusal = this.is('accepts-undocumented-fields') ? null : sessionUpdateRefusal(update);
-    if (refusal !== null) {
-      this.record.refusedUpdates += 1;
-      return this.send({ type: 'error', error: { message: refusal, code: 422 } });
-    }
     // Only the documented settings are the session's (an accepted undocumented one is not echoed).
     const settings = update as Record<string, unknown>;
     if (settings.audio_format !== undefined) this.session.audio_format = settings.audio_format as Record<string, unknown>;
@@ -491,8 +469,6 @@ class FakeRealtimeSession {
   }
 
   private send(event: Record<string, unknown>): void {
-    const parsed = INBOUND_SCHEMAS[String(event.type)]?.safeParse(event);
-    if (!parsed?.success) throw new Error(`fake-voxtral: its ${String(event.type)} event does not parse with the SDK's inbound schema: ${JSON.stringify(parsed?.error ?? 'no schema')}`);
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(event));
   }
 }
@@ -557,5 +533,13 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     return {};
+  }
+}
+
+function parseJson(data: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(data) as Record<string, unknown>;
+  } catch {
+    return undefined;
   }
 }
