@@ -1,0 +1,284 @@
+import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { Mistral } from '@mistralai/mistralai';
+import type { VoiceResponse } from '@mistralai/mistralai/models/components';
+import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
+import { MISTRAL_EMBED_MODEL } from '../../../adapters/embedders/mistral-embed-client.ts';
+import { SEARCH_MEMORY_TOOL } from '../../../adapters/fluxes/agent-flux.adapter.ts';
+import { mistralSdkServerUrl } from '../../../adapters/mistral/base-url.ts';
+import { MistralEndpoint } from '../../../adapters/mistral/mistral-endpoint.ts';
+import { createModels } from '../../../adapters/models/model-provider.ts';
+import { opusCodec } from '../../../adapters/voice/opus-codec.ts';
+import { EMBEDDING_DIMENSIONS } from '../../../machines/memory/memory.port.ts';
+import { OggOpusDemuxer } from '../../../machines/voice/ogg-opus.ts';
+import { opusPacketInfo } from '../../../machines/voice/opus-packet.ts';
+import { honouringRetryAfter, messageOf, type CheckContext } from './context.ts';
+import { HttpRefusal, refusalOf } from './http-refusal.ts';
+import { formatMs } from './report.ts';
+import { within } from './waits.ts';
+
+/** The sentences spoken: short, French, as a reply's first sentence would be. */
+export const SPEECH_SENTENCES = { pcm: 'Bonjour, je suis là.', opus: 'Il fait beau aujourd’hui.' } as const;
+/** A first packet later than this delays a reply's first words past the turn's target. */
+export const SLOW_FIRST_PACKET_MS = 1_000;
+/** Voices listed per page, and pages read at most. */
+const VOICES_PAGE = 100;
+const VOICES_PAGES = 5;
+/** Enough for a greeting or a tool call: the probe pays for a few tokens, not a reply. */
+const CHAT_MAX_TOKENS = 30;
+/** `response_format: "pcm"`: 32-bit float samples at 24 kHz (mistral-speaker.ts). */
+const SPEECH_PCM_RATE = 24_000;
+
+/** One sentence of speech as it came: the time to its first delta and the deltas' bytes. */
+interface Spoken {
+  firstMs: number;
+  deltas: Uint8Array[];
+}
+
+export function sdkClient(ctx: CheckContext): Mistral {
+  // No SDK retries: the check retries a 429 itself, once, after its Retry-After.
+  return new Mistral({ apiKey: ctx.apiKey, serverURL: mistralSdkServerUrl(ctx.config.MISTRAL_BASE_URL, ctx.config.KOHAMI_ENV), retryConfig: { strategy: 'none' } });
+}
+
+/** One PCM sentence, then one Opus sentence, as the speaker asks for them. */
+export async function speechProbes(ctx: CheckContext, client: Mistral): Promise<void> {
+  const { report } = ctx;
+  const times: string[] = [];
+  let slow = false;
+  try {
+    const pcm = await speak(ctx, client, 'pcm', SPEECH_SENTENCES.pcm);
+    times.push(`PCM ${formatMs(pcm.firstMs)}`);
+    slow ||= pcm.firstMs > SLOW_FIRST_PACKET_MS;
+    const bytes = concat(pcm.deltas);
+    const format = sampleFormat(bytes);
+    if (format === 'float32') report.set('speech-pcm', 'ok', `float32, ${(bytes.length / 4 / SPEECH_PCM_RATE).toFixed(1)} s at 24 kHz in ${pcm.deltas.length} deltas`);
+    else report.set('speech-pcm', 'break', `${bytes.length} bytes in ${pcm.deltas.length} deltas, not float32 samples (${format}): the speaker would play noise`);
+  } catch (err) {
+    report.set('speech-pcm', 'break', `failed: ${messageOf(err)}`);
+  }
+  try {
+    const opus = await speak(ctx, client, 'opus', SPEECH_SENTENCES.opus);
+    times.push(`Opus ${formatMs(opus.firstMs)}`);
+    slow ||= opus.firstMs > SLOW_FIRST_PACKET_MS;
+    const container = containerOf(opus.deltas);
+    if (container === 'Ogg Opus') report.set('speech-opus', 'ok', `${container}, ${opus.deltas.length} deltas`);
+    else report.set('speech-opus', 'note', `${container}, ${opus.deltas.length} deltas: the speaker reads what it sniffs (not Opus: PCM instead)`);
+  } catch (err) {
+    const refusal = refusalOf(err);
+    const refused = refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429;
+    report.set('speech-opus', 'note', `${refused ? 'refused' : 'failed'}: ${messageOf(err)}; the speaker asks PCM instead`);
+  }
+  if (times.length === 0) return report.set('speech-first-packet', 'note', 'not measured: no sentence spoken');
+  report.set('speech-first-packet', slow ? 'note' : 'ok', `${times.join(', ')}${slow ? `: over ${formatMs(SLOW_FIRST_PACKET_MS)}, a reply's first words wait on it; the speaker asks PCM after a slow Opus packet` : ''}`);
+}
+
+/** `GET /v1/audio/voices`, every page (bounded): is the configured voice there? */
+export async function voiceProbe(ctx: CheckContext, client: Mistral): Promise<void> {
+  const voice = ctx.config.MISTRAL_TTS_VOICE;
+  let voices: VoiceResponse[];
+  try {
+    voices = await listVoices(ctx, client);
+  } catch (err) {
+    return ctx.report.set('voice', 'note', `the list could not be read: ${messageOf(err)} (the runtime starts all the same)`);
+  }
+  if (voices.some((v) => v.id === voice || v.slug === voice)) return ctx.report.set('voice', 'ok', `${voice} is among the ${voices.length} voices listed`);
+  const french = voices.filter((v) => v.languages?.some((l) => l.toLowerCase().startsWith('fr')));
+  const name = (v: VoiceResponse) => v.slug ?? v.id;
+  if (french[0]) ctx.report.advise('MISTRAL_TTS_VOICE', name(french[0]), `${voice} is not listed; a French voice that is`);
+  ctx.report.set('voice', 'break', `${voice} is not among the ${voices.length} voices listed (French: ${french.map(name).slice(0, 5).join(', ') || 'none'}): every sentence would fall back to espeak-ng`);
+}
+
+/** One streamed chat as the agent makes it: its model, its request body, the `search_memory` tool. */
+export async function chatProbe(ctx: CheckContext): Promise<void> {
+  const { config } = ctx;
+  const agent = createModels({ apiKey: ctx.apiKey, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV }).agent;
+  const call = new AbortController();
+  const stop = () => call.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', stop, { once: true });
+  const start = performance.now();
+  try {
+    const { stream } = await honouringRetryAfter(ctx, 'chat', () =>
+      within(
+        agent.doStream({
+          prompt: [
+            { role: 'system', content: 'Tu es un compagnon bienveillant. Réponds en une phrase courte.' },
+            { role: 'user', content: [{ type: 'text', text: 'Bonjour, comment allez-vous ?' }] },
+          ],
+          tools: [SEARCH_MEMORY_TOOL],
+          toolChoice: { type: 'auto' },
+          maxOutputTokens: CHAT_MAX_TOKENS,
+          abortSignal: call.signal,
+        }),
+        ctx.bounds.httpMs,
+        'no answer',
+        ctx.signal,
+      ),
+    );
+    const parts = await readParts(ctx, stream);
+    const texts = parts.filter((p) => p.part.type === 'text-delta');
+    const tools = parts.filter((p) => p.part.type === 'tool-call');
+    const finish = parts.find((p) => p.part.type === 'finish')?.part;
+    const error = parts.find((p) => p.part.type === 'error')?.part;
+    if (finish?.type === 'finish') {
+      ctx.report.spent.chatInputTokens += finish.usage.inputTokens.total ?? 0;
+      ctx.report.spent.chatOutputTokens += finish.usage.outputTokens.total ?? 0;
+    }
+    if (error?.type === 'error') return ctx.report.set('chat', 'break', `the stream carried an error: ${messageOf(error.error)}`);
+    if (!finish || texts.length + tools.length === 0) return ctx.report.set('chat', 'break', `the stream ended without ${finish ? 'text or a tool call' : 'its finish'}`);
+    const first = (texts[0] ?? tools[0])!.at - start;
+    const what = tools.length > 0 ? 'a search_memory call' : `${texts.length} text chunk${texts.length === 1 ? '' : 's'}`;
+    ctx.report.set('chat', 'ok', `streamed ${what}, the first in ${formatMs(first)}; the tool's schema accepted`);
+  } catch (err) {
+    const refusal = refusalOf(err);
+    const why = refusal && (refusal.status === 400 || refusal.status === 422) ? ' (the request carries the search_memory tool: its schema may be refused)' : '';
+    ctx.report.set('chat', 'break', `failed: ${messageOf(err)}${why}`);
+  } finally {
+    ctx.signal.removeEventListener('abort', stop);
+    call.abort();
+  }
+}
+
+/** One embedding, on the runtime's endpoint client: is it 1,024 wide? */
+export async function embeddingProbe(ctx: CheckContext): Promise<void> {
+  const endpoint = new MistralEndpoint({ apiKey: ctx.apiKey, baseUrl: ctx.config.MISTRAL_BASE_URL, env: ctx.config.KOHAMI_ENV }, 'embeddings', 'application/json');
+  const body = JSON.stringify({ model: MISTRAL_EMBED_MODEL, input: ['Bonjour'], encoding_format: 'float' });
+  try {
+    const answer = await honouringRetryAfter(ctx, 'embeddings', async () => {
+      const res = await within(endpoint.send(body, ctx.signal), ctx.bounds.httpMs, 'no answer', ctx.signal);
+      const text = await within(res.toArray().then((chunks) => Buffer.concat(chunks as Buffer[]).toString('utf8')), ctx.bounds.callMs, 'no whole answer', ctx.signal);
+      const retryAfter = res.headers['retry-after'];
+      if (res.statusCode !== 200) throw new HttpRefusal('embeddings', res.statusCode ?? 0, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      return JSON.parse(text) as { data?: Array<{ embedding?: unknown[] }>; usage?: { total_tokens?: number } };
+    });
+    ctx.report.spent.embeddingTokens += answer.usage?.total_tokens ?? 0;
+    const width = answer.data?.[0]?.embedding?.length;
+    if (width === EMBEDDING_DIMENSIONS) return ctx.report.set('embedding', 'ok', `${width.toLocaleString('en-US')} wide`);
+    ctx.report.set('embedding', 'break', `${width === undefined ? 'no vector' : `${width} wide`}: the memory index holds ${EMBEDDING_DIMENSIONS.toLocaleString('en-US')}`);
+  } catch (err) {
+    ctx.report.set('embedding', 'break', `failed: ${messageOf(err)}`);
+  }
+}
+
+/** Every 429 met, with its Retry-After: said, never a failure. */
+export function retryAfterRow(ctx: CheckContext): void {
+  const met = ctx.report.rateLimits;
+  if (met.length === 0) return ctx.report.set('retry-after', 'ok', 'no 429 met');
+  const shown = met.map((m) => `${m.call} (${m.retryAfter === undefined ? 'no Retry-After' : `Retry-After: ${m.retryAfter}`})`).join(', ');
+  ctx.report.set('retry-after', 'note', `429 on ${shown}; each call retried once after it`);
+}
+
+async function speak(ctx: CheckContext, client: Mistral, format: 'pcm' | 'opus', text: string): Promise<Spoken> {
+  const { config, bounds } = ctx;
+  return honouringRetryAfter(ctx, `speech (${format})`, async () => {
+    const request = new AbortController();
+    const stop = () => request.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    const start = performance.now();
+    try {
+      ctx.report.spent.speechCharacters += text.length;
+      const events = await within(
+        client.audio.speech.complete(
+          { model: config.MISTRAL_TTS_MODEL, input: text, voiceId: config.MISTRAL_TTS_VOICE, responseFormat: format, stream: true },
+          { signal: request.signal, acceptHeaderOverride: CompleteAcceptEnum.textEventStream },
+        ),
+        bounds.httpMs,
+        'no answer',
+        ctx.signal,
+      );
+      const iterator = events[Symbol.asyncIterator]();
+      const deltas: Uint8Array[] = [];
+      let firstMs = 0;
+      for (;;) {
+        const left = deltas.length === 0 ? start + bounds.httpMs - performance.now() : start + bounds.callMs - performance.now();
+        const next = await within(iterator.next(), Math.max(0, left), deltas.length === 0 ? 'no audio' : 'no end of the sentence', ctx.signal);
+        if (next.done || next.value.data.type === 'speech.audio.done') break;
+        const data = next.value.data;
+        if (data.type !== 'speech.audio.delta' || !('audioData' in data)) continue;
+        if (deltas.length === 0) firstMs = performance.now() - start;
+        deltas.push(Buffer.from(data.audioData, 'base64'));
+      }
+      if (deltas.length === 0) throw new Error('the stream ended without audio');
+      return { firstMs, deltas };
+    } finally {
+      ctx.signal.removeEventListener('abort', stop);
+      request.abort();
+    }
+  });
+}
+
+async function listVoices(ctx: CheckContext, client: Mistral): Promise<VoiceResponse[]> {
+  const voices: VoiceResponse[] = [];
+  for (let page = 0; page < VOICES_PAGES; page++) {
+    const answer = await honouringRetryAfter(ctx, 'the voice list', () =>
+      within(client.audio.voices.list({ limit: VOICES_PAGE, offset: voices.length }, { signal: ctx.signal }), ctx.bounds.httpMs, 'no answer', ctx.signal),
+    );
+    voices.push(...answer.items);
+    if (answer.items.length === 0 || voices.length >= answer.total) break;
+  }
+  return voices;
+}
+
+async function readParts(ctx: CheckContext, stream: ReadableStream<LanguageModelV4StreamPart>): Promise<Array<{ part: LanguageModelV4StreamPart; at: number }>> {
+  const reader = stream.getReader();
+  const parts: Array<{ part: LanguageModelV4StreamPart; at: number }> = [];
+  const deadline = performance.now() + ctx.bounds.callMs;
+  try {
+    for (;;) {
+      const next = await within(reader.read(), Math.max(0, deadline - performance.now()), 'no end of the stream', ctx.signal);
+      if (next.done) return parts;
+      parts.push({ part: next.value, at: performance.now() });
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * What float32 PCM should look like: every sample finite and within [−1, 1], none vanishingly small
+ * but zero. s16 bytes read as float32 fail it on about half their samples.
+ */
+export function sampleFormat(bytes: Uint8Array): 'float32' | 'silent' | 'not float32' {
+  if (bytes.length < 4 || bytes.length % 4 !== 0) return 'not float32';
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let plausible = 0;
+  let zero = 0;
+  const n = bytes.length / 4;
+  for (let i = 0; i < n; i++) {
+    const x = view.getFloat32(i * 4, true);
+    if (x === 0) zero++;
+    else if (Number.isFinite(x) && Math.abs(x) <= 1 && Math.abs(x) >= 1e-20) plausible++;
+  }
+  if (zero === n) return 'silent';
+  return plausible + zero >= 0.99 * n ? 'float32' : 'not float32';
+}
+
+/** The container of `response_format: "opus"`: Ogg pages, one raw Opus packet per delta, or neither. */
+export function containerOf(deltas: Uint8Array[]): string {
+  const first = deltas[0]!;
+  if (first.length >= 4 && String.fromCharCode(...first.subarray(0, 4)) === 'OggS') {
+    const demuxer = new OggOpusDemuxer();
+    try {
+      const packets = deltas.reduce((n, d) => n + demuxer.push(d).length, 0);
+      demuxer.end();
+      return packets > 0 ? 'Ogg Opus' : 'Ogg without Opus packets';
+    } catch (err) {
+      return `Ogg, unreadable (${messageOf(err)})`;
+    }
+  }
+  return deltas.slice(0, 3).every(decodesAsOpus) ? 'raw Opus packets, one per delta' : `not Opus (first bytes ${Buffer.from(first.subarray(0, 4)).toString('hex')})`;
+}
+
+function decodesAsOpus(packet: Uint8Array): boolean {
+  if (!opusPacketInfo(packet).ok) return false;
+  const decoder = opusCodec().decoder(SPEECH_PCM_RATE);
+  try {
+    return decoder.decode(packet).length > 0;
+  } catch {
+    return false;
+  } finally {
+    decoder.close();
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  return Buffer.concat(parts);
+}
