@@ -1,3 +1,4 @@
+import { MistralError } from '@mistralai/mistralai/models/errors';
 import type { Config } from '../../config.ts';
 import { refusalOf, retryAfterMs } from './http-refusal.ts';
 import type { Report } from './report.ts';
@@ -57,7 +58,26 @@ export async function honouringRetryAfter<T>(ctx: CheckContext, what: string, ca
   }
 }
 
-/** An error's message for the report (never a key: the clients put none in their messages). */
+/** Longest error text the report shows: a service's error body can be long. */
+const MAX_MESSAGE_CHARS = 160;
+
+/**
+ * An error for the report: an HTTP refusal as its status and the service's own short message, anything
+ * else as its message (never a key: no client puts one in its messages).
+ */
 export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const refusal = refusalOf(err);
+  const text = refusal && err instanceof MistralError ? `HTTP ${refusal.status}${serviceMessage(err.body)}` : err instanceof Error ? err.message : String(err);
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text;
+}
+
+/** Mistral's error body's message (`message`, or a 422's first `detail`), as `: …`; empty when it has none. */
+function serviceMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown; detail?: Array<{ msg?: unknown }> | unknown };
+    const message = typeof parsed.message === 'string' ? parsed.message : Array.isArray(parsed.detail) ? (parsed.detail[0] as { msg?: unknown } | undefined)?.msg : parsed.detail;
+    return typeof message === 'string' && message !== '' ? `: ${message}` : '';
+  } catch {
+    return '';
+  }
 }
