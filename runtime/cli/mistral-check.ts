@@ -14,7 +14,8 @@ import { eventsRow, fieldProbes, idleProbe, transcriptionProbes, Sockets, type P
  * runtime makes of it — the realtime socket's set-up and flushes, speech, the voice list, a streamed
  * chat with the agent's tool, an embedding, the host's region, Retry-After — then a table of what was
  * observed, the settings to use and what it cost. Exit 0: no contract break; 1: a break; 2: no key or
- * bad input. The key is never printed. docs/operations.md#mistralcheck reads the report row by row.
+ * bad input. The key is never printed. docs/operations.md#checking-mistrals-service-npm-run-mistralcheck reads
+ * the report row by row.
  */
 const USAGE = 'usage: npm run mistral:check -- [--audio A.wav --audio B.wav] [--json] [--idle-s N] [--timeout-s N]';
 const NO_KEY =
