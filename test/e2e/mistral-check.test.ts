@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
 import type { Row, RowId, Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
@@ -17,6 +18,8 @@ const CLI = path.resolve('runtime/cli/mistral-check.ts');
 const KEY = 'sk-test-never-printed-0123456789';
 /** The check's own phrases here: short espeak-ng speech, scripted in the fake with where it is said. */
 const PHRASES = ['Bonjour Marie.', 'Il fait beau.'];
+/** The fake's script for the check's own espeak-ng phrases: said within the first second and a half. */
+const SYNTHETIC_SCRIPT = SYNTHETIC_PHRASES.map((text) => ({ text, speech: [{ startMs: 100, endMs: 1_500 }] }));
 /** The whole run's bound given to the command: far above a run (a few seconds), below the test's own. */
 const RUN_BOUND_S = 60;
 const TEST_MS = 90_000;
@@ -153,6 +156,20 @@ describe('npm run mistral:check', () => {
     expect(run.stdout).not.toContain(KEY);
   }, TEST_MS);
 
+  it("speaks espeak-ng's French when no recording can be decoded (no sox on PATH), and says so", async () => {
+    const { mistral, voxtral } = await startFakes();
+    voxtral.utterances.splice(0, Infinity, ...SYNTHETIC_SCRIPT);
+    const run = await runCheck(
+      { PATH: '', MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl, KOHAMI_ENV: 'test', STT_STREAMING_DELAY_MS: '80' },
+      ['--json', '--idle-s', '0', '--timeout-s', String(RUN_BOUND_S)],
+    );
+    expect(run.code).toBe(0);
+    expect(run.report!.speechSource).toMatch(/^espeak-ng \(synthetic/);
+    expect(row(run, 'flush-answered')).toMatchObject({ verdict: 'ok', observed: '2 of 2 answered' });
+    // What was heard is shown beside what was said.
+    expect(row(run, 'final').observed).toContain(`«${SYNTHETIC_SCRIPT[0]!.text}» for «${SYNTHETIC_SCRIPT[0]!.text}»`);
+  }, TEST_MS);
+
   it('refuses --audio with one file, before any probe (exit 2)', async () => {
     const { mistral, voxtral } = await startFakes();
     const run = await runCheck({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl, KOHAMI_ENV: 'test' }, ['--audio', wavs[0]!]);
@@ -161,3 +178,4 @@ describe('npm run mistral:check', () => {
     expect(voxtral.sockets).toEqual([]);
   });
 });
+

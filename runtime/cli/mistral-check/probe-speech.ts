@@ -15,7 +15,7 @@ export interface ProbeSpeech {
 /** Two of the package's recordings, a little over 2 s each, by two different stamps. */
 const RECORDED = ['plants/flowers/flower9', 'household/recyclingbox'];
 /** espeak-ng's phrases, when nothing recorded is at hand. */
-const SYNTHETIC = ['Une fleur recouverte de gouttes de rosée.', "Une boîte où l'on met les déchets recyclables."];
+export const SYNTHETIC_PHRASES = ['Une fleur recouverte de gouttes de rosée.', "Une boîte où l'on met les déchets recyclables."];
 /** Longest phrase accepted from a file: the probe pays for every second of it. */
 const MAX_FILE_SECONDS = 15;
 
@@ -32,7 +32,7 @@ export async function probeSpeech(files: string[]): Promise<ProbeSpeech> {
   }
   const espeak = new EspeakSpeaker();
   const phrases: ProbePhrase[] = [];
-  for (const text of SYNTHETIC) phrases.push({ pcm: await synthesize(espeak, text), text });
+  for (const text of SYNTHETIC_PHRASES) phrases.push({ pcm: await synthesize(espeak, text), text });
   return { source: 'espeak-ng (synthetic: install tuxpaint-stamps-default and sox, or give --audio, for people\'s speech)', phrases };
 }
 
