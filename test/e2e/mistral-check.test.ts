@@ -170,6 +170,18 @@ describe('npm run mistral:check', () => {
     expect(row(run, 'final').observed).toContain(`«${SYNTHETIC_SCRIPT[0]!.text}» for «${SYNTHETIC_SCRIPT[0]!.text}»`);
   }, TEST_MS);
 
+  it('ends at its whole-run bound, what was not finished a break (exit 1), every socket closed', async () => {
+    const { mistral, voxtral } = await startFakes();
+    // The first flush is never answered: the run would wait its 5 s flush bound, twice, past the 3 s given.
+    voxtral.utterances[0]!.fault = 'hang';
+    const run = await checkAgainst(mistral.baseUrl, ['--timeout-s', '3']);
+    expect(run.code).toBe(1);
+    expect(row(run, 'flush-answered')).toMatchObject({ verdict: 'break', observed: "not finished within the whole run's bound (3 s)" });
+    // What finished in time is reported as it was.
+    expect(row(run, 'embedding').verdict).toBe('ok');
+    await expect.poll(() => voxtral.openSockets).toBe(0);
+  }, TEST_MS);
+
   it('refuses --audio with one file, before any probe (exit 2)', async () => {
     const { mistral, voxtral } = await startFakes();
     const run = await runCheck({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl, KOHAMI_ENV: 'test' }, ['--audio', wavs[0]!]);
