@@ -238,9 +238,9 @@ function finalRow(ctx: CheckContext, heard: Heard[], phrases: ProbePhrase[]): vo
   const finals = heard.map((h) => h.final?.trim());
   const said = phrases.map((p, i) => `«${finals[i] ?? '(no final)'}»${p.text ? ` for «${p.text}»` : ''}`).join(', then ');
   if (finals.length < 2 || finals.some((f) => !f)) return ctx.report.set('final', 'note', `not measured: two finals with text needed (${said})`);
-  const [first, second] = [words(finals[0]!), words(finals[1]!)];
-  const cumulative = second.length > first.length && first.every((w, i) => second[i] === w);
-  if (cumulative) return ctx.report.set('final', 'note', `cumulative: the 2nd final repeats the 1st (${said}); the runtime keeps what follows the previous final`);
+  if (repeats(words(finals[1]!), words(finals[0]!))) {
+    return ctx.report.set('final', 'note', `cumulative: the 2nd final repeats the 1st (${said}); the runtime keeps what follows the previous final`);
+  }
   ctx.report.set('final', 'ok', `each utterance alone: ${said}`);
 }
 
@@ -255,11 +255,29 @@ function liveWordsRow(ctx: CheckContext, heard: Heard[]): void {
 }
 
 function lastWordsRow(ctx: CheckContext, heard: Heard[], tailMs: number): void {
-  const answered = heard.filter((h) => h.final !== undefined && h.final.trim() !== '');
-  if (answered.length === 0) return ctx.report.set('last-words', 'note', 'not measured: no final with text');
-  const held = answered.map((h) => (h.live.join('').trim() === '' ? h.final!.trim() : h.released.join('').trim())).filter((t) => t !== '');
+  const own = ownWords(heard);
+  if (own.every((w) => !w?.length)) return ctx.report.set('last-words', 'note', 'not measured: no final with text');
+  // What a final holds past the live text received before its flush came only with the flush.
+  const held = heard.map((h, i) => (own[i] ?? []).slice(words(h.live.join('')).length)).map((w, i) => (w.length > 0 ? `«${w.join(' ')}» (${ordinal(i)})` : null)).filter(Boolean);
   if (held.length === 0) return ctx.report.set('last-words', 'ok', `every word came as live text within the ${formatMs(tailMs)} of silence before the flush`);
-  ctx.report.set('last-words', 'note', `words came only with the flush: ${held.map((t) => `«${t}»`).join(', ')}`);
+  ctx.report.set('last-words', 'note', `words came only with the flush: ${held.join(', ')}`);
+}
+
+/** Each final's own words: a final that repeats the one before it (cumulative) owns only what follows it. */
+function ownWords(heard: Heard[]): Array<string[] | undefined> {
+  let previous: string[] = [];
+  return heard.map((h) => {
+    if (h.final === undefined) return undefined;
+    const all = words(h.final);
+    const own = repeats(all, previous) ? all.slice(previous.length) : all;
+    previous = all;
+    return own;
+  });
+}
+
+/** Whether `all` begins with the whole of `previous`, and goes on. */
+function repeats(all: string[], previous: string[]): boolean {
+  return previous.length > 0 && all.length > previous.length && previous.every((w, i) => all[i] === w);
 }
 
 function notMeasured(ctx: CheckContext, rows: RowId[], why: string): void {
