@@ -55,7 +55,7 @@ import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
 import { Preemptions, type TurnPorts } from './voice/preemption/preemptions.ts';
-import { createVoiceServices } from './voice/voice-services.ts';
+import { checkSpeechVoice, createMistralSpeaker, createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
 
@@ -140,6 +140,11 @@ const PREFETCH_MAX_CHARS = 2_000;
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   setHeapGrowth();
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  // Voxtral's speaker first: its voice is checked beside the database's start, and an unknown one stops the start.
+  const voxtral = createMistralSpeaker(config, logger);
+  const voiceChecked = voxtral ? checkSpeechVoice(voxtral, config, logger) : Promise.resolve();
+  // Awaited once the database is up; a start that fails before then must not leave its rejection unhandled.
+  voiceChecked.catch(() => {});
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     pgliteDataDir: config.PGLITE_DATA_DIR,
@@ -147,6 +152,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   try {
     await migrate(db.pool);
+    await voiceChecked;
   } catch (err) {
     await db.close();
     throw err;
@@ -343,6 +349,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     prefetchTurn,
     turns: { start: (session, turnId, transcript, voice, opened) => registry.turn(session, turnId, transcript, voice, opened), traces },
     ...(preemptions ? { preemption: preemptions } : {}),
+    ...(voxtral ? { voxtral } : {}),
   });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
   // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).

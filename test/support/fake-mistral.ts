@@ -85,6 +85,8 @@ export class FakeMistral {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
         if (this.mount?.request(req, res, body)) return;
+        // Without the audio fakes mounted, their endpoints are not found (the runtime's voice check warns and starts).
+        if (req.url?.startsWith('/v1/audio/')) return void res.writeHead(404).end();
         this.requests.push({ path: req.url ?? '', body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
         const endpoint = req.url?.endsWith('/embeddings') ? 'embeddings' : 'chat';
         this.open[endpoint] += 1;

@@ -1,15 +1,16 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { opusCodec } from '../../adapters/voice/opus-codec.ts';
-import { oggOpusStream } from './ogg-opus-writer.ts';
+import { FakeVoxtralSpeech } from './fake-voxtral-speech.ts';
+
+export { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechOgg, fakeSpeechPackets, fakeSpeechPcm, type SpeechRequestRecord, type VoicesRequestRecord } from './fake-voxtral-speech.ts';
 
 /**
  * Loopback stand-ins for Mistral's audio endpoints, speaking their wire formats so the real
  * `@mistralai/mistralai` SDK runs unchanged against them:
  * - realtime transcription, `GET /v1/audio/transcriptions/realtime?model=…` upgraded to a WebSocket;
- * - speech, `POST /v1/audio/speech`, streamed (server-sent events) or not (JSON).
+ * - speech, `POST /v1/audio/speech` and `GET /v1/audio/voices`: the half it extends, fake-voxtral-speech.ts.
  * Mount it on a `FakeMistral` (one base URL answers chat, embeddings and audio, as in production)
  * or `start()` it on its own port.
  */
@@ -64,27 +65,12 @@ export interface TranscriptionSocketRecord {
   interims: InterimRecord[];
 }
 
-export interface SpeechRequestRecord {
-  body: Record<string, unknown>;
-  authorization: string | undefined;
-  /** The connection closed before the whole answer was sent (the client aborted). */
-  closedEarly: boolean;
-  /** The answer was sent in full. */
-  completed: boolean;
-}
-
-/** Float32 PCM at 24 kHz: what Mistral's `response_format: "pcm"` returns. */
-export const FAKE_SPEECH_SAMPLE_RATE = 24_000;
-/** Audio per character of input: a sentence's length decides its duration. */
-const SPEECH_MS_PER_CHAR = 60;
-/** Each server-sent event carries this much audio. */
-const SPEECH_DELTA_MS = 100;
 /** Bytes per ms of the transcription socket's audio (16 kHz s16le mono). */
 const BYTES_PER_MS = 32;
 /** Voxtral realtime's default `target_streaming_delay_ms`. */
 export const DEFAULT_STREAMING_DELAY_MS = 480;
 
-export class FakeVoxtral {
+export class FakeVoxtral extends FakeVoxtralSpeech {
   // --- realtime transcription ---
   /** One entry per flush, consumed in order; an empty script answers with an empty transcript. */
   readonly utterances: ScriptedUtterance[] = [];
@@ -119,24 +105,6 @@ export class FakeVoxtral {
   /** Upgrade attempts refused so far (outage or missing credentials). */
   refused = 0;
   readonly sockets: TranscriptionSocketRecord[] = [];
-  // --- speech ---
-  /** Delay before the response headers of `/v1/audio/speech`. */
-  speechLatencyMs = 0;
-  /** Delay between two streamed deltas. */
-  speechDeltaIntervalMs = 0;
-  /** An HTTP status for the speech endpoint (e.g. 503), or 'hang' for a request never answered. */
-  speechStatus: number | 'hang' = 200;
-  /**
-   * A streamed answer that fails part-way: after `afterMs` of audio the connection is cut (`drop`) or
-   * kept open without another byte (`stall`). Null: answers are whole.
-   */
-  speechFault: { afterMs: number; kind: 'drop' | 'stall' } | null = null;
-  /** 'tone' (a 440 Hz sine) or 'silence'. */
-  speechSignal: 'tone' | 'silence' = 'tone';
-  /** `response_format: "opus"`: an Ogg Opus stream, refused (422) as a service without it would, or bytes that are not Ogg. */
-  speechOpus: 'ogg' | 'refused' | 'not-ogg' = 'ogg';
-  readonly speechRequests: SpeechRequestRecord[] = [];
-
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly live = new Set<WebSocket>();
   private server: Server | undefined;
@@ -173,16 +141,6 @@ export class FakeVoxtral {
 
   get openSockets(): number {
     return this.live.size;
-  }
-
-  /** The HTTP side; true when the request was one of the audio endpoints. */
-  request(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): boolean {
-    if (req.method !== 'POST' || !req.url?.startsWith('/v1/audio/speech')) return false;
-    const record: SpeechRequestRecord = { body, authorization: req.headers.authorization, closedEarly: false, completed: false };
-    this.speechRequests.push(record);
-    res.once('close', () => (record.closedEarly = !record.completed));
-    void this.speech(body, res, record);
-    return true;
   }
 
   /** The WebSocket side; true when the upgrade was for the realtime transcription path. */
@@ -316,115 +274,6 @@ export class FakeVoxtral {
     const spans = utterance.speech ?? [{ startMs: this.speechStartMs, endMs: this.speechStartMs + utterance.text.length * this.msPerChar }];
     return placeWords(words, spans);
   }
-
-  private async speech(body: Record<string, unknown>, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
-    if (this.speechStatus === 'hang') return;
-    await sleep(this.speechLatencyMs);
-    if (res.destroyed) return;
-    if (this.speechStatus !== 200) {
-      res.writeHead(this.speechStatus, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'error', message: 'speech service unavailable', type: 'service_unavailable' }));
-      record.completed = true;
-      return;
-    }
-    const formats = this.speechOpus === 'refused' ? ['pcm'] : ['pcm', 'opus'];
-    if (typeof body.input !== 'string' || body.input === '' || !formats.includes(body.response_format as string) || (body.response_format === 'opus' && body.stream !== true)) {
-      res.writeHead(422, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: [{ loc: ['body'], msg: `input and response_format ${formats.map((f) => `"${f}"`).join(' or ')} (opus streamed) are required here`, type: 'value_error' }] }));
-      record.completed = true;
-      return;
-    }
-    if (body.response_format === 'opus') return this.opusSpeech(body.input, res, record);
-    const pcm = fakeSpeechPcm(body.input, this.speechSignal);
-    if (body.stream !== true) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ audio_data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') }));
-      record.completed = true;
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const perDelta = (FAKE_SPEECH_SAMPLE_RATE * SPEECH_DELTA_MS) / 1000;
-    const fault = this.speechFault;
-    const faultAt = fault ? (FAKE_SPEECH_SAMPLE_RATE * fault.afterMs) / 1000 : Infinity;
-    for (let at = 0; at < pcm.length; at += perDelta) {
-      if (res.destroyed) return;
-      if (at >= faultAt) {
-        // Cut once what went out has left, so the client has read it before the connection dies.
-        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
-        return;
-      }
-      const slice = pcm.subarray(at, at + perDelta);
-      const audio_data = Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength).toString('base64');
-      res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);
-      await sleep(this.speechDeltaIntervalMs);
-    }
-    if (res.destroyed) return;
-    record.completed = true;
-    res.end(SPEECH_DONE);
-  }
-
-  /**
-   * `response_format: "opus"`, streamed: the same tone encoded by libopus (@evan/opus, 24 kHz, 20 ms
-   * packets) into an Ogg Opus stream, cut into deltas of `OPUS_DELTA_BYTES` that straddle its pages.
-   */
-  private async opusSpeech(text: string, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
-    const ogg = this.speechOpus === 'not-ogg' ? new TextEncoder().encode('ID3 not an Ogg stream') : fakeSpeechOgg(text, this.speechSignal);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const fault = this.speechFault;
-    const faultAt = fault ? Math.floor((ogg.length * fault.afterMs) / fakeSpeechDurationMs(text)) : Infinity;
-    for (let at = 0; at < ogg.length; at += OPUS_DELTA_BYTES) {
-      if (res.destroyed) return;
-      if (at >= faultAt) {
-        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
-        return;
-      }
-      const audio_data = Buffer.from(ogg.subarray(at, at + OPUS_DELTA_BYTES)).toString('base64');
-      res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);
-      await sleep(this.speechDeltaIntervalMs);
-    }
-    if (res.destroyed) return;
-    record.completed = true;
-    res.end(SPEECH_DONE);
-  }
-}
-
-const SPEECH_DONE = `event: speech.audio.done\ndata: ${JSON.stringify({ type: 'speech.audio.done', usage: { prompt_tokens: 1, total_tokens: 1 } })}\n\n`;
-/** Ogg bytes per Opus delta: about 200 ms of the tone's packets, not a whole number of pages. */
-const OPUS_DELTA_BYTES = 700;
-
-/** The fake's speech as `response_format: "opus"` gives it: 20 ms packets (the tone's length is a whole number of them) in Ogg pages of five. */
-export function fakeSpeechOgg(text: string, signal: 'tone' | 'silence'): Uint8Array {
-  return oggOpusStream(fakeSpeechPackets(text, signal), { inputSampleRate: FAKE_SPEECH_SAMPLE_RATE, packetsPerPage: 5 });
-}
-
-/** The Opus packets inside `fakeSpeechOgg`. */
-export function fakeSpeechPackets(text: string, signal: 'tone' | 'silence'): Uint8Array[] {
-  const pcm = fakeSpeechPcm(text, signal);
-  const encoder = opusCodec().encoder(FAKE_SPEECH_SAMPLE_RATE);
-  try {
-    const packets: Uint8Array[] = [];
-    const frame = new Int16Array(encoder.frameSamples);
-    for (let at = 0; at < pcm.length; at += frame.length) {
-      frame.fill(0);
-      for (let i = 0; i < frame.length && at + i < pcm.length; i++) frame[i] = Math.round(pcm[at + i]! * 32767);
-      packets.push(encoder.encode(frame));
-    }
-    return packets;
-  } finally {
-    encoder.close();
-  }
-}
-
-/** Float32 LE mono at 24 kHz, `SPEECH_MS_PER_CHAR` per character of text: a 440 Hz tone at half scale, or silence. */
-export function fakeSpeechPcm(text: string, signal: 'tone' | 'silence'): Float32Array {
-  const samples = Math.round((text.length * SPEECH_MS_PER_CHAR * FAKE_SPEECH_SAMPLE_RATE) / 1000);
-  const pcm = new Float32Array(samples);
-  if (signal === 'tone') for (let i = 0; i < samples; i++) pcm[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / FAKE_SPEECH_SAMPLE_RATE);
-  return pcm;
-}
-
-export function fakeSpeechDurationMs(text: string): number {
-  return text.length * SPEECH_MS_PER_CHAR;
 }
 
 const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
@@ -477,10 +326,6 @@ function continuation(utterance: ScriptedUtterance, words: string[], ends: numbe
     speech: spans.map((s) => ({ startMs: s.startMs + shift, endMs: s.endMs + shift })),
     wordEndsMs: ends.slice(said).map((end) => end + shift),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
