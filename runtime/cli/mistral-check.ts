@@ -90,7 +90,7 @@ async function probeAll(base: Omit<CheckContext, 'signal'>, phrases: ProbePhrase
     fieldProbes(ctx, sockets),
     idleProbe(ctx, sockets),
     speechProbes(ctx, client),
-    voiceProbe(ctx, client),
+    voiceProbe(ctx),
     chatProbe(ctx),
     embeddingProbe(ctx),
   ]);

@@ -7,6 +7,7 @@ import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.
 import type { Row, RowId, Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import type { ServiceBehaviour } from '../support/service-behaviours.ts';
 import { speechScript, writeWav } from '../support/speech.ts';
 
 /**
@@ -126,6 +127,7 @@ describe('npm run mistral:check', () => {
       'speech-pcm': 'ok',
       'speech-opus': 'ok',
       'speech-first-packet': 'ok',
+      voice: 'ok',
       chat: 'ok',
       embedding: 'ok',
       'retry-after': 'ok',
@@ -191,3 +193,32 @@ describe('npm run mistral:check', () => {
   });
 });
 
+
+/**
+ * What the report says of each behaviour the fakes play: the row that names it, its verdict, what its
+ * observed text says, and the exit code (1 where the runtime could not work: a contract break).
+ */
+const FOUND: Partial<Record<ServiceBehaviour, { row: RowId; verdict: Verdict; observed: RegExp; exit: 0 | 1; alsoBreaks?: RowId[] }>> = {
+  'speech-raw-opus': { row: 'speech-opus', verdict: 'note', observed: /^raw Opus packets, one per delta: \d+ packets, in \d+ deltas/, exit: 0 },
+  'speech-opus-refused': { row: 'speech-opus', verdict: 'note', observed: /^refused: HTTP 422\b/, exit: 0 },
+  'speech-slow-first-packet': { row: 'speech-first-packet', verdict: 'note', observed: /Opus over 1,200 ms: the speaker asks PCM/, exit: 0 },
+  // Its speech is refused too (404): the speech row breaks with it.
+  'unknown-voice': { row: 'voice', verdict: 'break', observed: /^fr_marie_neutral is not among the \d+ voices listed/, exit: 1, alsoBreaks: ['speech-pcm'] },
+};
+
+describe('npm run mistral:check against the fake in each reported behaviour', () => {
+  it.each(Object.keys(FOUND) as ServiceBehaviour[])('%s: the report names it', async (behaviour) => {
+    const { mistral, voxtral } = await startFakes();
+    const found = FOUND[behaviour]!;
+    voxtral.behaviours.add(behaviour);
+    const run = await checkAgainst(mistral.baseUrl);
+    expect(run.stderr).toBe('');
+    const named = row(run, found.row);
+    expect(named.verdict).toBe(found.verdict);
+    expect(named.observed).toMatch(found.observed);
+    expect(run.code).toBe(found.exit);
+    // A break is this behaviour's own: no other row breaks.
+    const breaks = run.report!.rows.filter((r) => r.verdict === 'break').map((r) => r.id);
+    expect(breaks.sort()).toEqual([...(found.verdict === 'break' ? [found.row] : []), ...(found.alsoBreaks ?? [])].sort());
+  }, TEST_MS);
+});

@@ -1,8 +1,8 @@
 import { MistralError } from '@mistralai/mistralai/models/errors';
+import { DEFAULT_THROTTLE_PAUSE_MS, delay } from '../../../adapters/mistral/retry-after.ts';
 import type { Config } from '../../config.ts';
-import { refusalOf, retryAfterMs } from './http-refusal.ts';
+import { refusalOf } from './http-refusal.ts';
 import type { Report } from './report.ts';
-import { sleep } from './waits.ts';
 
 /** The bounds of the check's waits (ms). */
 export interface CheckBounds {
@@ -36,8 +36,8 @@ export interface CheckContext {
 }
 
 /**
- * `call`, and once more after the Retry-After of a 429 (at most `retryCapMs`; 1 s when the header
- * is missing): the runtime's own calls honour it, and the check reports every 429 it met rather than
+ * `call`, and once more after the Retry-After of a 429 (at most `retryCapMs`; 1 s when the answer
+ * names none, as the runtime waits): the runtime's own calls honour it, and the check reports every 429 it met rather than
  * fail on it. A second 429 is reported and thrown.
  */
 export async function honouringRetryAfter<T>(ctx: CheckContext, what: string, call: () => Promise<T>): Promise<T> {
@@ -46,13 +46,13 @@ export async function honouringRetryAfter<T>(ctx: CheckContext, what: string, ca
   } catch (err) {
     const refusal = refusalOf(err);
     if (refusal?.status !== 429) throw err;
-    ctx.report.rateLimits.push({ call: what, retryAfter: refusal.retryAfter });
-    await sleep(Math.min(retryAfterMs(refusal.retryAfter) ?? 1_000, ctx.bounds.retryCapMs), ctx.signal);
+    ctx.report.rateLimits.push({ call: what, retryAfterMs: refusal.retryAfterMs });
+    await delay(Math.min(refusal.retryAfterMs ?? DEFAULT_THROTTLE_PAUSE_MS, ctx.bounds.retryCapMs), ctx.signal);
     try {
       return await call();
     } catch (again) {
       const second = refusalOf(again);
-      if (second?.status === 429) ctx.report.rateLimits.push({ call: what, retryAfter: second.retryAfter });
+      if (second?.status === 429) ctx.report.rateLimits.push({ call: what, retryAfterMs: second.retryAfterMs });
       throw again;
     }
   }

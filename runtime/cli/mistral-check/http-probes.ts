@@ -1,6 +1,5 @@
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { Mistral } from '@mistralai/mistralai';
-import type { VoiceResponse } from '@mistralai/mistralai/models/components';
 import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
 import { MISTRAL_EMBED_MODEL } from '../../../adapters/embedders/mistral-embed-client.ts';
 import { SEARCH_MEMORY_TOOL } from '../../../adapters/fluxes/agent-flux.adapter.ts';
@@ -8,22 +7,16 @@ import { mistralSdkServerUrl } from '../../../adapters/mistral/base-url.ts';
 import { MistralEndpoint } from '../../../adapters/mistral/mistral-endpoint.ts';
 import { createModels } from '../../../adapters/models/model-provider.ts';
 import { FIRST_AUDIO_MS } from '../../voice/fallback-speaker.ts';
-import { opusCodec } from '../../../adapters/voice/opus-codec.ts';
+import { decodable, MistralSpeaker, OPUS_FIRST_PACKET_MS } from '../../../adapters/voice/mistral-speaker.ts';
 import { EMBEDDING_DIMENSIONS } from '../../../machines/memory/memory.port.ts';
-import { OggOpusDemuxer } from '../../../machines/voice/ogg-opus.ts';
-import { opusPacketInfo } from '../../../machines/voice/opus-packet.ts';
+import { OpusAnswerReader, type OpusAnswerKind } from '../../../machines/voice/opus-answer.ts';
 import { honouringRetryAfter, messageOf, type CheckContext } from './context.ts';
 import { HttpRefusal, refusalOf } from './http-refusal.ts';
 import { formatMs } from './report.ts';
-import { within } from './waits.ts';
+import { abortable, within } from './waits.ts';
 
 /** The sentences spoken: short, French, as a reply's first sentence would be. */
 export const SPEECH_SENTENCES = { pcm: 'Bonjour, je suis là.', opus: 'Il fait beau aujourd’hui.' } as const;
-/** An Opus answer's first packet later than this makes the speaker ask PCM for the next sentences (its own bound). */
-export const OPUS_FIRST_PACKET_MS = 1_200;
-/** Voices listed per page, and pages read at most. */
-const VOICES_PAGE = 100;
-const VOICES_PAGES = 5;
 /** Enough for a greeting or a tool call: the probe pays for a few tokens, not a reply. */
 const CHAT_MAX_TOKENS = 30;
 /** `response_format: "pcm"`: 32-bit float samples at 24 kHz (mistral-speaker.ts). */
@@ -61,8 +54,8 @@ export async function speechProbes(ctx: CheckContext, client: Mistral): Promise<
     times.push(`Opus ${formatMs(opus.firstMs)}`);
     if (opus.firstMs > OPUS_FIRST_PACKET_MS) slow.push(`Opus over ${formatMs(OPUS_FIRST_PACKET_MS)}: the speaker asks PCM from then on`);
     const container = containerOf(opus.deltas);
-    if (container === 'Ogg Opus') report.set('speech-opus', 'ok', `${container}, ${opus.deltas.length} deltas`);
-    else report.set('speech-opus', 'note', `${container}, ${opus.deltas.length} deltas: the speaker reads what it sniffs (not Opus: PCM instead)`);
+    if (container.startsWith(`${CONTAINERS.ogg}:`)) report.set('speech-opus', 'ok', `${container} in ${opus.deltas.length} deltas`);
+    else report.set('speech-opus', 'note', `${container}, in ${opus.deltas.length} deltas: the speaker reads what it sniffs (not Opus: PCM instead)`);
   } catch (err) {
     const refusal = refusalOf(err);
     const refused = refusal && refusal.status >= 400 && refusal.status < 500 && refusal.status !== 429;
@@ -72,20 +65,17 @@ export async function speechProbes(ctx: CheckContext, client: Mistral): Promise<
   report.set('speech-first-packet', slow.length > 0 ? 'note' : 'ok', [times.join(', '), ...slow].join('; '));
 }
 
-/** `GET /v1/audio/voices`, every page (bounded): is the configured voice there? */
-export async function voiceProbe(ctx: CheckContext, client: Mistral): Promise<void> {
-  const voice = ctx.config.MISTRAL_TTS_VOICE;
-  let voices: VoiceResponse[];
-  try {
-    voices = await listVoices(ctx, client);
-  } catch (err) {
-    return ctx.report.set('voice', 'note', `the list could not be read: ${messageOf(err)} (the runtime starts all the same)`);
-  }
-  if (voices.some((v) => v.id === voice || v.slug === voice)) return ctx.report.set('voice', 'ok', `${voice} is among the ${voices.length} voices listed`);
-  const french = voices.filter((v) => v.languages?.some((l) => l.toLowerCase().startsWith('fr')));
-  const name = (v: VoiceResponse) => v.slug ?? v.id;
-  if (french[0]) ctx.report.advise('MISTRAL_TTS_VOICE', name(french[0]), `${voice} is not listed; a French voice that is`);
-  ctx.report.set('voice', 'break', `${voice} is not among the ${voices.length} voices listed (French: ${french.map(name).slice(0, 5).join(', ') || 'none'}): every sentence would fall back to espeak-ng`);
+/** The runtime's own voice check at start (`GET /v1/audio/voices`, every page): is MISTRAL_TTS_VOICE listed? */
+export async function voiceProbe(ctx: CheckContext): Promise<void> {
+  const { config } = ctx;
+  const voice = config.MISTRAL_TTS_VOICE;
+  const speaker = new MistralSpeaker({ apiKey: ctx.apiKey, baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV, model: config.MISTRAL_TTS_MODEL, voice });
+  const found = await abortable(speaker.checkVoice(ctx.bounds.httpMs), ctx.signal);
+  if (found.kind === 'listed') return ctx.report.set('voice', 'ok', `${voice} is listed`);
+  if (found.kind === 'unchecked') return ctx.report.set('voice', 'note', `the list could not be read: ${found.reason} (the runtime starts all the same)`);
+  const french = found.voices.filter((v) => v.toLowerCase().startsWith('fr'));
+  if (french[0]) ctx.report.advise('MISTRAL_TTS_VOICE', french[0], `${voice} is not listed; this French voice is`);
+  ctx.report.set('voice', 'break', `${voice} is not among the ${found.voices.length} voices listed (French: ${french.slice(0, 5).join(', ') || 'none'}): the runtime refuses to start`);
 }
 
 /** One streamed chat as the agent makes it: its model, its request body, the `search_memory` tool. */
@@ -146,8 +136,7 @@ export async function embeddingProbe(ctx: CheckContext): Promise<void> {
     const answer = await honouringRetryAfter(ctx, 'embeddings', async () => {
       const res = await within(endpoint.send(body, ctx.signal), ctx.bounds.httpMs, 'no answer', ctx.signal);
       const text = await within(res.toArray().then((chunks) => Buffer.concat(chunks as Buffer[]).toString('utf8')), ctx.bounds.callMs, 'no whole answer', ctx.signal);
-      const retryAfter = res.headers['retry-after'];
-      if (res.statusCode !== 200) throw new HttpRefusal('embeddings', res.statusCode ?? 0, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      if (res.statusCode !== 200) throw new HttpRefusal('embeddings', res.statusCode ?? 0, res.headers);
       return JSON.parse(text) as { data?: Array<{ embedding?: unknown[] }>; usage?: { total_tokens?: number } };
     });
     ctx.report.spent.embeddingTokens += answer.usage?.total_tokens ?? 0;
@@ -163,7 +152,7 @@ export async function embeddingProbe(ctx: CheckContext): Promise<void> {
 export function retryAfterRow(ctx: CheckContext): void {
   const met = ctx.report.rateLimits;
   if (met.length === 0) return ctx.report.set('retry-after', 'ok', 'no 429 met');
-  const shown = met.map((m) => `${m.call} (${m.retryAfter === undefined ? 'no Retry-After' : `Retry-After: ${m.retryAfter}`})`).join(', ');
+  const shown = met.map((m) => `${m.call} (${m.retryAfterMs === undefined ? 'no Retry-After' : `Retry-After ${m.retryAfterMs / 1000} s`})`).join(', ');
   ctx.report.set('retry-after', 'note', `429 on ${shown}; each call retried once after it`);
 }
 
@@ -206,18 +195,6 @@ async function speak(ctx: CheckContext, client: Mistral, format: 'pcm' | 'opus',
   });
 }
 
-async function listVoices(ctx: CheckContext, client: Mistral): Promise<VoiceResponse[]> {
-  const voices: VoiceResponse[] = [];
-  for (let page = 0; page < VOICES_PAGES; page++) {
-    const answer = await honouringRetryAfter(ctx, 'the voice list', () =>
-      within(client.audio.voices.list({ limit: VOICES_PAGE, offset: voices.length }, { signal: ctx.signal }), ctx.bounds.httpMs, 'no answer', ctx.signal),
-    );
-    voices.push(...answer.items);
-    if (answer.items.length === 0 || voices.length >= answer.total) break;
-  }
-  return voices;
-}
-
 async function readParts(ctx: CheckContext, stream: ReadableStream<LanguageModelV4StreamPart>): Promise<Array<{ part: LanguageModelV4StreamPart; at: number }>> {
   const reader = stream.getReader();
   const parts: Array<{ part: LanguageModelV4StreamPart; at: number }> = [];
@@ -252,33 +229,21 @@ export function sampleFormat(bytes: Uint8Array): 'float32' | 'silent' | 'not flo
   return plausible + zero >= 0.99 * n ? 'float32' : 'not float32';
 }
 
-/** The container of `response_format: "opus"`: Ogg pages, one raw Opus packet per delta, or neither. */
+/** The container of `response_format: "opus"`, told and read as the speaker tells and reads it (OpusAnswerReader). */
 export function containerOf(deltas: Uint8Array[]): string {
-  const first = deltas[0]!;
-  if (first.length >= 4 && String.fromCharCode(...first.subarray(0, 4)) === 'OggS') {
-    const demuxer = new OggOpusDemuxer();
-    try {
-      const packets = deltas.reduce((n, d) => n + demuxer.push(d).length, 0);
-      demuxer.end();
-      return packets > 0 ? 'Ogg Opus' : 'Ogg without Opus packets';
-    } catch (err) {
-      return `Ogg, unreadable (${messageOf(err)})`;
-    }
+  const reader = new OpusAnswerReader(decodable);
+  let packets = 0;
+  try {
+    for (const delta of deltas) packets += reader.push(delta).length;
+    reader.end();
+  } catch (err) {
+    return `${CONTAINERS[reader.kind ?? 'other']}, unreadable (${messageOf(err)})`;
   }
-  return deltas.slice(0, 3).every(decodesAsOpus) ? 'raw Opus packets, one per delta' : `not Opus (first bytes ${Buffer.from(first.subarray(0, 4)).toString('hex')})`;
+  if (reader.kind === 'other') return `${CONTAINERS.other} (first bytes ${Buffer.from(deltas[0]!.subarray(0, 4)).toString('hex')})`;
+  return `${CONTAINERS[reader.kind!]}: ${packets} packets`;
 }
 
-function decodesAsOpus(packet: Uint8Array): boolean {
-  if (!opusPacketInfo(packet).ok) return false;
-  const decoder = opusCodec().decoder(SPEECH_PCM_RATE);
-  try {
-    return decoder.decode(packet).length > 0;
-  } catch {
-    return false;
-  } finally {
-    decoder.close();
-  }
-}
+const CONTAINERS: Record<OpusAnswerKind, string> = { ogg: 'Ogg Opus', packets: 'raw Opus packets, one per delta', other: 'not Opus' };
 
 function concat(parts: Uint8Array[]): Uint8Array {
   return Buffer.concat(parts);

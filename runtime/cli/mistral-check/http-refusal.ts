@@ -1,35 +1,30 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { APICallError } from '@ai-sdk/provider';
 import { MistralError } from '@mistralai/mistralai/models/errors';
+import { retryAfterMs } from '../../../adapters/mistral/retry-after.ts';
 
-/** An HTTP answer other than success, from a call the check made itself (the socket upgrade, embeddings). */
+/** An HTTP answer other than success to a call the check makes itself (the socket upgrade, embeddings). */
 export class HttpRefusal extends Error {
   override name = 'HttpRefusal';
   readonly status: number;
-  readonly retryAfter: string | undefined;
+  /** The wait the answer's Retry-After asks (ms); undefined when it names none. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(what: string, status: number, retryAfter: string | undefined, detail = '') {
-    super(`${what} answered HTTP ${status}${detail ? `: ${detail}` : ''}`);
+  constructor(what: string, status: number, headers: IncomingHttpHeaders) {
+    super(`${what} answered HTTP ${status}`);
     this.status = status;
-    this.retryAfter = retryAfter;
+    this.retryAfterMs = retryAfterMs(headers) ?? undefined;
   }
 }
 
 /**
- * The HTTP status and Retry-After of a refused call, whichever client made it: the SDK's
- * MistralError, the AI SDK's APICallError (the agent's model), or the check's own HttpRefusal.
- * Undefined when the call failed without an HTTP answer.
+ * The HTTP status of a refused call and the wait its Retry-After asks (ms), whichever client made it:
+ * the SDK's MistralError, the AI SDK's APICallError (the agent's model), or the check's own
+ * HttpRefusal. Undefined when the call failed without an HTTP answer.
  */
-export function refusalOf(err: unknown): { status: number; retryAfter: string | undefined } | undefined {
-  if (err instanceof HttpRefusal) return { status: err.status, retryAfter: err.retryAfter };
-  if (err instanceof MistralError) return { status: err.statusCode, retryAfter: err.headers.get('retry-after') ?? undefined };
-  if (APICallError.isInstance(err) && err.statusCode !== undefined) return { status: err.statusCode, retryAfter: err.responseHeaders?.['retry-after'] };
+export function refusalOf(err: unknown): { status: number; retryAfterMs: number | undefined } | undefined {
+  if (err instanceof HttpRefusal) return { status: err.status, retryAfterMs: err.retryAfterMs };
+  if (err instanceof MistralError) return { status: err.statusCode, retryAfterMs: retryAfterMs(Object.fromEntries(err.headers)) ?? undefined };
+  if (APICallError.isInstance(err) && err.statusCode !== undefined) return { status: err.statusCode, retryAfterMs: retryAfterMs(err.responseHeaders) ?? undefined };
   return undefined;
-}
-
-/** Retry-After as ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

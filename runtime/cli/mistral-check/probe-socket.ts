@@ -2,7 +2,8 @@ import { AudioEncoding, RealtimeConnection, type RealtimeEvent, type RealtimeTra
 import WebSocket from 'ws';
 import { INPUT_SAMPLE_RATE } from '../../../machines/voice/voice.port.ts';
 import { HttpRefusal } from './http-refusal.ts';
-import { abortable, sleep } from './waits.ts';
+import { delay } from '../../../adapters/mistral/retry-after.ts';
+import { abortable } from './waits.ts';
 
 /** One event as it arrived, and when (performance.now()). */
 export interface TimedEvent {
@@ -66,7 +67,7 @@ export class ProbeSocket {
       await abortable(
         new Promise<void>((resolve, reject) => {
           ws.once('unexpected-response', (req, res) => {
-            reject(new HttpRefusal('the socket upgrade', res.statusCode ?? 0, headerOf(res.headers['retry-after'])));
+            reject(new HttpRefusal('the socket upgrade', res.statusCode ?? 0, res.headers));
             res.resume();
             req.destroy();
           });
@@ -110,7 +111,7 @@ export class ProbeSocket {
       const part = pcm.subarray(at, at + APPEND_SAMPLES);
       await this.connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
       this.audioSeconds += part.length / INPUT_SAMPLE_RATE;
-      await sleep(start + n * APPEND_MS - performance.now(), signal);
+      await delay(Math.max(0, start + n * APPEND_MS - performance.now()), signal);
     }
   }
 
@@ -225,8 +226,4 @@ function sessionUpdatedIn(message: string): Record<string, unknown> | undefined 
   } catch {
     return undefined;
   }
-}
-
-function headerOf(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

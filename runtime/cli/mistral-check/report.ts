@@ -78,8 +78,8 @@ export class Report {
   private readonly rows = new Map<RowId, Row>();
   readonly advice: Advice[] = [];
   readonly spent: Spent = { audioSeconds: 0, speechCharacters: 0, chatInputTokens: 0, chatOutputTokens: 0, embeddingTokens: 0 };
-  /** Each 429 met: which call, and its Retry-After as sent. */
-  readonly rateLimits: Array<{ call: string; retryAfter: string | undefined }> = [];
+  /** Each 429 met: which call, and the wait its Retry-After asked (undefined: it named none). */
+  readonly rateLimits: Array<{ call: string; retryAfterMs: number | undefined }> = [];
 
   set(id: RowId, verdict: Verdict, observed: string): void {
     this.rows.set(id, { id, assumption: ASSUMPTIONS[id], observed, verdict });

@@ -3,13 +3,6 @@
  * own bound), so no probe outlives the run.
  */
 
-/** Resolves after `ms` (at once when ≤ 0); rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  if (ms <= 0) return Promise.resolve();
-  return abortable(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
-}
-
 /** `promise`, or the signal's reason when it aborts first (the promise itself is left to settle). */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
