@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { answerRateLimited, ServiceBehaviourSet } from './fake-behaviours.ts';
 
 /**
  * More endpoints on the same server (e.g. the audio fakes of fake-voxtral.ts), so one base URL
@@ -37,6 +38,12 @@ export interface StructuredCall {
  */
 export class FakeMistral {
   mode: FakeMistralMode = { kind: 'stream', chunks: ['Bonjour.'] };
+  /** The service behaviours played on chat (streamed or not) and embeddings: `rate-limited` only, so far. */
+  readonly behaviours = new ServiceBehaviourSet();
+  /** The `Retry-After` of a `rate-limited` refusal: delay-seconds or an HTTP date (the behaviour's is 1 s). */
+  rateLimitRetryAfter = '1';
+  /** Each `rate-limited` refusal: its endpoint and when it was answered (Date.now()). */
+  readonly rateLimited: Array<{ endpoint: 'chat' | 'embeddings'; at: number }> = [];
   /** Width of the vectors `/v1/embeddings` returns (1024 is mistral-embed's). */
   embeddingDims = 1024;
   /** An HTTP status for `/v1/embeddings`, or 'hang' for a request never answered. */
@@ -92,6 +99,7 @@ export class FakeMistral {
         this.open[endpoint] += 1;
         res.once('close', () => (this.open[endpoint] -= 1));
         if (endpoint === 'embeddings') {
+          if (this.behaviours.rateLimits(endpoint)) return this.refuse(endpoint, res);
           if (this.embeddingLatencyMs > 0) return void setTimeout(() => this.embeddings(body, res), this.embeddingLatencyMs);
           return this.embeddings(body, res);
         }
@@ -99,6 +107,7 @@ export class FakeMistral {
         res.once('close', () => {
           if (!res.writableEnded) this.chatAborted += 1;
         });
+        if (this.behaviours.rateLimits(endpoint)) return this.refuse(endpoint, res);
         if (this.generate && body.stream !== true) {
           const arrivedAt = Date.now();
           return void setTimeout(() => this.generated(body, res, arrivedAt), this.generateLatencyMs);
@@ -117,6 +126,12 @@ export class FakeMistral {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
     return this;
+  }
+
+  /** `rate-limited`: the 429 that refuses a call, logged. */
+  private refuse(endpoint: 'chat' | 'embeddings', res: ServerResponse): void {
+    answerRateLimited(res, this.rateLimitRetryAfter);
+    this.rateLimited.push({ endpoint, at: Date.now() });
   }
 
   /** Answers one chat request in `mode` (its latency, if any, already waited). */
