@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ServerList } from '@mistralai/mistralai/lib/config.js';
-import { MISTRAL_HOST_WHITELIST } from '../../adapters/mistral/base-url.ts';
+import { MISTRAL_HOSTS, mistralHostOf } from '../../adapters/mistral/base-url.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DEFAULT_BOUNDS, messageOf, type CheckContext } from './mistral-check/context.ts';
 import { chatProbe, embeddingProbe, retryAfterRow, sdkClient, speechProbes, voiceProbe } from './mistral-check/http-probes.ts';
@@ -24,6 +23,8 @@ const NO_KEY =
 /** The whole run's bound: the idle socket's 35 s and the rest, with room for a slow service. */
 const DEFAULT_TIMEOUT_S = 90;
 const MAX_SECONDS = 600;
+/** The EU server's base URL, from the whitelist: the host it labels EU. */
+const EU_BASE_URL = `https://${Object.keys(MISTRAL_HOSTS).find((host) => MISTRAL_HOSTS[host]!.region === 'EU')!}/v1`;
 
 export interface CheckIo {
   out: (line: string) => void;
@@ -104,23 +105,12 @@ async function probeAll(base: Omit<CheckContext, 'signal'>, phrases: ProbePhrase
   return ctx.report.all(missing);
 }
 
-/** The host's region, by the SDK's own server list (its labels: `api.mistral.ai` is Global). */
+/** The host's region, by the whitelist's own labels (the SDK's: `api.mistral.ai` is Global). */
 function regionRow(ctx: CheckContext): void {
-  const host = new URL(ctx.config.MISTRAL_BASE_URL).hostname;
-  const region = hostRegion(host);
-  if (region === 'EU' || region === 'loopback') return ctx.report.set('region', 'ok', `${host}: ${region === 'EU' ? 'EU' : 'loopback (a local test server)'}`);
-  const eu = new URL(ServerList.eu).hostname;
-  if ((MISTRAL_HOST_WHITELIST as readonly string[]).includes(eu)) ctx.report.advise('MISTRAL_BASE_URL', `${ServerList.eu}/v1`, `${host} is ${region}; ${eu} keeps the data in the EU`);
-  ctx.report.set('region', 'note', `${host}: ${region} (the SDK's EU server is ${eu})`);
-}
-
-/** EU, Global, US (the SDK's labels), loopback, or unknown. */
-export function hostRegion(host: string): 'EU' | 'Global' | 'US' | 'loopback' | 'unknown' {
-  const label = Object.entries(ServerList).find(([, url]) => new URL(url).hostname === host)?.[0];
-  if (label === 'eu' || host === 'eu.api.mistral.ai') return 'EU';
-  if (label === 'global') return 'Global';
-  if (label === 'us') return 'US';
-  return /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/.test(host) ? 'loopback' : 'unknown';
+  const { host, region, note } = mistralHostOf(ctx.config.MISTRAL_BASE_URL, ctx.config.KOHAMI_ENV);
+  if (region === 'EU' || region === 'local') return ctx.report.set('region', 'ok', `${host}: ${region} (${note})`);
+  ctx.report.advise('MISTRAL_BASE_URL', EU_BASE_URL, `${host} is ${region === 'Global' ? 'Global' : 'of no confirmed region'}; ${new URL(EU_BASE_URL).host} keeps inference in the EU`);
+  ctx.report.set('region', 'note', `${host}: ${region} (${note})`);
 }
 
 function parseOptions(argv: string[]): Options {

@@ -204,6 +204,7 @@ const FOUND: Partial<Record<ServiceBehaviour, { row: RowId; verdict: Verdict; ob
   'speech-slow-first-packet': { row: 'speech-first-packet', verdict: 'note', observed: /Opus over 1,200 ms: the speaker asks PCM/, exit: 0 },
   // Its speech is refused too (404): the speech row breaks with it.
   'unknown-voice': { row: 'voice', verdict: 'break', observed: /^fr_marie_neutral is not among the \d+ voices listed/, exit: 1, alsoBreaks: ['speech-pcm'] },
+  'rate-limited': { row: 'retry-after', verdict: 'note', observed: /^429 on .*chat \(Retry-After 1 s\).*; each call retried once after it$/, exit: 0 },
 };
 
 describe('npm run mistral:check against the fake in each reported behaviour', () => {
@@ -211,6 +212,8 @@ describe('npm run mistral:check against the fake in each reported behaviour', ()
     const { mistral, voxtral } = await startFakes();
     const found = FOUND[behaviour]!;
     voxtral.behaviours.add(behaviour);
+    // Played by both fakes: the chat and embeddings calls are FakeMistral's.
+    if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
     const run = await checkAgainst(mistral.baseUrl);
     expect(run.stderr).toBe('');
     const named = row(run, found.row);
