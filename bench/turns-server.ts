@@ -7,8 +7,8 @@ import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
 /**
  * The runtime side of bench:turns, in its own process: the real runtime (embedded PGlite, voice mode)
  * against the fakes at MISTRAL_BASE_URL, with the settings of BENCH_RUNTIME_ENV (JSON, e.g.
- * {"PREEMPTIVE_TURN":"off"}) over the runtime's defaults. One senior per lane, token `kiosk_turns_<i>`, preferred name `Turns<i>`: the
- * name reaches the recognizer as its context bias, which tells the fakes whose script a socket plays.
+ * {"PREEMPTIVE_TURN":"off"}) over the runtime's defaults. One senior per lane, token `kiosk_turns_<i>`, preferred name
+ * `Turns<i>` (the fakes tell whose script a socket plays by its audio).
  *   argv: lanes
  */
 const lanes = Number(process.argv[2]);

@@ -4,6 +4,8 @@ import { loadavg } from 'node:os';
 import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
 import type { ScriptedUtterance } from '../test/support/fake-voxtral.ts';
+import { SERVICE_BEHAVIOUR_NAMES, type ServiceBehaviour } from '../test/support/service-behaviours.ts';
+import { stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAtCue, UNFINISHED_CUES, voiced, voicedSpans, type Clip, type Speech } from './turns-corpus.ts';
 
@@ -17,8 +19,10 @@ import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAt
  * audio, and the model and speech calls per committed turn. Baseline in the same run: the runtime at
  * its defaults against the same with BENCH_BASELINE's settings (default PREEMPTIVE_TURN=off: the turn's
  * work starts only once the end of turn is confirmed).
- *   npm run bench:turns   (BENCH_CLIPS: clips drawn per part, default all; BENCH_PART=held-out|tuning|both;
- *   BENCH_LANES=14; BENCH_SEED=1; BENCH_STT_MS=100; BENCH_BASELINE=PREEMPTIVE_TURN=off (settings, comma-separated);
+ *   npm run bench:turns [-- --behaviour <name>]   (the fakes play one behaviour of test/support/service-behaviours.ts,
+ *   e.g. cumulative-final; none: the conforming service. BENCH_CLIPS: clips drawn per part, default all;
+ *   BENCH_PART=held-out|tuning|both;
+ *   BENCH_LANES=14; BENCH_SEED=1; BENCH_STT_MS=100; BENCH_BASELINE=PREEMPTIVE_TURN=off (settings, comma-separated; none: no baseline run);
  *   BENCH_CURRENT= (settings over the defaults for the first run, for tuning); BENCH_SCALE=1 multiplies
  *   every set's count; BENCH_TRANSCRIPTS=1 prints the first utterances' texts; BENCH_CUTS=1 those of the
  *   utterances the first configuration cut, and of its finished sentences answered after more than 1 s)
@@ -33,6 +37,8 @@ const VOICE_MS = 100;
 /** `A=1,B=2` → { A: '1', B: '2' }: runtime settings for one configuration. */
 const settingsOf = (text: string): Record<string, string> => Object.fromEntries(text.split(',').filter(Boolean).map((kv) => kv.split('=', 2) as [string, string]));
 const BASELINE = process.env.BENCH_BASELINE ?? 'PREEMPTIVE_TURN=off';
+/** `--behaviour <name>`: the transcription behaviour the recognizer fake plays (null: it conforms). */
+const BEHAVIOUR = behaviourArg(process.argv.slice(2));
 const CURRENT = process.env.BENCH_CURRENT ?? '';
 const FRAME_MS = 20;
 const FRAME_SAMPLES = (RATE * FRAME_MS) / 1000;
@@ -58,6 +64,17 @@ interface Item {
   /** The first part ends on an unfinished cue (« de », « et » …); split: inside one recording. */
   cue: boolean;
   split: boolean;
+}
+
+function behaviourArg(args: string[]): ServiceBehaviour | null {
+  const at = args.indexOf('--behaviour');
+  if (at < 0) return null;
+  const name = args[at + 1] as ServiceBehaviour | undefined;
+  if (!name || !SERVICE_BEHAVIOUR_NAMES.includes(name)) {
+    console.error(`bench:turns --behaviour: one of ${SERVICE_BEHAVIOUR_NAMES.join(', ')}`);
+    process.exit(1);
+  }
+  return name;
 }
 
 const ms = (samples: number) => (samples * 1000) / RATE;
@@ -154,12 +171,24 @@ interface Outcome {
   /** End of speech → the first reply-audio frame after it (ms), if any came. */
   firstAudioMs: number | undefined;
   finals: number;
+  /** The utterance (all have speech) was answered with the SOS line. */
+  sos: boolean;
+  /** A turn's transcript repeated the lane's previous utterance. */
+  repeats: boolean;
+  /** The turns' transcripts (for BENCH_CUTS). */
+  transcripts: string[];
 }
+
+/** Text as compared for repetition: words only, lower case. */
+const words = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
 /** One kiosk in voice mode streaming items one after another in real time. */
 class Lane {
   private stops: number[] = [];
-  private finals: Array<{ at: number; stoppedAt: number }> = [];
+  private finals: Array<{ at: number; stoppedAt: number; text: string }> = [];
+  private sos = false;
+  /** The utterance played before, whose words no later turn should repeat. */
+  private previous = '';
   private audio: number[] = [];
   private playing = new Set<string>();
   private quiet: (() => void) | null = null;
@@ -179,9 +208,10 @@ class Lane {
         if (decodeAudioFrame(new Uint8Array(raw as Buffer)).pcm.length > 0) this.audio.push(now);
         return;
       }
-      const f = JSON.parse(raw.toString()) as { type: string; state?: string; turnId?: string };
+      const f = JSON.parse(raw.toString()) as { type: string; state?: string; turnId?: string; text?: string; flux?: string };
       if (f.type === 'vad' && f.state === 'speech_stopped') this.stops.push(now);
-      else if (f.type === 'transcript.final') this.finals.push({ at: now, stoppedAt: this.stops.at(-1) ?? -Infinity });
+      else if (f.type === 'transcript.final') this.finals.push({ at: now, stoppedAt: this.stops.at(-1) ?? -Infinity, text: f.text ?? '' });
+      else if (f.type === 'reply.done' && f.flux === 'sos') this.sos = true;
       else if (f.type === 'reply.audio.start') this.playing.add(f.turnId!);
       else if (f.type === 'reply.audio.end' || f.type === 'reply.audio.clear') {
         // This kiosk plays nothing: a reply counts as heard at once.
@@ -212,6 +242,7 @@ class Lane {
     this.stops = [];
     this.finals = [];
     this.audio = [];
+    this.sos = false;
     const frames = item.pcm.length / FRAME_SAMPLES;
     const endFrame = Math.floor((item.speechEnd - 1) / FRAME_SAMPLES);
     let speechEndAt = NaN;
@@ -230,11 +261,16 @@ class Lane {
       this.quiet = null;
     }
     const firstAudio = this.audio.find((at) => at >= speechEndAt);
+    const previous = words(this.previous);
+    this.previous = item.script.text;
     return {
       item,
       cut: this.finals.some((f) => f.stoppedAt < speechEndAt),
       firstAudioMs: firstAudio === undefined ? undefined : firstAudio - speechEndAt,
       finals: this.finals.length,
+      sos: this.sos,
+      repeats: previous !== '' && !words(item.script.text).includes(previous) && this.finals.some((f) => words(f.text).includes(previous)),
+      transcripts: this.finals.map((f) => f.text),
     };
   }
 
@@ -341,7 +377,8 @@ console.log(`  fakes: model ${MODEL_MS} ms to its first token, voice ${VOICE_MS}
 if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20)) console.log(`    ${i.set} ${i.pauseMs} ms: ${i.script.speech!.flatMap((s) => s.text ?? []).join(' | ')}`);
 
 // Advanced serialization: each script carries its utterance's audio (an Int16Array) for the recognizer's clock.
-const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS)], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
+const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS), ...(BEHAVIOUR ? [BEHAVIOUR] : [])], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
+stopWithFakes(fakes);
 // Every lane asks the fakes for its script: a listener each while it waits.
 fakes.setMaxListeners(LANES + 10);
 const { baseUrl } = await new Promise<{ baseUrl: string }>((resolve) => fakes.once('message', resolve));
@@ -355,7 +392,7 @@ const guard = setTimeout(() => {
 try {
   const items = built.flatMap((b) => b.items);
   runs.push(await runConfig(CURRENT ? `defaults, ${CURRENT}` : 'runtime defaults', settingsOf(CURRENT), items, fakes, baseUrl));
-  runs.push(await runConfig(BASELINE, { ...settingsOf(CURRENT), ...settingsOf(BASELINE) }, items, fakes, baseUrl));
+  if (BASELINE !== 'none') runs.push(await runConfig(BASELINE, { ...settingsOf(CURRENT), ...settingsOf(BASELINE) }, items, fakes, baseUrl));
 } finally {
   clearTimeout(guard);
   fakes.kill('SIGKILL');
@@ -364,7 +401,9 @@ try {
 const f0 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(0));
 const pct = (n: number, d: number) => (d === 0 ? '–' : `${((100 * n) / d).toFixed(0)} %`);
 const setNames: Record<SetName, string> = { mid: 'mid-sentence pause', slow: 'slowed (tempo 0.8)', noise: 'pink noise', finished: 'finished sentence', abandoned: 'abandoned sentence' };
-console.log('\nShare of mid-sentence pauses cut (a turn committed before the utterance\'s audio ended), by pause length:\n');
+/** Which service the recognizer fake played, in each table's title. */
+const SERVICE = BEHAVIOUR ? `the recognizer fake playing \`${BEHAVIOUR}\`` : 'the conforming recognizer fake';
+console.log(`\nShare of mid-sentence pauses cut (a turn committed before the utterance's audio ended), by pause length — ${SERVICE}:\n`);
 console.log(`| part | configuration | set | ${BUCKETS.map(([lo, hi]) => `${(lo / 1000).toFixed(1)}–${(hi / 1000).toFixed(1)} s`).join(' | ')} | ≤ 2 s, all sets |`);
 console.log(`|---|---:|---|${BUCKETS.map(() => '---:').join('|')}|---:|`);
 for (const part of PARTS) {
@@ -380,9 +419,9 @@ for (const part of PARTS) {
     }
   }
 }
-console.log('\nFinished and abandoned sentences (end of speech → first reply-audio frame at the kiosk), calls at the fakes per committed turn:\n');
-console.log('| part | configuration | finished p50 / p95 / max ms | answered | abandoned p50 / max ms | answered | committed turns | speculations committed / aborted | model calls / turn | speech requests / turn | wasted calls / turn | run s |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log(`\nFinished and abandoned sentences (end of speech → first reply-audio frame at the kiosk), SOS lines and repeated transcripts, calls at the fakes per committed turn — ${SERVICE}:\n`);
+console.log('| part | configuration | finished p50 / p95 / max ms | answered | abandoned p50 / max ms | answered | SOS / utterances | repeats | committed turns | speculations committed / aborted | model calls / turn | speech requests / turn | wasted calls / turn | run s |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const summary = (run: Run, part: string) => {
   const os = run.outcomes.filter((o) => o.item.part === part);
   const fin = os.filter((o) => o.item.set === 'finished');
@@ -392,13 +431,13 @@ const summary = (run: Run, part: string) => {
   const mids = os.filter((o) => ['mid', 'slow', 'noise'].includes(o.item.set) && o.item.pauseMs <= 2000);
   const turns = run.outcomes.reduce((n, o) => n + o.finals, 0);
   const wasted = (Math.max(0, run.agentCalls - turns) + Math.max(0, run.speechRequests - turns)) / turns;
-  return { fin, finMs, ab, abMs, mids, turns, wasted };
+  return { os, fin, finMs, ab, abMs, mids, turns, wasted, sos: os.filter((o) => o.sos).length, repeats: os.filter((o) => o.repeats).length };
 };
 for (const part of PARTS) {
   for (const run of runs) {
     const s = summary(run, part);
     console.log(
-      `| ${part} | ${run.label} | ${f0(percentile(s.finMs, 50))} / ${f0(percentile(s.finMs, 95))} / ${f0(Math.max(...s.finMs))} | ${s.finMs.length}/${s.fin.length} | ${f0(percentile(s.abMs, 50))} / ${f0(Math.max(...s.abMs))} | ${s.abMs.length}/${s.ab.length} | ${s.turns} | ${run.speculations.committed ?? 0} / ${run.speculations.aborted ?? 0} | ${(run.agentCalls / s.turns).toFixed(2)} | ${(run.speechRequests / s.turns).toFixed(2)} | ${s.wasted.toFixed(2)} | ${run.seconds.toFixed(0)} |`,
+      `| ${part} | ${run.label} | ${f0(percentile(s.finMs, 50))} / ${f0(percentile(s.finMs, 95))} / ${f0(Math.max(...s.finMs))} | ${s.finMs.length}/${s.fin.length} | ${f0(percentile(s.abMs, 50))} / ${f0(Math.max(...s.abMs))} | ${s.abMs.length}/${s.ab.length} | ${s.sos}/${s.os.length} | ${s.repeats} | ${s.turns} | ${run.speculations.committed ?? 0} / ${run.speculations.aborted ?? 0} | ${(run.agentCalls / s.turns).toFixed(2)} | ${(run.speechRequests / s.turns).toFixed(2)} | ${s.wasted.toFixed(2)} | ${run.seconds.toFixed(0)} |`,
     );
   }
 }
@@ -406,13 +445,16 @@ for (const run of runs) console.log(`${run.label}: recognizer delay ${run.sttDel
 if (process.env.BENCH_CUTS) {
   for (const o of runs[0]!.outcomes.filter((x) => x.cut)) console.log(`  cut (${runs[0]!.label}): ${o.item.part} ${o.item.set} ${o.item.pauseMs} ms: ${o.item.script.speech!.flatMap((sp) => sp.text ?? []).join(' | ')}`);
   for (const o of runs[0]!.outcomes.filter((x) => x.item.set === 'finished' && (x.firstAudioMs ?? Infinity) > 1000)) console.log(`  slow (${runs[0]!.label}): ${o.item.part} finished ${o.firstAudioMs ?? '–'} ms: ${o.item.script.text}`);
+  for (const o of runs[0]!.outcomes.filter((x) => x.sos || x.repeats)) console.log(`  ${o.sos ? 'SOS' : 'repeat'} (${runs[0]!.label}): ${o.item.part} ${o.item.set}: ${o.item.script.text} → ${o.transcripts.map((t) => `« ${t} »`).join(', ')}`);
 }
-for (const run of runs) if (run.unscripted > 0) console.log(`warning (${run.label}): ${run.unscripted} transcription sockets opened without the senior's name, so without a script`);
+for (const run of runs) if (run.unscripted > 0) console.log(`warning (${run.label}): ${run.unscripted} transcription sockets flushed before their audio told whose they were, so without a script`);
 console.log(`\ncommitted turns and calls are counted over both parts of a configuration's run; wasted = (model calls − turns)⁺ + (speech requests − turns)⁺ per turn (one of each per turn is needed: the fake agent's reply is one sentence)`);
-console.log(`targets (held-out): ≤ 2 % of mid-sentence pauses up to 2 s cut; finished p50 ≤ 700 ms, p95 ≤ 1,000 ms; abandoned answered within 3 s; ≤ 0.5 wasted model calls per turn`);
+console.log(`targets (held-out): ≤ 2 % of mid-sentence pauses up to 2 s cut; finished p50 ≤ 700 ms, p95 ≤ 1,000 ms; abandoned answered within 3 s; ≤ 0.5 wasted model calls per turn; no SOS line, no repeated transcript`);
 console.log(`run time ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 const current = runs[0]!;
 const part = PARTS.includes('held-out') ? 'held-out' : PARTS[0]!;
 const s = summary(current, part);
-console.log(`turns: cut ${((100 * s.mids.filter((o) => o.cut).length) / s.mids.length).toFixed(0)} %, complete p50 ${f0(percentile(s.finMs, 50))} ms p95 ${f0(percentile(s.finMs, 95))} ms, wasted ${s.wasted.toFixed(2)} calls/turn`);
+console.log(
+  `turns${BEHAVIOUR ? ` (${BEHAVIOUR})` : ''}: cut ${((100 * s.mids.filter((o) => o.cut).length) / s.mids.length).toFixed(0)} %, complete p50 ${f0(percentile(s.finMs, 50))} ms p95 ${f0(percentile(s.finMs, 95))} ms, abandoned max ${f0(Math.max(...s.abMs))} ms, SOS ${s.sos}/${s.os.length}, repeats ${s.repeats}, wasted ${s.wasted.toFixed(2)} calls/turn`,
+);
 process.exit(0);

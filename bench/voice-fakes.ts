@@ -1,14 +1,18 @@
+import { AudioClock } from '../test/support/audio-clock.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
-import { FakeVoxtral, type ScriptedUtterance } from '../test/support/fake-voxtral.ts';
+import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } from '../test/support/fake-voxtral.ts';
 
 /**
  * The speech services of bench:voice in their own process, so that their work and timers neither
  * load the runtime nor skew the generator: the loopback fakes of the tests with fixed latencies.
- * Each session's phrases are scripted as its kiosk starts them (message `script`, by the senior's name,
- * which reaches the recognizer as its context bias), so its interim words are its own: a speculative
- * turn on them can be the turn. A socket with no script of its own is answered from the shared queue.
- *   argv: sttLatencyMs ttsLatencyMs transcript…
+ * Every kiosk streams the same loop of phrases from its own offset; the recognizer hears what a socket
+ * says by finding its audio in the loop (message `loop`: its audio and where each phrase lies), so its
+ * interim words are the phrase's own, placed where they are said, and a speculative turn on them can be
+ * the turn. A socket whose audio is found nowhere is answered from the shared queue.
+ *   argv: sttLatencyMs ttsLatencyMs transcript…   (advanced serialization)
  */
+exitOnContractViolation();
 const [sttMs, ttsMs, ...transcripts] = process.argv.slice(2);
 const voxtral = new FakeVoxtral();
 voxtral.transcriptionLatencyMs = Number(sttMs);
@@ -24,21 +28,39 @@ const refill = () => {
 };
 refill();
 setInterval(refill, 200);
-const scripts = new Map<string, ScriptedUtterance[]>();
-voxtral.queueFor = (socket) => {
-  const name = (socket.updates[0]?.context_bias as string[] | undefined)?.[0];
-  return (name && scripts.get(name)) || voxtral.utterances;
+
+interface Loop {
+  pcm: Int16Array;
+  phrases: Array<{ startMs: number; endMs: number }>;
+}
+let loop: Loop | null = null;
+/** Per socket: where its audio lies in the loop, the phrase it is saying, and that phrase's script (times in the loop's ms). */
+const heard = new WeakMap<TranscriptionSocketRecord, { clock: AudioClock; phrase: number; queue: ScriptedUtterance[] }>();
+
+voxtral.clock = (socket, pcm) => {
+  if (!loop) return undefined;
+  let state = heard.get(socket);
+  if (!state) {
+    const clock = new AudioClock(16_000);
+    clock.set(loop.pcm);
+    heard.set(socket, (state = { clock, phrase: -1, queue: [] }));
+  }
+  const atMs = state.clock.heard(pcm);
+  if (atMs === undefined) return undefined;
+  const phrase = loop.phrases.findIndex((p) => p.startMs <= atMs && atMs <= p.endMs);
+  if (phrase >= 0 && phrase !== state.phrase) {
+    // A new phrase: its script replaces what was left of the last one.
+    state.phrase = phrase;
+    state.queue.splice(0, state.queue.length, { text: transcripts[phrase]!, speech: [loop.phrases[phrase]!] });
+  }
+  return atMs;
 };
+voxtral.queueFor = (socket) => heard.get(socket)?.queue ?? voxtral.utterances;
+
 process.send!({ type: 'ready', baseUrl: mistral.baseUrl });
 // Their CPU (µs, all threads) on request: the bench reports the fakes' share of the two cores.
-process.on('message', (msg: { type: string; lane?: string; utterance?: ScriptedUtterance }) => {
+process.on('message', (msg: { type: string } & Partial<Loop>) => {
   if (msg.type === 'cpu') process.send!({ type: 'cpu', ...process.cpuUsage() });
-  if (msg.type === 'script') {
-    const queue = scripts.get(msg.lane!) ?? [];
-    // Bounded: a session whose phrases are never flushed (detectors gone) keeps its last few only.
-    queue.push(msg.utterance!);
-    if (queue.length > 8) queue.shift();
-    scripts.set(msg.lane!, queue);
-  }
+  if (msg.type === 'loop') loop = { pcm: msg.pcm!, phrases: msg.phrases! };
 });
 process.on('SIGTERM', () => process.exit(0));

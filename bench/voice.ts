@@ -4,9 +4,9 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
-import { INPUT_SAMPLE_RATE, PRE_ROLL_MS } from '../machines/voice/voice.port.ts';
+import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
-import { ask } from './support/child.ts';
+import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -66,8 +66,8 @@ interface Loop {
   frames: number;
   /** Per frame: the sample (within the frame) where a spoken phrase ends, if one does. */
   speechEnds: Map<number, number>;
-  /** Per frame where a phrase's speech starts: the phrase's index and its length (ms). */
-  speechStarts: Map<number, { phrase: number; ms: number }>;
+  /** Where each phrase's speech lies in the loop (ms), in order: the recognizer fake finds a kiosk's audio in the loop, and so what it says. */
+  phrases: Array<{ startMs: number; endMs: number }>;
   speechShare: number;
 }
 
@@ -83,14 +83,12 @@ async function buildLoop(): Promise<Loop> {
   const pcm = new Int16Array(frames * FRAME_SAMPLES);
   pcm.set(script.pcm);
   const speechEnds = new Map<number, number>();
-  const speechStarts = new Map<number, { phrase: number; ms: number }>();
-  script.speech.forEach((s, phrase) => {
+  for (const s of script.speech) {
     const end = Math.round((s.endMs * INPUT_SAMPLE_RATE) / 1000);
     speechEnds.set(Math.floor(end / FRAME_SAMPLES), end % FRAME_SAMPLES);
-    speechStarts.set(Math.floor((s.startMs * INPUT_SAMPLE_RATE) / 1000 / FRAME_SAMPLES), { phrase, ms: s.endMs - s.startMs });
-  });
+  }
   const spoken = script.speech.reduce((sum, s) => sum + s.endMs - s.startMs, 0);
-  return { pcm, frames, speechEnds, speechStarts, speechShare: spoken / ((pcm.length / INPUT_SAMPLE_RATE) * 1000) };
+  return { pcm, frames, speechEnds, phrases: script.speech, speechShare: spoken / ((pcm.length / INPUT_SAMPLE_RATE) * 1000) };
 }
 
 interface Utterance {
@@ -116,17 +114,10 @@ class PacedKiosk {
 
   readonly ws: WebSocket;
   private readonly loop: Loop;
-  private readonly lane: string;
 
-  private constructor(
-    ws: WebSocket,
-    loop: Loop,
-    /** The senior's name: the recognizer fake's script for this session goes under it. */
-    lane: string,
-  ) {
+  private constructor(ws: WebSocket, loop: Loop) {
     this.ws = ws;
     this.loop = loop;
-    this.lane = lane;
     ws.on('message', (raw, isBinary) => {
       const now = performance.now();
       if (isBinary) {
@@ -169,7 +160,7 @@ class PacedKiosk {
     const [ready] = (await once(ws, 'message')) as [Buffer];
     const frame = JSON.parse(ready.toString()) as { type: string; audio?: { voiceInput: boolean } };
     if (frame.type !== 'session.ready' || !frame.audio?.voiceInput) throw new Error(`no voice session: ${ready.toString()}`);
-    return new PacedKiosk(ws, loop, `Voice${index}`);
+    return new PacedKiosk(ws, loop);
   }
 
   /** Frame k of this kiosk leaves at start + 20·k ms, from `offset` frames into the loop. */
@@ -183,13 +174,6 @@ class PacedKiosk {
       const index = (offset + k) % this.loop.frames;
       const at = index * FRAME_SAMPLES;
       this.ws.send(this.loop.pcm.subarray(at, at + FRAME_SAMPLES));
-      const started = this.loop.speechStarts.get(index);
-      // The recognizer learns what this phrase says before its audio reaches it (the runtime sends it from
-      // speech_started on, with its pre-roll): its words come back placed where they are said.
-      if (started) {
-        const speech = [{ startMs: PRE_ROLL_MS, endMs: PRE_ROLL_MS + started.ms }];
-        fakes.send({ type: 'script', lane: this.lane, utterance: { text: TRANSCRIPTS[started.phrase]!, speech } });
-      }
       const end = this.loop.speechEnds.get(index);
       // In real time, a frame leaves once its last sample is captured: the phrase ended that much earlier.
       if (end !== undefined) this.lastEnd = now - ((FRAME_SAMPLES - end) / INPUT_SAMPLE_RATE) * 1000;
@@ -369,8 +353,11 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
 }
 
 const loop = await buildLoop();
-const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: [], stdio: 'inherit' });
+// Advanced serialization: the loop's audio goes to the recognizer fake, which finds each kiosk's audio in it.
+const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
+stopWithFakes(fakes);
 const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');
+fakes.send({ type: 'loop', pcm: loop.pcm, phrases: loop.phrases });
 
 const results: Result[] = [];
 const variants = (process.env.BENCH_VARIANTS ?? 'gated,silero').split(',') as Array<'gated' | 'silero'>;

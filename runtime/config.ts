@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
+import { flushAnswerMsFor } from '../adapters/voice/mistral-transcriber.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
 
@@ -151,6 +152,18 @@ const schema = z
     MAX_UTTERANCE_MS: z.coerce.number().int().min(2000).max(120_000).default(30_000),
     /** Voice mode: end of speech → final transcript; later (or a failure), the SOS line is spoken. */
     STT_BUDGET_MS: positiveMs.default(2000),
+    /**
+     * Voice mode: a flush the recognizer has not answered this long ends its socket (`input_audio.end`, whose
+     * answer brings the text); as long again, and the utterance is replayed on a fresh socket. Below half of
+     * STT_BUDGET_MS. Unset: min(600, STT_BUDGET_MS / 3).
+     */
+    STT_FLUSH_ANSWER_MS: positiveMs.optional(),
+    /** Voice mode: a transcription socket that carried no audio this long is closed (the service ends idle ones at 30 s); the next speech opens another. */
+    STT_IDLE_CLOSE_MS: z.coerce.number().int().min(1000).max(600_000).default(20_000),
+    /** Voice mode: sent as `language` in the recognizer's set-up, a field its API does not document (`mistral:check` says if it is taken). Unset: not sent. */
+    STT_LANGUAGE: optionalText.pipe(z.string().regex(/^[a-z]{2,3}$/, 'must be a language code such as fr').optional()),
+    /** Voice mode: the senior's names sent as `context_bias` in the recognizer's set-up, a field its API does not document. */
+    STT_CONTEXT_BIAS: z.enum(['on', 'off']).default('off'),
     /** Voice mode: speech over the reply audio at least this long (and not a backchannel) interrupts it. */
     BARGE_IN_MIN_MS: z.coerce.number().int().min(100).max(5000).default(400),
     /** Voice mode: speech over the reply with no word this long after it started pauses the reply, which resumes if none come. */
@@ -192,6 +205,9 @@ const schema = z
     if (cfg.STT_EARLY_FLUSH_MS >= cfg.ENDPOINT_MIN_MS) {
       ctx.addIssue({ code: 'custom', path: ['STT_EARLY_FLUSH_MS'], message: `must be below ENDPOINT_MIN_MS (${cfg.ENDPOINT_MIN_MS}), or 0 for off` });
     }
+    if (cfg.STT_FLUSH_ANSWER_MS !== undefined && 2 * cfg.STT_FLUSH_ANSWER_MS >= cfg.STT_BUDGET_MS) {
+      ctx.addIssue({ code: 'custom', path: ['STT_FLUSH_ANSWER_MS'], message: `must be below half of STT_BUDGET_MS (${cfg.STT_BUDGET_MS})` });
+    }
     if (cfg.ENDPOINT_MAX_MS < cfg.ENDPOINT_UNFINISHED_MS) {
       ctx.addIssue({ code: 'custom', path: ['ENDPOINT_MAX_MS'], message: `must be at least ENDPOINT_UNFINISHED_MS (${cfg.ENDPOINT_UNFINISHED_MS})` });
     }
@@ -205,7 +221,12 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['MISTRAL_BASE_URL'], message: (err as Error).message });
     }
   })
-  .transform((cfg) => ({ ...cfg, KOHAMI_ENV: kohamiEnvOf(cfg), RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)) }));
+  .transform((cfg) => ({
+    ...cfg,
+    KOHAMI_ENV: kohamiEnvOf(cfg),
+    RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)),
+    STT_FLUSH_ANSWER_MS: cfg.STT_FLUSH_ANSWER_MS ?? flushAnswerMsFor(cfg.STT_BUDGET_MS),
+  }));
 
 export type Config = z.output<typeof schema>;
 

@@ -156,9 +156,15 @@ export function createMetrics() {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const sttWorkarounds = new Counter({
+    name: 'kohami_stt_workarounds_total',
+    help: 'Transcription service behaviours outside its documented contract that the runtime worked around, by event: setup_fallback (the undocumented settings were refused: documented ones alone from then on, once per process), no_session_updated, rate_limited, cumulative_final, flush_unanswered (its socket ended), flush_replayed (on a fresh socket), service_closed (an idle socket ended by the service)',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  });
   const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
   const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
-  return { registry, sources, voiceSessions, transcriptionSockets, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, opusEncoded, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  return { registry, sources, voiceSessions, transcriptionSockets, sttWorkarounds, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, opusEncoded, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

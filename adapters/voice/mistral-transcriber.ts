@@ -1,7 +1,10 @@
-import { AudioEncoding, RealtimeTranscription, type RealtimeConnection, type RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
+import { AudioEncoding, type RealtimeConnection, type RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
 import type { Logger } from 'pino';
+import type WebSocket from 'ws';
 import { mistralSdkServerUrl, type KohamiEnv } from '../mistral/base-url.ts';
 import { INPUT_SAMPLE_RATE, TranscriptionTimeoutError, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { describeServiceError, dialRealtime, sessionUpdateMessage, UpgradeRefusedError, type RealtimeSocket } from './realtime-socket.ts';
+import { continuesWord, readableLive, SocketFinals } from './transcript-text.ts';
 
 export const MISTRAL_STT_MODEL = 'voxtral-mini-transcribe-realtime-2602';
 
@@ -10,6 +13,16 @@ export class TranscriberUnavailableError extends Error {
   override name = 'TranscriberUnavailableError';
 }
 
+/**
+ * What the stream worked around, beyond the documented contract (the runtime counts them): `setup_fallback`
+ * (the service refused the undocumented settings: every set-up since carries the documented ones alone —
+ * once per process), `no_session_updated` (a set-up went ahead on silence), `rate_limited` (an upgrade
+ * answered 429), `cumulative_final` (a final repeated the socket's earlier ones), `flush_unanswered` (a
+ * flush got no answer in time: its socket was ended), `flush_replayed` (nor did the end: the utterance went
+ * on a fresh socket), `service_closed` (the service ended an idle socket, or errored on one owing nothing).
+ */
+export type TranscriptionServiceEvent = 'setup_fallback' | 'no_session_updated' | 'rate_limited' | 'cumulative_final' | 'flush_unanswered' | 'flush_replayed' | 'service_closed';
+
 export interface MistralTranscriberOptions {
   apiKey: string;
   /** MISTRAL_BASE_URL, checked against INV-T02 here, at construction. */
@@ -17,14 +30,24 @@ export interface MistralTranscriberOptions {
   env: KohamiEnv;
   /** MISTRAL_STT_MODEL. */
   model?: string;
-  /** Seniors speak French: fixing it spares the recognizer a language guess on short turns. */
+  /** STT_LANGUAGE: sent as `session.update`'s `language`, which the API does not document. Unset: not sent. */
   language?: string;
-  /** Bound on one connection attempt (socket, `session.created`, `session.updated`). Default 2,000 ms. */
+  /** STT_CONTEXT_BIAS: the senior's names sent as `context_bias`, which the API does not document. Default false. */
+  contextBias?: boolean;
+  /** Bound on one connection attempt (socket, `session.created`, the set-up). Default 2,000 ms. */
   connectTimeoutMs?: number;
   /** `target_streaming_delay_ms`: how far behind the audio interim words come (80–1200); the service's own (VOXTRAL_STREAMING_DELAY_MS) when unset. */
   streamingDelayMs?: number;
   /** Bound on a flush, whatever the caller's signal. Default 5,000 ms; the runtime passes STT_BUDGET_MS, its one bound. */
   flushTimeoutMs?: number;
+  /**
+   * STT_FLUSH_ANSWER_MS: a flush with no answer this long ends its socket (`input_audio.end`, whose answer
+   * may still bring the text); no answer after as long again, the utterance goes on a fresh socket, whose
+   * flush has as long before it is ended too. Default flushAnswerMsFor(flushTimeoutMs).
+   */
+  flushAnswerMs?: number;
+  /** STT_IDLE_CLOSE_MS: a socket that carried no audio this long is closed (the service ends idle ones at 30 s). Default 20,000 ms. */
+  idleCloseMs?: number;
   /**
    * An open socket is pinged this often; one whose pong has not come back by the next ping is dead
    * (a network cut leaves no close behind) and is replaced at once, so the senior's next sentence
@@ -38,7 +61,8 @@ export interface MistralTranscriberOptions {
    * `backoffMs × 2^(k−1)` (at most `maxBackoffMs`), jittered down to half of it. The count carries
    * across sockets the service accepted and then dropped, and across failed connects alike: it
    * resets only once a socket has been healthy (it delivered a transcript, or stayed open
-   * `healthyAfterMs`). Defaults 100 ms, 2,000 ms, 10,000 ms.
+   * `healthyAfterMs`). Defaults 100 ms, 2,000 ms, 10,000 ms. An upgrade refused with 429 waits its
+   * `Retry-After` instead (at most `flushTimeoutMs`).
    */
   backoffMs?: number;
   maxBackoffMs?: number;
@@ -52,6 +76,8 @@ export interface MistralTranscriberOptions {
   logger?: Logger;
   /** Told of every socket to the service as it opens and as it closes (the runtime's open-sockets gauge). */
   sockets?: SocketCounter;
+  /** Told of each departure from the documented contract the stream worked around (the runtime's counters). */
+  onServiceEvent?: (event: TranscriptionServiceEvent) => void;
 }
 
 /** Each `opened()` is followed, once the socket has closed (by either side, or cut), by exactly one `closed()`. */
@@ -63,6 +89,17 @@ export interface SocketCounter {
 /** The reconnect policy's defaults (MistralTranscriberOptions says what each bounds). */
 export const TRANSCRIBER_RECONNECT = { connectAttempts: 3, backoffMs: 100, maxBackoffMs: 2_000, healthyAfterMs: 10_000, maxReconnects: 5 } as const;
 
+/** STT_FLUSH_ANSWER_MS's default: 600 ms, or a third of the flush's bound if that is less (the bound must hold every stage). */
+export const flushAnswerMsFor = (flushTimeoutMs: number): number => Math.min(600, Math.floor(flushTimeoutMs / 3));
+/** STT_IDLE_CLOSE_MS's default: well before the 30 s after which the service is reported to end a silent session. */
+export const IDLE_CLOSE_MS = 20_000;
+/**
+ * A set-up whose `session.update` is neither acknowledged nor refused goes ahead this long after it was
+ * sent: `session.updated` is reported never to come from some versions, and a refusal comes at once.
+ */
+export const SETUP_GRACE_MS = 250;
+/** A socket whose cumulative finals hold more words is replaced once it has answered (each final repeats them all). */
+const MAX_SOCKET_WORDS = 300;
 /** Names the recognizer should favour: trimmed, unique, bounded (Mistral caps the list; a long one only slows it). */
 const MAX_CONTEXT_BIAS = 100;
 const MAX_CONTEXT_BIAS_CHARS = 100;
@@ -79,24 +116,27 @@ const MAX_BUFFERED_SAMPLES = 30 * INPUT_SAMPLE_RATE;
 const APPEND_BATCH_SAMPLES = INPUT_SAMPLE_RATE / 10;
 const ignore = (): void => undefined;
 
-/** TranscriberPort over Voxtral realtime (`@mistralai/mistralai/extra/realtime`), one socket per session. */
 /** Voxtral realtime's own `target_streaming_delay_ms` when a session does not set one (where it matches offline Whisper). */
 export const VOXTRAL_STREAMING_DELAY_MS = 480;
 
+/** TranscriberPort over Voxtral realtime (the `@mistralai/mistralai` SDK's realtime connection), one stream per session. */
 export class MistralTranscriber implements TranscriberPort {
-  private readonly client: RealtimeTranscription;
   private readonly settings: StreamSettings;
 
   constructor(options: MistralTranscriberOptions) {
     const serverUrl = mistralSdkServerUrl(options.baseUrl, options.env);
-    this.client = new RealtimeTranscription({ apiKey: options.apiKey, serverURL: serverUrl });
+    const flushTimeoutMs = options.flushTimeoutMs ?? 5_000;
     this.settings = {
       serverUrl,
+      apiKey: options.apiKey,
       model: options.model ?? MISTRAL_STT_MODEL,
-      language: options.language ?? 'fr',
+      live: { fragments: false },
+      fields: new SessionFields({ language: options.language, contextBias: options.contextBias === true, logger: options.logger, onServiceEvent: options.onServiceEvent }),
       ...(options.streamingDelayMs !== undefined ? { streamingDelayMs: options.streamingDelayMs } : {}),
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
-      flushTimeoutMs: options.flushTimeoutMs ?? 5_000,
+      flushTimeoutMs,
+      flushAnswerMs: options.flushAnswerMs ?? flushAnswerMsFor(flushTimeoutMs),
+      idleCloseMs: options.idleCloseMs ?? IDLE_CLOSE_MS,
       keepAliveMs: options.keepAliveMs ?? 10_000,
       connectAttempts: options.connectAttempts ?? TRANSCRIBER_RECONNECT.connectAttempts,
       backoffMs: options.backoffMs ?? TRANSCRIBER_RECONNECT.backoffMs,
@@ -105,6 +145,7 @@ export class MistralTranscriber implements TranscriberPort {
       maxReconnects: options.maxReconnects ?? TRANSCRIBER_RECONNECT.maxReconnects,
       logger: options.logger,
       sockets: options.sockets,
+      onServiceEvent: options.onServiceEvent ?? ignore,
     };
   }
 
@@ -112,7 +153,7 @@ export class MistralTranscriber implements TranscriberPort {
   async open(options: { contextBias: string[]; signal: AbortSignal }): Promise<TranscriptionStream> {
     const { signal } = options;
     signal.throwIfAborted();
-    const stream = new MistralTranscriptionStream(this.client, this.settings, normalizeContextBias(options.contextBias));
+    const stream = new MistralTranscriptionStream(this.settings, normalizeContextBias(options.contextBias));
     let onAbort = () => {};
     try {
       await new Promise<unknown>((resolve, reject) => {
@@ -135,13 +176,46 @@ function normalizeContextBias(words: string[]): string[] {
   return [...unique].slice(0, MAX_CONTEXT_BIAS);
 }
 
+/**
+ * The undocumented settings `session.update` may carry, shared by the process's streams: off unless the
+ * operator turned them on (STT_LANGUAGE, STT_CONTEXT_BIAS), and dropped for good the first time the
+ * service refuses a set-up that carried them — once for the process, said in the log and counted.
+ */
+class SessionFields {
+  private refused = false;
+  private readonly options: { language: string | undefined; contextBias: boolean; logger: Logger | undefined; onServiceEvent: ((event: TranscriptionServiceEvent) => void) | undefined };
+
+  constructor(options: SessionFields['options']) {
+    this.options = options;
+  }
+
+  undocumented(names: string[]): Record<string, unknown> {
+    const { language, contextBias } = this.options;
+    if (this.refused) return {};
+    return { ...(language ? { language } : {}), ...(contextBias && names.length > 0 ? { context_bias: names } : {}) };
+  }
+
+  refuse(reason: string): void {
+    if (this.refused) return;
+    this.refused = true;
+    const fields = [...(this.options.language ? ['language'] : []), ...(this.options.contextBias ? ['context_bias'] : [])];
+    this.options.logger?.warn({ fields, reason }, 'the transcription service refused a set-up with undocumented settings: every set-up now sends the documented ones alone');
+    this.options.onServiceEvent?.('setup_fallback');
+  }
+}
+
 interface StreamSettings {
   serverUrl: string;
+  apiKey: string;
   model: string;
-  language: string;
+  fields: SessionFields;
+  /** What the process's streams have learnt of the service's live text: it sends words in pieces. */
+  live: { fragments: boolean };
   streamingDelayMs?: number;
   connectTimeoutMs: number;
   flushTimeoutMs: number;
+  flushAnswerMs: number;
+  idleCloseMs: number;
   keepAliveMs: number;
   connectAttempts: number;
   backoffMs: number;
@@ -150,33 +224,63 @@ interface StreamSettings {
   maxReconnects: number;
   logger: Logger | undefined;
   sockets: SocketCounter | undefined;
+  onServiceEvent: (event: TranscriptionServiceEvent) => void;
 }
 
-interface PendingFlush {
+/** A flush waiting for its final text, and the sockets that owe it. */
+interface Flush {
   resolve(text: string): void;
   reject(err: unknown): void;
+  /** The utterance's audio, kept until its text arrives. */
+  audio: Int16Array[];
+  /** Sockets that were sent it (a flush, or the end after one) and have not answered. */
+  owedBy: Set<Line>;
+  /** The next socket adopted gets its audio and its flush again: none left owes it. */
+  replay: boolean;
+}
+
+/** One socket to the service, and what the stream knows of it. */
+interface Line {
+  readonly connection: RealtimeConnection;
+  readonly socket: WebSocket;
+  readonly finals: SocketFinals;
+  /** Live text since its last final (deltas joined as they come). */
+  live: string;
+  /** It was sent `input_audio.end`: its next final answers what it owes, then it closes. */
+  ending: boolean;
+  /** It carries a replay of a flushed utterance: its live text repeats words already shown. */
+  replaying: boolean;
+  /** Its set-up carried undocumented settings and went ahead unacknowledged: a late error is their refusal. */
+  unconfirmed: boolean;
+  closed: boolean;
+  /** performance.now() of its adoption and of its last audio. */
+  adoptedAt: number;
+  audioAt: number;
+  /** The unanswered flush's next stage; the idle close. */
+  answerTimer: NodeJS.Timeout | null;
+  idleTimer: NodeJS.Timeout | null;
 }
 
 /**
- * One session's socket, kept across utterances. The audio of the utterance in progress (and of a
- * flushed one still awaiting its transcript) stays in RAM until its transcript arrives, so a
- * dropped socket is reopened and the audio replayed: the senior never has to repeat themselves.
- * Reopening backs off across dropped sockets and is bounded (`maxReconnects`): a service that
+ * One session's stream, kept across utterances on one socket at a time. The audio of the utterance in
+ * progress (and of a flushed one still awaiting its transcript) stays in RAM until its transcript arrives,
+ * so a dropped or silent socket is replaced and the audio replayed: the senior never has to repeat
+ * themselves. Reopening backs off across dropped sockets and is bounded (`maxReconnects`): a service that
  * accepts and drops every socket costs at most that many replays, then the utterance fails as unavailable.
  */
 class MistralTranscriptionStream implements TranscriptionStream {
-  private connection: RealtimeConnection | undefined;
-  private connecting: Promise<RealtimeConnection> | undefined;
-  /** Audio flushed and awaiting `transcription.done`. */
-  private flushed: Int16Array[] = [];
+  /** The socket new audio goes to. */
+  private line: Line | undefined;
+  private connecting: Promise<Line> | undefined;
   /** Audio appended since the last flush, and sent (or to be sent on the next socket). */
   private current: Int16Array[] = [];
   private currentSamples = 0;
   /** Audio appended and not yet sent: it becomes one chunk of `current` when full or at the flush. */
   private batch = new Int16Array(APPEND_BATCH_SAMPLES);
   private batchLength = 0;
-  private pending: PendingFlush | undefined;
-  private interim = '';
+  private pending: Flush | undefined;
+  /** The live text last handed to the listeners. */
+  private told = '';
   private readonly listeners: Array<(text: string) => void> = [];
   private readonly lifetime = new AbortController();
   /**
@@ -185,8 +289,6 @@ class MistralTranscriptionStream implements TranscriptionStream {
    * a service that accepts and drops every socket meets the same back-off and bound as one that refuses.
    */
   private dials = 0;
-  /** performance.now() when the current socket was adopted. */
-  private adoptedAt = 0;
   /** performance.now() by which the pending flush gives up (Infinity when none waits). */
   private flushDeadline = Infinity;
   /** The service lost audio of the utterance in progress while no flush waited: its flush fails with this. */
@@ -194,21 +296,16 @@ class MistralTranscriptionStream implements TranscriptionStream {
   /** `maxReconnects` ran out: the stream opens no socket again, and every flush fails with this. */
   private exhausted: TranscriberUnavailableError | undefined;
 
-  private readonly client: RealtimeTranscription;
   private readonly settings: StreamSettings;
-  private readonly contextBias: string[];
+  /** The senior's names, sent only when STT_CONTEXT_BIAS is on. */
+  private readonly names: string[];
 
-  constructor(
-    client: RealtimeTranscription,
-    settings: StreamSettings,
-    contextBias: string[],
-  ) {
-    this.client = client;
+  constructor(settings: StreamSettings, names: string[]) {
     this.settings = settings;
-    this.contextBias = contextBias;
+    this.names = names;
   }
 
-  connected(): Promise<RealtimeConnection> {
+  connected(): Promise<Line> {
     this.connecting ??= this.connectWithBackoff().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
@@ -234,8 +331,9 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.currentSamples += chunk.length;
     // Bounded: past the longest utterance, the oldest audio goes (the listener cuts utterances there anyway).
     while (this.currentSamples > MAX_BUFFERED_SAMPLES) this.currentSamples -= this.current.shift()!.length;
-    if (this.connection) this.send(this.connection, chunk);
-    else this.reconnect();
+    if (!this.line) return this.reconnect();
+    // Held while the socket owes a flush: the audio after it would be in the answer to its end.
+    if (!this.owes(this.line)) this.send(this.line, chunk);
   }
 
   flush(signal: AbortSignal): Promise<string> {
@@ -251,7 +349,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
       return Promise.reject(failure);
     }
     if (this.current.length === 0) return Promise.resolve('');
-    this.flushed = this.current;
+    const audio = this.current;
     this.current = [];
     this.currentSamples = 0;
     return new Promise<string>((resolve, reject) => {
@@ -260,21 +358,27 @@ class MistralTranscriptionStream implements TranscriptionStream {
         signal.removeEventListener('abort', onAbort);
         this.pending = undefined;
         this.flushDeadline = Infinity;
-        this.flushed = [];
-        this.interim = '';
+        for (const line of flush.owedBy) clearAnswerTimer(line);
         fn();
       };
-      const giveUp = (err: unknown) => {
-        settle(() => reject(err));
-        // A transcript arriving late would be taken for the next utterance's: this socket is done.
-        this.retire();
-      };
-      const onAbort = () => giveUp(signal.reason);
-      const timer = setTimeout(() => giveUp(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
+      const onAbort = () => flush.reject(signal.reason);
+      const timer = setTimeout(() => flush.reject(new TranscriptionTimeoutError(`no transcript within ${this.settings.flushTimeoutMs} ms`)), this.settings.flushTimeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.flushDeadline = performance.now() + this.settings.flushTimeoutMs;
-      this.pending = { resolve: (text) => settle(() => resolve(text)), reject: (err) => settle(() => reject(err)) };
-      if (this.connection) void this.connection.flushAudio().catch(ignore);
+      const flush: Flush = {
+        audio,
+        owedBy: new Set(),
+        replay: !this.line,
+        resolve: (text) => settle(() => resolve(text)),
+        reject: (err) => {
+          const owing = [...flush.owedBy];
+          settle(() => reject(err));
+          // A transcript arriving late would be taken for the next utterance's: the sockets that owe it are done.
+          for (const line of owing) this.drop(line, 'close');
+        },
+      };
+      this.pending = flush;
+      if (this.line) this.sendFlush(this.line, flush);
       else this.reconnect();
     });
   }
@@ -288,7 +392,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.lifetime.abort();
     this.pending?.reject(new TranscriberUnavailableError('transcription stream closed'));
     this.dropAudio();
-    this.retire();
+    if (this.line) this.drop(this.line, 'close');
   }
 
   private dropAudio(): void {
@@ -297,9 +401,96 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.batchLength = 0;
   }
 
+  // --- a flush and its answer ---
+
+  private sendFlush(line: Line, flush: Flush): void {
+    flush.owedBy.add(line);
+    void line.connection.flushAudio().catch(ignore);
+    this.awaitAnswer(line, flush);
+  }
+
+  /** The flush's next stage if `line` has not answered within STT_FLUSH_ANSWER_MS. */
+  private awaitAnswer(line: Line, flush: Flush): void {
+    clearAnswerTimer(line);
+    line.answerTimer = setTimeout(() => {
+      line.answerTimer = null;
+      if (this.pending === flush && flush.owedBy.has(line) && !line.closed) this.unanswered(line, flush);
+    }, this.settings.flushAnswerMs);
+  }
+
+  /**
+   * A flush left unanswered (reported: pipecat#4487). First its socket is ended — `input_audio.end` is
+   * answered with the final text of its pending audio, as the service's clients relied on before flush
+   * existed — and new audio goes to a fresh socket. Unanswered still, the utterance goes on a fresh socket
+   * of its own (its audio replayed, then the flush), whose flush has as long again before it is ended too.
+   */
+  private unanswered(line: Line, flush: Flush): void {
+    if (!line.ending) {
+      this.settings.onServiceEvent('flush_unanswered');
+      this.settings.logger?.debug('voice transcription flush unanswered: ending its socket');
+      line.ending = true;
+      if (this.line === line) this.detach(line);
+      void line.connection.endAudio().catch(ignore);
+      return this.awaitAnswer(line, flush);
+    }
+    this.settings.onServiceEvent('flush_replayed');
+    this.settings.logger?.debug('voice transcription flush unanswered after its end: replaying it on a fresh socket');
+    this.replay(flush);
+  }
+
+  /** The flushed audio goes again, first, on a fresh socket: the one carrying later audio (if any) is replaced. */
+  private replay(flush: Flush): void {
+    flush.replay = true;
+    if (this.line) this.drop(this.line, 'close');
+    else this.reconnect();
+  }
+
+  /** A final text: the pending flush's if this socket owes it; any other (a flush given up, a replay answered elsewhere) is not taken. */
+  private answered(line: Line, final: string): void {
+    const flush = this.pending;
+    const { text, repeated } = line.finals.take(final, line.live);
+    this.resetLive(line);
+    if (repeated > 0) this.settings.onServiceEvent('cumulative_final');
+    if (!flush?.owedBy.has(line)) return;
+    // A transcript: the socket is healthy, the next drop reconnects without waiting.
+    this.dials = 0;
+    const others = [...flush.owedBy].filter((l) => l !== line);
+    line.replaying = false;
+    flush.resolve(text);
+    // Another socket owing the same text would answer it as the next utterance's: replaced.
+    for (const other of others) this.drop(other, 'close');
+    if (line.ending || line.finals.words > MAX_SOCKET_WORDS) this.drop(line, 'close');
+    // The audio held while it owed the flush.
+    else if (line === this.line) this.sendCurrent(line);
+  }
+
+  // --- live text ---
+
+  private delta(line: Line, text: string): void {
+    // Once a piece is seen continuing a word, every stream of the process reads live text up to its last whole word.
+    if (continuesWord(line.live, text)) this.settings.live.fragments = true;
+    line.live += text;
+    if (line !== this.line || line.replaying) return;
+    this.tell(readableLive(line.live, this.settings.live.fragments));
+  }
+
+  private resetLive(line: Line): void {
+    line.live = '';
+    if (line === this.line) this.told = '';
+  }
+
+  /** Cumulative: listeners get the whole live text of the utterance (backchannel checks need it). */
+  private tell(text: string): void {
+    if (text === this.told) return;
+    this.told = text;
+    for (const listener of this.listeners) listener(text);
+  }
+
+  // --- sockets ---
+
   /** Opens a socket when there is something to send and none is open or opening (never once the reconnects ran out). */
   private reconnect(): void {
-    if (this.connection || this.connecting || this.lifetime.signal.aborted || this.exhausted) return;
+    if (this.line || this.connecting || this.lifetime.signal.aborted || this.exhausted) return;
     this.connected().catch((err: unknown) => {
       if (this.lifetime.signal.aborted) return;
       this.settings.logger?.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription unavailable');
@@ -313,11 +504,12 @@ class MistralTranscriptionStream implements TranscriptionStream {
 
   /**
    * Dials until a socket is adopted. Before every dial but a healthy stream's first, the back-off of
-   * `dials` (see MistralTranscriberOptions.backoffMs); `connectAttempts` failed connects in a row
-   * end this call, `maxReconnects` dials without a healthy socket end the stream.
+   * `dials` (see MistralTranscriberOptions.backoffMs) — or the `Retry-After` of a 429; `connectAttempts`
+   * failed connects in a row end this call, `maxReconnects` dials without a healthy socket end the stream.
    */
-  private async connectWithBackoff(): Promise<RealtimeConnection> {
+  private async connectWithBackoff(): Promise<Line> {
     let lastError: unknown;
+    let retryAfterMs: number | undefined;
     for (let failed = 0; ; ) {
       if (this.dials > this.settings.maxReconnects) {
         this.exhausted = new TranscriberUnavailableError(`transcription socket reopened ${this.settings.maxReconnects} times without a transcript: giving up on this stream`, {
@@ -326,7 +518,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
         throw this.exhausted;
       }
       if (this.dials > 0) {
-        const delay = this.backoff(this.dials);
+        const delay = retryAfterMs ?? this.backoff(this.dials);
         // A flush that would time out before the next socket is even dialled fails now, as the
         // service's failure it is (the kiosk is told), not later as a late transcript.
         if (this.pending && performance.now() + delay >= this.flushDeadline) {
@@ -336,18 +528,24 @@ class MistralTranscriptionStream implements TranscriptionStream {
       }
       this.lifetime.signal.throwIfAborted();
       this.dials += 1;
+      retryAfterMs = undefined;
       try {
-        const connection = await this.connectOnce();
+        const line = await this.connectOnce();
         if (this.lifetime.signal.aborted) {
-          void connection.close();
+          void line.connection.close();
           throw new TranscriberUnavailableError('transcription stream closed');
         }
-        this.adopt(connection);
-        return connection;
+        this.adopt(line);
+        return line;
       } catch (err) {
         if (this.lifetime.signal.aborted) throw err;
         lastError = err;
-        this.settings.logger?.debug({ dials: this.dials }, 'voice transcription connect failed');
+        if (err instanceof UpgradeRefusedError && err.status === 429) {
+          this.settings.onServiceEvent('rate_limited');
+          // The wait the service asked for, within the flush's own bound.
+          retryAfterMs = Math.min(err.retryAfterMs ?? this.backoff(this.dials), this.settings.flushTimeoutMs);
+        }
+        this.settings.logger?.debug({ dials: this.dials, err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription connect failed');
         if (++failed >= this.settings.connectAttempts) {
           throw new TranscriberUnavailableError(`transcription service unreachable after ${failed} attempts`, { cause: lastError });
         }
@@ -362,70 +560,90 @@ class MistralTranscriptionStream implements TranscriptionStream {
     return delay / 2 + (Math.random() * delay) / 2;
   }
 
-  /** The current socket goes (closed, dead or retired): one open `healthyAfterMs` was healthy, and the back-off starts over. */
-  private socketGone(): void {
-    if (performance.now() - this.adoptedAt >= this.settings.healthyAfterMs) this.dials = 0;
-  }
-
-  /** Socket, `session.created`, then one `session.update` answered by `session.updated`: all within `connectTimeoutMs`. */
-  private async connectOnce(): Promise<RealtimeConnection> {
-    const deadline = Date.now() + this.settings.connectTimeoutMs;
-    const connection = await this.client.connect(this.settings.model, { serverUrl: this.settings.serverUrl, timeoutMs: this.settings.connectTimeoutMs });
-    countSocket(connection, this.settings.sockets);
-    const events = connection[Symbol.asyncIterator]();
-    try {
-      sendSessionUpdate(connection, {
-        audio_format: { encoding: AudioEncoding.PcmS16le, sample_rate: INPUT_SAMPLE_RATE },
-        language: this.settings.language,
-        ...(this.settings.streamingDelayMs !== undefined ? { target_streaming_delay_ms: this.settings.streamingDelayMs } : {}),
-        ...(this.contextBias.length > 0 ? { context_bias: this.contextBias } : {}),
-      });
-      for (;;) {
-        const next = await withTimeout(events.next(), deadline - Date.now());
-        if (next.done) throw new TranscriberUnavailableError('transcription socket closed during set-up');
-        const event = next.value;
-        if (event.type === 'session.updated') break;
-        if (event.type === 'error') throw new TranscriberUnavailableError(`transcription set-up refused: ${describeError(event)}`);
+  /**
+   * A socket, `session.created`, then one `session.update`: all within `connectTimeoutMs`. Refused while it
+   * carried undocumented settings, the set-up is made again without them on a new socket (and so is every
+   * later one: SessionFields).
+   */
+  private async connectOnce(): Promise<Line> {
+    for (;;) {
+      const deadline = Date.now() + this.settings.connectTimeoutMs;
+      const undocumented = this.settings.fields.undocumented(this.names);
+      const dialled = await dialRealtime({ serverUrl: this.settings.serverUrl, apiKey: this.settings.apiKey, model: this.settings.model, timeoutMs: deadline - Date.now() });
+      countSocket(dialled.socket, this.settings.sockets);
+      try {
+        const { line, first } = await this.setUp(dialled, undocumented, deadline);
+        void this.pump(line, dialled.events, first);
+        return line;
+      } catch (err) {
+        void dialled.events.return?.(undefined);
+        void dialled.connection.close();
+        if (!(err instanceof SetUpRefusedError) || Object.keys(undocumented).length === 0) throw err;
+        this.settings.fields.refuse(err.message);
       }
-      void this.pump(connection, events);
-      return connection;
-    } catch (err) {
-      void events.return?.(undefined);
-      void connection.close();
-      throw err;
     }
   }
 
-  /** Makes the new socket current and replays what it has not heard: the flushed utterance, its flush, then the current one. */
-  private adopt(connection: RealtimeConnection): void {
-    this.connection = connection;
-    this.adoptedAt = performance.now();
-    this.keepAlive(connection);
-    this.interim = '';
-    for (const pcm of this.flushed) this.send(connection, pcm);
-    if (this.pending) void connection.flushAudio().catch(ignore);
-    for (const pcm of this.current) this.send(connection, pcm);
+  /**
+   * Sends `session.update` and waits for `session.updated` — or, as some versions never send it, for
+   * SETUP_GRACE_MS without an error. Returns the event read last if it is not the set-up's (the pump's first).
+   */
+  private async setUp(dialled: RealtimeSocket, undocumented: Record<string, unknown>, deadline: number): Promise<{ line: Line; first: Promise<IteratorResult<RealtimeEvent>> | null }> {
+    const audioFormat = { encoding: AudioEncoding.PcmS16le, sampleRate: INPUT_SAMPLE_RATE };
+    const delay = this.settings.streamingDelayMs;
+    dialled.socket.send(sessionUpdateMessage({ audioFormat, ...(delay !== undefined ? { targetStreamingDelayMs: delay } : {}) }, undocumented));
+    const graceEnds = Math.min(deadline, Date.now() + SETUP_GRACE_MS);
+    const line = newLine(dialled);
+    for (;;) {
+      const next = dialled.events.next();
+      const outcome = await withTimeout(next, graceEnds - Date.now());
+      if (outcome === 'timeout') {
+        if (Date.now() >= deadline) throw new TranscriberUnavailableError('transcription set-up timed out');
+        this.settings.onServiceEvent('no_session_updated');
+        line.unconfirmed = Object.keys(undocumented).length > 0;
+        return { line, first: next };
+      }
+      if (outcome.done) throw new TranscriberUnavailableError('transcription socket closed during set-up');
+      const event = outcome.value;
+      if (event.type === 'session.updated') return { line, first: null };
+      if (event.type === 'error') throw new SetUpRefusedError(`transcription set-up refused: ${describeServiceError(event)}`);
+    }
   }
 
-  /** Pings `connection` while it is current (stops by itself after a close or a replacement); no pong by the next ping and it is replaced. */
-  private keepAlive(connection: RealtimeConnection): void {
-    const socket = rawSocket(connection);
+  /** Makes the new socket current and sends it what it has not heard: a flushed utterance none owes any more, its flush, then the current one. */
+  private adopt(line: Line): void {
+    this.line = line;
+    this.told = '';
+    this.keepAlive(line);
+    const flush = this.pending;
+    if (flush?.replay) {
+      flush.replay = false;
+      line.replaying = true;
+      for (const pcm of flush.audio) this.send(line, pcm);
+      this.sendFlush(line, flush);
+    } else this.sendCurrent(line);
+    this.armIdleClose(line);
+  }
+
+  /** Pings `line` while it is current; no pong by the next ping and it is replaced. */
+  private keepAlive(line: Line): void {
     let answered = true;
     const onPong = () => (answered = true);
     const stop = () => {
       clearInterval(timer);
-      socket.off?.('pong', onPong);
+      line.socket.off('pong', onPong);
     };
-    socket.on?.('pong', onPong);
+    line.socket.on('pong', onPong);
     const timer = setInterval(() => {
-      if (this.connection !== connection) return stop();
+      if (this.line !== line) return stop();
       if (!answered) {
         stop();
-        return this.replaceDead(connection, socket);
+        this.settings.logger?.warn('voice transcription socket stopped answering: reopening it');
+        return this.drop(line, 'terminate', 'always');
       }
       answered = false;
       try {
-        socket.ping?.();
+        line.socket.ping();
       } catch {
         // Not open any more: its close is already on the way to pump().
       }
@@ -433,114 +651,150 @@ class MistralTranscriptionStream implements TranscriptionStream {
     timer.unref();
   }
 
-  /** A socket that stopped answering is cut (no close handshake can complete) and a new one opened with the usual backoff. */
-  private replaceDead(connection: RealtimeConnection, socket: RawSocket): void {
-    this.settings.logger?.warn('voice transcription socket stopped answering: reopening it');
-    this.socketGone();
-    this.connection = undefined;
-    this.interim = '';
-    if (typeof socket.terminate === 'function') socket.terminate();
-    else void connection.close();
-    this.reconnect();
-  }
-
-  private async pump(connection: RealtimeConnection, events: AsyncIterator<RealtimeEvent>): Promise<void> {
-    for (;;) {
-      const next = await events.next();
-      if (next.done) break;
-      const event = next.value as { type: string; text?: unknown };
-      if (this.connection !== connection) continue;
-      // Cumulative: listeners get the whole interim text of the utterance (backchannel checks need it).
-      if (event.type === 'transcription.text.delta' && typeof event.text === 'string') {
-        this.interim += event.text;
-        for (const listener of this.listeners) listener(this.interim);
-      } else if (event.type === 'transcription.done' && typeof event.text === 'string') {
-        // A transcript: the socket is healthy, the next drop reconnects without waiting.
-        this.dials = 0;
-        this.pending?.resolve(event.text.trim());
-      } else if (event.type === 'error') {
-        this.pending?.reject(new TranscriberUnavailableError(`transcription failed: ${describeError(event)}`));
-        this.retire();
+  /** A socket that carried no audio for `idleCloseMs` and owes nothing is closed before the service ends it; the next speech opens another. */
+  private armIdleClose(line: Line): void {
+    const check = () => {
+      line.idleTimer = null;
+      if (line.closed || this.line !== line) return;
+      const idleMs = performance.now() - line.audioAt;
+      if (idleMs < this.settings.idleCloseMs || this.owes(line)) {
+        line.idleTimer = setTimeout(check, Math.max(1, this.settings.idleCloseMs - idleMs));
+        line.idleTimer.unref();
+        return;
       }
+      this.settings.logger?.debug('voice transcription socket idle: closing it');
+      this.drop(line, 'close', 'never');
+    };
+    line.idleTimer = setTimeout(check, this.settings.idleCloseMs);
+    line.idleTimer.unref();
+  }
+
+  private owes(line: Line): boolean {
+    return this.pending?.owedBy.has(line) === true;
+  }
+
+  private async pump(line: Line, events: AsyncIterator<RealtimeEvent>, first: Promise<IteratorResult<RealtimeEvent>> | null): Promise<void> {
+    for (let next = first ?? events.next(); ; next = events.next()) {
+      const { done, value } = await next;
+      if (done) break;
+      if (line.closed) continue;
+      const event = value as { type: string; text?: unknown };
+      if (event.type === 'transcription.text.delta' && typeof event.text === 'string') this.delta(line, event.text);
+      else if (event.type === 'transcription.done' && typeof event.text === 'string') this.answered(line, event.text);
+      else if (event.type === 'session.updated') line.unconfirmed = false;
+      else if (event.type === 'error') this.serviceError(line, event);
     }
-    // The socket closed: if it was the current one, the next sound (or the pending flush) reopens it.
-    if (this.connection !== connection) return;
-    this.socketGone();
-    this.connection = undefined;
-    this.interim = '';
-    if (this.pending || this.current.length > 0) this.reconnect();
+    this.drop(line, 'gone');
   }
 
-  /** Closes the current socket; a new one opens when there is audio or a flush to carry. */
-  private retire(): void {
-    const connection = this.connection;
-    if (connection) this.socketGone();
-    this.connection = undefined;
-    this.interim = '';
-    if (connection) void connection.close();
-    if (!this.lifetime.signal.aborted && (this.pending || this.current.length > 0)) this.reconnect();
+  /**
+   * An error event. After a set-up that went ahead unacknowledged, with undocumented settings: their
+   * refusal (the socket is replaced without them). On a socket owing the flush: the flush fails. On one
+   * owing nothing (the service ending an idle session): it is closed, and costs nothing.
+   */
+  private serviceError(line: Line, event: unknown): void {
+    const reason = describeServiceError(event);
+    if (line.unconfirmed) {
+      this.settings.fields.refuse(reason);
+      return this.drop(line, 'close');
+    }
+    // The flush fails, and every socket that owed it is closed.
+    if (this.owes(line)) return this.pending!.reject(new TranscriberUnavailableError(`transcription failed: ${reason}`));
+    this.settings.onServiceEvent('service_closed');
+    this.settings.logger?.debug({ reason }, 'voice transcription socket ended by the service');
+    this.drop(line, 'close');
   }
 
-  private send(connection: RealtimeConnection, pcm: Int16Array): void {
+  /** `line` stops taking new audio (what it was sent is still in `current`, for the next socket). */
+  private detach(line: Line): void {
+    this.socketGone(line);
+    this.line = undefined;
+    this.told = '';
+  }
+
+  /**
+   * The socket goes (closed by us, or gone): if it owed the flush and none else does, the flush is
+   * replayed on the next socket, which opens when there is something to carry (`reopen: 'needed'`), at
+   * once (`'always'`: a dead socket is replaced before the next sentence), or not now (`'never'`).
+   */
+  private drop(line: Line, how: 'close' | 'terminate' | 'gone', reopen: 'needed' | 'always' | 'never' = 'needed'): void {
+    if (line.closed) return;
+    line.closed = true;
+    clearAnswerTimer(line);
+    if (line.idleTimer) clearTimeout(line.idleTimer);
+    if (this.line === line) this.detach(line);
+    const flush = this.pending;
+    if (flush?.owedBy.delete(line) && flush.owedBy.size === 0 && !this.lifetime.signal.aborted) flush.replay = true;
+    if (how === 'terminate') line.socket.terminate();
+    else if (how === 'close') void line.connection.close();
+    if (reopen === 'never' || this.lifetime.signal.aborted) return;
+    // The replay must come before the audio sent since: a socket carrying that audio is replaced.
+    if (flush?.replay && this.line) return this.drop(this.line, 'close');
+    if (reopen === 'always' || flush?.replay || this.current.length > 0) this.reconnect();
+  }
+
+  /** The current socket goes: one open `healthyAfterMs` was healthy, and the back-off starts over. */
+  private socketGone(line: Line): void {
+    if (performance.now() - line.adoptedAt >= this.settings.healthyAfterMs) this.dials = 0;
+  }
+
+  /** The audio since the last flush, to a socket that has heard none of it. */
+  private sendCurrent(line: Line): void {
+    for (const pcm of this.current) this.send(line, pcm);
+  }
+
+  private send(line: Line, pcm: Int16Array): void {
+    line.audioAt = performance.now();
     for (let at = 0; at < pcm.length; at += MAX_APPEND_SAMPLES) {
       const part = pcm.subarray(at, at + MAX_APPEND_SAMPLES);
       // s16le on the wire; Node's typed arrays are little-endian on every platform it ships for.
-      void connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(ignore);
+      void line.connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(ignore);
     }
   }
 }
 
-/**
- * The SDK 2.7's `updateSession` sends `audio_format` only, but Mistral's realtime session also takes
- * `language` and `context_bias` (set before the first audio). Until the SDK types them, this one
- * message goes out on the connection's own socket. The SDK version is pinned, and the integration
- * test asserting `context_bias` reaches the server fails if an upgrade moves that socket.
- */
-function sendSessionUpdate(connection: RealtimeConnection, session: Record<string, unknown>): void {
-  const socket = rawSocket(connection);
-  if (typeof socket.send !== 'function') throw new TranscriberUnavailableError('this @mistralai/mistralai version hides its realtime socket');
-  socket.send(JSON.stringify({ type: 'session.update', session }));
+/** The service answered the set-up with an error. */
+class SetUpRefusedError extends TranscriberUnavailableError {}
+
+function newLine(dialled: RealtimeSocket): Line {
+  const now = performance.now();
+  return {
+    connection: dialled.connection,
+    socket: dialled.socket,
+    finals: new SocketFinals(),
+    live: '',
+    ending: false,
+    replaying: false,
+    unconfirmed: false,
+    closed: false,
+    adoptedAt: now,
+    audioAt: now,
+    answerTimer: null,
+    idleTimer: null,
+  };
 }
 
-/** What this adapter uses of the `ws` socket under the SDK's connection (see sendSessionUpdate). */
-interface RawSocket {
-  send?: (data: string) => void;
-  ping?: () => void;
-  terminate?: () => void;
-  on?: (event: 'pong', listener: () => void) => void;
-  off?: (event: 'pong', listener: () => void) => void;
-  once?: (event: 'close', listener: () => void) => void;
-  readyState?: number;
+function clearAnswerTimer(line: Line): void {
+  if (line.answerTimer) clearTimeout(line.answerTimer);
+  line.answerTimer = null;
 }
 
 /** `ws`'s readyState once the socket has closed. */
 const WS_CLOSED = 3;
 
-function rawSocket(connection: RealtimeConnection): RawSocket {
-  return (Reflect.get(connection, 'websocket') as RawSocket | undefined) ?? {};
-}
-
 /**
- * Counts `connection`'s socket until it closes. Counted from the SDK's connect (the socket is open),
- * whatever happens next: a set-up that fails closes it, and `ws` emits `close` after a handshake,
- * its timeout, or a terminate alike.
+ * Counts the socket until it closes. Counted from the dial (the socket is open), whatever happens next: a
+ * set-up that fails closes it, and `ws` emits `close` after a handshake, its timeout, or a terminate alike.
  */
-function countSocket(connection: RealtimeConnection, sockets: SocketCounter | undefined): void {
-  const socket = rawSocket(connection);
-  if (!sockets || typeof socket.once !== 'function' || socket.readyState === WS_CLOSED) return;
+function countSocket(socket: WebSocket, sockets: SocketCounter | undefined): void {
+  if (!sockets || socket.readyState === WS_CLOSED) return;
   sockets.opened();
   socket.once('close', () => sockets.closed());
 }
 
-function describeError(event: unknown): string {
-  const error = (event as { error?: { message?: unknown; code?: unknown } }).error;
-  const message = typeof error?.message === 'string' ? error.message : 'unknown error';
-  return error?.code === undefined ? message : `${message} (code ${String(error.code)})`;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new TranscriberUnavailableError('transcription set-up timed out')), Math.max(0, ms));
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  return new Promise<T | 'timeout'>((resolve, reject) => {
+    const timer = setTimeout(() => resolve('timeout'), Math.max(0, ms));
     promise.then(resolve, reject).finally(() => clearTimeout(timer));
   });
 }

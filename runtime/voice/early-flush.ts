@@ -50,9 +50,14 @@ export class EarlyFlush {
     return this.tail !== null;
   }
 
-  /** The segments' text is the recognizer's final one for every word said before this pause. */
+  /**
+   * The segments' text is the recognizer's final one for every word said before this pause. A recheck
+   * under way leaves the first flush's text standing: a recognizer slow to answer it (a flush answered
+   * late, or only by its socket's end) must not have the decision fall back on the guesses made before
+   * any final text, and end a sentence the senior is still in.
+   */
   finalFor(pause: number): boolean {
-    return this.tail !== null && this.pause === pause && this.pending === null && this.failure === undefined;
+    return this.tail !== null && this.pause === pause && this.failure === undefined && (this.pending === null || this.flushes > 1);
   }
 
   /** The utterance's text: the flushed segments, then the current segment's interim (or final) text. */

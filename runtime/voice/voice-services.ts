@@ -10,7 +10,7 @@ import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
 import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
 import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
-import { MistralTranscriber, VOXTRAL_STREAMING_DELAY_MS } from '../../adapters/voice/mistral-transcriber.ts';
+import { MistralTranscriber, VOXTRAL_STREAMING_DELAY_MS, type SocketCounter } from '../../adapters/voice/mistral-transcriber.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
@@ -87,11 +87,10 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const lineSpeaker = voxtral ?? espeak;
   const shared = new SharedLines();
   const facts = new PgMemoryFactsRepository(deps.pool);
-  const transcriptionSockets = { opened: () => metrics.transcriptionSockets.inc(), closed: () => metrics.transcriptionSockets.dec() };
+  const transcriptionSockets: SocketCounter = { opened: () => metrics.transcriptionSockets.inc(), closed: () => metrics.transcriptionSockets.dec() };
   const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
   return {
-    // STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s).
-    transcriber: key ? new MistralTranscriber({ ...mistral, model: config.MISTRAL_STT_MODEL, flushTimeoutMs: config.STT_BUDGET_MS, sockets: transcriptionSockets, ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}), logger: deps.logger }) : null,
+    transcriber: key ? transcriberFor(config, mistral, deps, transcriptionSockets) : null,
     speaker,
     opus: opusCodec({ complexity: config.OPUS_COMPLEXITY, onEncoded: (seconds) => metrics.opusEncoded.inc(seconds) }),
     async createListener(callbacks) {
@@ -141,7 +140,8 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },
     invalidateSenior: (seniorId) => shared.invalidateSenior(seniorId),
-    contextBias: (session) => contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName),
+    // Off (the default), the names are neither read nor sent.
+    contextBias: async (session) => (config.STT_CONTEXT_BIAS === 'on' ? contextBiasFor(facts, deps.consents, session.seniorId, session.actor.getSnapshot().context.profile.preferredName) : []),
     settings: { sttBudgetMs: config.STT_BUDGET_MS, earlyFlushMs: config.STT_EARLY_FLUSH_MS, recheckMs: config.STT_RECHECK_MS, preRollMs: PRE_ROLL_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
@@ -156,6 +156,23 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     ...(deps.preemption ? { preemption: deps.preemption } : {}),
     ...(deps.turns ? { turns: deps.turns } : {}),
   };
+}
+
+/** Voxtral realtime with the voice settings; STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s). */
+function transcriberFor(config: Config, mistral: { apiKey: string; baseUrl: string; env: Config['KOHAMI_ENV'] }, deps: VoiceServiceDeps, sockets: SocketCounter): MistralTranscriber {
+  return new MistralTranscriber({
+    ...mistral,
+    model: config.MISTRAL_STT_MODEL,
+    flushTimeoutMs: config.STT_BUDGET_MS,
+    flushAnswerMs: config.STT_FLUSH_ANSWER_MS,
+    idleCloseMs: config.STT_IDLE_CLOSE_MS,
+    ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}),
+    ...(config.STT_LANGUAGE !== undefined ? { language: config.STT_LANGUAGE } : {}),
+    contextBias: config.STT_CONTEXT_BIAS === 'on',
+    sockets,
+    onServiceEvent: (event) => deps.metrics.sttWorkarounds.inc({ event }),
+    logger: deps.logger,
+  });
 }
 
 /** The end-of-turn waits from the configuration (its schema already checked their order). */

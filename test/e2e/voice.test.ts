@@ -174,8 +174,8 @@ describe('a spoken turn', () => {
     expect(Math.abs((end.durationMs as number) - expectedMs)).toBeLessThan(5);
     // One speech request per piece, the first clause on its own so the first audio comes early.
     expect(voxtral.speechRequests.slice(-3).map((r) => r.body.input)).toEqual(pieces);
-    // The recognizer was told the senior's preferred name, and the names of her contacts (consented).
-    expect(voxtral.sockets[0]!.updates.some((u) => JSON.stringify(u.context_bias ?? []).includes('Marie'))).toBe(true);
+    // The recognizer was sent its documented settings alone (names: test/e2e/voice-undocumented-settings.test.ts).
+    expect(voxtral.sockets[0]!.updates).toEqual([{ audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } }]);
     // The actor saw a turn, and the ops view shows the voice state and stage timings.
     const view = rt.registry.views()[0]!;
     expect(view.turnCount).toBe(1);
@@ -184,28 +184,6 @@ describe('a spoken turn', () => {
     k.send({ type: 'playback.done', turnId: 'v1' });
     await expect.poll(() => rt.registry.views()[0]!.voice.state).toBe('listening');
     k.close();
-  }, 30_000);
-
-  it('the recognizer favours the senior’s name and, only under the contacts consent, her contacts’ names', async () => {
-    const seniorId = rt.seed!.seniorId;
-    const api = adminApi(rt);
-    await rt.memory.memory.persist({ seniorId, content: 'Sa fille Claire vient le dimanche.', category: 'contacts' });
-    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
-    const biasOfNextSession = async () => {
-      voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
-      const k = await voiceKiosk();
-      const first = voxtral.sockets.length;
-      await k.speak(utterance);
-      await k.next('transcript.final', 0);
-      k.close();
-      return voxtral.sockets.slice(first).flatMap((r) => r.updates.flatMap((u) => (u.context_bias as string[] | undefined) ?? []));
-    };
-    expect(await biasOfNextSession()).toEqual(expect.arrayContaining(['Marie', 'Claire']));
-    expect((await api('DELETE', `/v1/admin/seniors/${seniorId}/consents/contacts`)).status).toBe(200);
-    const withoutConsent = await biasOfNextSession();
-    expect(withoutConsent).toContain('Marie');
-    expect(withoutConsent).not.toContain('Claire');
-    expect((await api('PUT', `/v1/admin/seniors/${seniorId}/consents/contacts`)).status).toBe(200);
   }, 30_000);
 
   it('first_token is the reply’s first text: measured, shown and counted even when the first audio leaves long before the reply ends', async () => {
@@ -251,7 +229,8 @@ describe('speech-to-text failures', () => {
     const sosRequests = () => voxtral.speechRequests.filter((r) => r.body.input === 'Bien sûr, je vous écoute.').length;
     await expect.poll(() => sosRequests()).toBeGreaterThan(0);
     const rendered = sosRequests();
-    voxtral.utterances.push({ text: 'peu importe', fault });
+    // Every socket the utterance goes to fails alike: its own, and the fresh one it is replayed on.
+    voxtral.utterances.push(...Array.from({ length: 3 }, () => ({ text: 'peu importe', fault })));
     const before = (await metric('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? '0';
     const from = k.frames.length;
     await k.speak(utterance);

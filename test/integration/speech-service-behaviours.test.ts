@@ -9,6 +9,7 @@ import { MAX_THROTTLE_PAUSE_MS } from '../../adapters/mistral/retry-after.ts';
 import type { SpeechPiece } from '../../machines/voice/voice.port.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { FallbackSpeaker } from '../../runtime/voice/fallback-speaker.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { fakeSpeechPackets, fakeSpeechPcm, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { FAKE_VOICES, SLOW_FIRST_PACKET_MS } from '../support/fake-voxtral-speech.ts';
 import { LogCapture } from '../support/runtime.ts';
@@ -82,6 +83,7 @@ describe('the speech fake answers in the SDK’s schemas', () => {
   });
 
   it('refuses a request with a field the SDK’s schema lacks with a 422 the SDK reads, as Mistral does', async () => {
+    const broken = expectContractViolations();
     // The SDK's SpeechRequest passes unknown fields through: the fake is the one to refuse them.
     const refused: unknown = await client()
       .audio.speech.complete({ input: 'Oui.', voiceId: 'fr_marie_neutral', responseFormat: 'pcm', language: 'fr' })
@@ -92,6 +94,7 @@ describe('the speech fake answers in the SDK’s schemas', () => {
     expect(voices.status).toBe(422);
     const { detail } = (await voices.json()) as { detail: unknown };
     expect(z.array(ValidationError$inboundSchema).parse(detail)).toEqual([expect.objectContaining({ loc: ['query', 'page'] })]);
+    expect(broken.map((v) => `${v.endpoint} ${v.path.join('.')}`)).toEqual(['POST /v1/audio/speech language', 'GET /v1/audio/voices page']);
   });
 
   it('rate-limited: the first speech and the first voices call after it is switched on get a 429 with Retry-After: 1, the later ones are served; again when switched on again', async () => {

@@ -38,6 +38,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   voxtral.utterances.length = 0;
+  voxtral.behaviours.clear();
   voxtral.sockets.length = 0;
   voxtral.speechRequests.length = 0;
   voxtral.refuseConnections = 0;
@@ -92,9 +93,8 @@ describe('MistralTranscriber over the realtime socket', () => {
     const [socket] = voxtral.sockets;
     expect(socket?.model).toBe('voxtral-mini-transcribe-realtime-2602');
     expect(socket?.authorization).toBe(`Bearer ${KEY}`);
-    expect(socket?.updates).toEqual([
-      { audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 }, language: 'fr', context_bias: ['Mathilde', 'Lucien'] },
-    ]);
+    // The documented settings alone: language and names are the operator's to turn on (STT_LANGUAGE, STT_CONTEXT_BIAS).
+    expect(socket?.updates).toEqual([{ audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } }]);
     expect(socket?.audioBytes).toBe(1_200 * 32);
     // Interim text arrives while audio flows, cumulative, and ends as the final transcript.
     expect(interims[0]).toBe('Bonjour');
@@ -108,7 +108,9 @@ describe('MistralTranscriber over the realtime socket', () => {
 
   it('reopens a dropped socket and replays the utterance: the senior does not repeat themselves', async () => {
     voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Je suis fatiguée aujourd’hui' });
-    const s = await transcriber().open({ contextBias: ['Mathilde'], signal: new AbortController().signal });
+    // A service that takes the names (STT_CONTEXT_BIAS on): the new socket is told them again.
+    voxtral.behaviours.add('accepts-undocumented-fields');
+    const s = await transcriber({ contextBias: true }).open({ contextBias: ['Mathilde'], signal: new AbortController().signal });
     for (const frame of toneFrames(600)) s.append(frame);
     await expect(s.flush(new AbortController().signal)).resolves.toBe('Je suis fatiguée aujourd’hui');
     expect(voxtral.sockets).toHaveLength(2);
@@ -148,7 +150,8 @@ describe('MistralTranscriber over the realtime socket', () => {
 
   it('bounds a flush that is never answered, by its signal and by its own bound, then carries on with a fresh socket', async () => {
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais non plus', fault: 'hang' }, { text: 'Me revoilà' });
-    const s = await transcriber({ flushTimeoutMs: 150 }).open({ contextBias: [], signal: new AbortController().signal });
+    // The bounds alone: no socket is ended or replayed before them (test/integration/voice-transcription-behaviours.test.ts).
+    const s = await transcriber({ flushTimeoutMs: 150, flushAnswerMs: 10_000 }).open({ contextBias: [], signal: new AbortController().signal });
     for (const frame of toneFrames(200)) s.append(frame);
     const budget = new AbortController();
     const flushed = s.flush(budget.signal);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { MistralTranscriber } from '../../adapters/voice/mistral-transcriber.ts';
 import { TranscriptionTimeoutError } from '../../machines/voice/voice.port.ts';
@@ -8,22 +8,15 @@ import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { createMetrics } from '../../runtime/metrics.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { relayedVoxtral } from '../support/relayed-voxtral.ts';
 import { toneFrames } from '../support/speech.ts';
-import { TcpRelay } from '../support/tcp-relay.ts';
+import type { TcpRelay } from '../support/tcp-relay.ts';
 
-const voxtral = new FakeVoxtral();
+const { voxtral, relay: relayed } = relayedVoxtral();
 let relay: TcpRelay;
 
-beforeAll(async () => {
-  await voxtral.start();
-  relay = await new TcpRelay().start(new URL(voxtral.baseUrl));
-});
-afterAll(async () => {
-  await relay.stop();
-  await voxtral.stop();
-});
 beforeEach(() => {
+  relay = relayed();
   voxtral.utterances.length = 0;
   voxtral.sockets.length = 0;
   voxtral.transcriptionLatencyMs = 0;
@@ -100,7 +93,8 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
   });
 
   it('a short budget bounds the flush on its own', async () => {
-    voxtral.utterances.push({ text: 'jamais', fault: 'hang' });
+    // Hung on every socket: the flush's own socket, and the fresh one its utterance is replayed on.
+    voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais', fault: 'hang' });
     const stream = await services(300).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
     for (const frame of toneFrames(200)) stream.append(frame);
     const started = performance.now();

@@ -29,6 +29,11 @@ export class AudioClock {
     return (end * 1000) / this.rate;
   }
 
+  /** Whether `chunk` is found in the audio (silence alone is not), without moving the clock: whose audio it is. */
+  holds(chunk: Int16Array): boolean {
+    return this.find(chunk) !== undefined;
+  }
+
   /** By the chunk's last PROBE samples, which the runtime's own silence never holds unless they are all zero. */
   private find(chunk: Int16Array): number | undefined {
     const length = Math.min(PROBE, chunk.length);

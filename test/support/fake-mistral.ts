@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { answerRateLimited, ServiceBehaviourSet } from './fake-behaviours.ts';
+import { refuseHttpRequest } from './mistral-contract.ts';
 
 /**
  * More endpoints on the same server (e.g. the audio fakes of fake-voxtral.ts), so one base URL
@@ -54,7 +55,7 @@ export class FakeMistral {
   /**
    * How a structured (non-streaming) chat call — a sub-agent's — is answered: the JSON value this
    * returns for the call, sent as the message content of a `chat.completion`. Unset: such calls get
-   * the chat stream like any other (which the sub-agents' adapter refuses).
+   * the stream mode's chunks as one `chat.completion` (text, which the sub-agents' adapter refuses).
    */
   structured: ((call: StructuredCall) => unknown) | null = null;
   /**
@@ -91,6 +92,7 @@ export class FakeMistral {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
+        if (refuseHttpRequest(req, res, body)) return;
         if (this.mount?.request(req, res, body)) return;
         // Without the audio fakes mounted, their endpoints are not found (the runtime's voice check warns and starts).
         if (req.url?.startsWith('/v1/audio/')) return void res.writeHead(404).end();
@@ -140,6 +142,8 @@ export class FakeMistral {
       res.writeHead(mode.status, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ object: 'error', message: 'service unavailable', type: 'service_unavailable' }));
     }
+    // A call that did not ask for a stream gets none: Mistral answers it with one chat.completion.
+    if (body.stream !== true && mode.kind === 'stream') return completion(res, body, mode.chunks.join(''));
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (mode.kind === 'malformed') return void res.end('data: {"choices": [{"delta": {"content": "Bon\n\ndata: [DONE]\n\n');
     const base = { id: 'cmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model) };

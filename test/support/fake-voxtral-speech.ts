@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SpeechOutputFormat } from '@mistralai/mistralai/models/components';
-import { z } from 'zod';
 import { MISTRAL_TTS_VOICE } from '../../adapters/voice/mistral-speaker.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { oggOpusStream } from './ogg-opus-writer.ts';
 import { answerRateLimited, ServiceBehaviourSet } from './fake-behaviours.ts';
+import { refuseHttpRequest } from './mistral-contract.ts';
 
 /**
  * The speech half of the Voxtral fake (FakeVoxtral extends it): `POST /v1/audio/speech`, streamed
@@ -49,38 +48,6 @@ const OPUS_PACKET_MS = 20;
 const NOT_OGG = new TextEncoder().encode('ID3 not an Ogg stream');
 const SPEECH_DONE = `event: speech.audio.done\ndata: ${JSON.stringify({ type: 'speech.audio.done', usage: { prompt_tokens: 1, total_tokens: 1 } })}\n\n`;
 
-/**
- * `POST /v1/audio/speech`'s body as it goes on the wire (the SDK's `SpeechRequest$outboundSchema`, after
- * its snake_case remap), strict: a field the schema lacks is refused, as Mistral's APIs refuse one with a 422.
- */
-const SPEECH_REQUEST_WIRE = z.strictObject({
-  model: z.string().nullable().optional(),
-  metadata: z.record(z.string(), z.unknown()).nullable().optional(),
-  stream: z.boolean().optional(),
-  prompt_cache_key: z.string().nullable().optional(),
-  voice_id: z.string().nullable().optional(),
-  ref_audio: z.string().nullable().optional(),
-  input: z.string(),
-  response_format: z.enum(SpeechOutputFormat).optional(),
-});
-/** `GET /v1/audio/voices`'s query (the SDK's `ListVoicesV1AudioVoicesGetRequest$outboundSchema`, as a form query). */
-const VOICES_QUERY_WIRE = z.strictObject({
-  limit: z.coerce.number().int().min(1).optional(),
-  offset: z.coerce.number().int().min(0).optional(),
-  type: z.enum(['all', 'custom', 'preset']).optional(),
-});
-
-/** Where a request breaks its wire schema, as 422 `detail` entries; empty when it keeps to it. One place the contract checker can replace. */
-export function wireViolations(schema: z.ZodType, value: unknown, where: 'body' | 'query'): Array<{ loc: Array<string | number>; msg: string; type: string }> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => ({
-    loc: [where, ...(issue.code === 'unrecognized_keys' ? [issue.keys.join(',')] : issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)))],
-    msg: issue.message,
-    type: issue.code === 'unrecognized_keys' ? 'extra_forbidden' : issue.code,
-  }));
-}
-
 export class FakeVoxtralSpeech {
   /** The service behaviours switched on (service-behaviours.ts); this half plays the speech ones and `rate-limited`. */
   readonly behaviours = new ServiceBehaviourSet();
@@ -108,8 +75,9 @@ export class FakeVoxtralSpeech {
   readonly speechRequests: SpeechRequestRecord[] = [];
   readonly voicesRequests: VoicesRequestRecord[] = [];
 
-  /** The HTTP side; true when the request was one of the speech endpoints. */
+  /** The HTTP side; true when the request was one of the speech endpoints. A request off Mistral's contract is refused first (422). */
   request(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): boolean {
+    if (refuseHttpRequest(req, res, body)) return true;
     const url = new URL(req.url ?? '/', 'http://fake');
     if (req.method === 'GET' && url.pathname === '/v1/audio/voices') {
       this.voicesList(Object.fromEntries(url.searchParams), req.headers.authorization, res);
@@ -141,8 +109,6 @@ export class FakeVoxtralSpeech {
       return answerRateLimited(res, this.rateLimitRetryAfter);
     }
     if (this.voicesStatus !== 200) return answer(this.voicesStatus, serviceError('voices service unavailable', 'server_error'));
-    const detail = wireViolations(VOICES_QUERY_WIRE, query, 'query');
-    if (detail.length > 0) return answer(422, { detail });
     const limit = Number(query.limit ?? 10);
     const offset = Number(query.offset ?? 0);
     const known = this.knownVoices();
@@ -170,8 +136,6 @@ export class FakeVoxtralSpeech {
       record.completed = true;
     };
     if (this.speechStatus !== 200) return refuse(this.speechStatus, serviceError('speech service unavailable', 'server_error'));
-    const detail = wireViolations(SPEECH_REQUEST_WIRE, body, 'body');
-    if (detail.length > 0) return refuse(422, { detail });
     const voice = body.voice_id;
     if (typeof voice === 'string' && !this.knownVoices().some((v) => v === voice || voiceId(v) === voice)) {
       return refuse(404, serviceError(`Voice '${voice}' not found`, 'invalid_request_error', 'voice_id'));

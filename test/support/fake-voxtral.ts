@@ -2,7 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { ServiceBehaviour } from './service-behaviours.ts';
 import { FakeVoxtralSpeech } from './fake-voxtral-speech.ts';
+import { checkingRealtimeAnswers, refuseRealtimeMessage } from './mistral-contract.ts';
+import type { WireIssue } from './zod-wire-walker.ts';
 
 export { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechOgg, fakeSpeechPackets, fakeSpeechPcm, type SpeechRequestRecord, type VoicesRequestRecord } from './fake-voxtral-speech.ts';
 
@@ -55,11 +58,15 @@ export interface InterimRecord {
 export interface TranscriptionSocketRecord {
   model: string;
   authorization: string | undefined;
-  /** Every `session` payload received in `session.update`, in order. */
+  /** Every `session` payload received in `session.update`, in order (refused ones included). */
   updates: Array<Record<string, unknown>>;
+  /** `session.update`s refused with an `error` event (a field the SDK's payload lacks). */
+  refusedUpdates: number;
   /** Decoded microphone bytes received since the socket opened. */
   audioBytes: number;
   flushes: number;
+  /** `input_audio.end` messages received. */
+  ends: number;
   closed: boolean;
   /** Interim deltas sent while audio arrived (not those released by a flush), in order. */
   interims: InterimRecord[];
@@ -72,6 +79,10 @@ export const DEFAULT_STREAMING_DELAY_MS = 480;
 
 export class FakeVoxtral extends FakeVoxtralSpeech {
   // --- realtime transcription ---
+  /** `late-flush`: how late every flush is answered. */
+  lateFlushMs = 1500;
+  /** `idle-error`: a socket that receives no audio this long gets an error event (code 3804) and is closed. */
+  idleErrorMs = 30_000;
   /** One entry per flush, consumed in order; an empty script answers with an empty transcript. */
   readonly utterances: ScriptedUtterance[] = [];
   /** Delay before `session.created`, and before `transcription.done` after a flush. */
@@ -105,7 +116,7 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   /** Upgrade attempts refused so far (outage or missing credentials). */
   refused = 0;
   readonly sockets: TranscriptionSocketRecord[] = [];
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss = checkingRealtimeAnswers(new WebSocketServer({ noServer: true }));
   private readonly live = new Set<WebSocket>();
   private server: Server | undefined;
   baseUrl = '';
@@ -148,6 +159,11 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
     const url = new URL(req.url ?? '/', 'http://fake');
     if (url.pathname !== '/v1/audio/transcriptions/realtime') return false;
     const model = url.searchParams.get('model');
+    if (this.rateLimitsUpgrade()) {
+      this.refused += 1;
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return true;
+    }
     if (this.refuseConnections > 0 || !model || !req.headers.authorization) {
       const status = this.refuseConnections > 0 ? 503 : 401;
       this.refused += 1;
@@ -159,110 +175,20 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
     return true;
   }
 
+  /** `rate-limited`: the first upgrade after the behaviour is switched on is refused, the later ones served. */
+  private rateLimitsUpgrade(): boolean {
+    return this.behaviours.rateLimits('upgrade');
+  }
+
   private transcription(ws: WebSocket, model: string, authorization: string | undefined): void {
-    const record: TranscriptionSocketRecord = { model, authorization, updates: [], audioBytes: 0, flushes: 0, closed: false, interims: [] };
+    const record: TranscriptionSocketRecord = { model, authorization, updates: [], refusedUpdates: 0, audioBytes: 0, flushes: 0, ends: 0, closed: false, interims: [] };
     this.sockets.push(record);
     this.live.add(ws);
-    const session = {
-      request_id: `req-${this.sockets.length}`,
-      model,
-      audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } as Record<string, unknown>,
-      target_streaming_delay_ms: null as number | null,
-    };
-    const send = (event: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(event));
-    const queue = () => this.queueFor?.(record) ?? this.utterances;
-    const delayMs = () => session.target_streaming_delay_ms ?? this.streamingDelayMs;
-    // The utterance in progress: audio received since the last flush, its words scheduled to leave, and sent.
-    let utteranceMs = 0;
-    let scheduled = 0;
-    let sent = 0;
-    const timers = new Set<NodeJS.Timeout>();
-    const delta = (words: string[], i: number) => send({ type: 'transcription.text.delta', text: `${i === 0 ? '' : ' '}${words[i]}` });
     ws.once('close', () => {
       record.closed = true;
       this.live.delete(ws);
-      for (const timer of timers) clearTimeout(timer);
     });
-    ws.on('message', (data) => {
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse(String(data)) as Record<string, unknown>;
-      } catch {
-        return send({ type: 'error', error: { message: 'invalid JSON', code: 4000 } });
-      }
-      if (message.type === 'session.update') {
-        // Mistral locks the session once audio flows.
-        if (record.audioBytes > 0) return send({ type: 'error', error: { message: 'session is locked once audio started', code: 4009 } });
-        const update = message.session as Record<string, unknown>;
-        record.updates.push(update);
-        Object.assign(session, update);
-        return send({ type: 'session.updated', session });
-      }
-      if (message.type === 'input_audio.append') {
-        const audio = Buffer.from(String(message.audio), 'base64');
-        record.audioBytes += audio.length;
-        if (this.clock) {
-          // A copy: a base64 Buffer may start at an odd offset of its pool.
-          const samples = new Int16Array(audio.length >> 1);
-          new Uint8Array(samples.buffer).set(audio.subarray(0, samples.byteLength));
-          const heardMs = this.clock(record, samples);
-          if (heardMs !== undefined) utteranceMs = Math.max(utteranceMs, heardMs);
-        } else utteranceMs += audio.length / BYTES_PER_MS;
-        // What was said comes from the script; when, from the audio received: a word leaves the streaming
-        // delay after the audio where it was said has arrived.
-        const utterance = queue()[0];
-        if (!utterance) return;
-        const words = wordsOf(utterance.text);
-        const ends = this.wordEnds(utterance, words);
-        while (scheduled < words.length && ends[scheduled]! <= utteranceMs) {
-          const i = scheduled++;
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            if (i !== sent) return;
-            delta(words, i);
-            record.interims.push({ text: words[i]!, audioMs: utteranceMs, at: performance.now() });
-            sent += 1;
-          }, delayMs());
-          timers.add(timer);
-        }
-        return;
-      }
-      if (message.type === 'input_audio.flush') {
-        record.flushes += 1;
-        const script = queue();
-        const utterance = script.shift() ?? { text: '' };
-        const words = wordsOf(utterance.text);
-        // A script with explicit times is a timeline: words not yet said when the utterance is flushed
-        // (a pause taken for its end) are the next utterance's. Without times, the rest comes at the flush.
-        const said = utterance.speech || utterance.wordEndsMs ? this.wordEnds(utterance, words).filter((end) => end <= utteranceMs).length : words.length;
-        if (said < words.length && !utterance.fault) script.unshift(continuation(utterance, words, this.wordEnds(utterance, words), said, utteranceMs, this.clock ? null : this.speechStartMs));
-        const from = sent;
-        for (const timer of timers) clearTimeout(timer);
-        timers.clear();
-        utteranceMs = 0;
-        scheduled = 0;
-        sent = 0;
-        if (utterance.fault === 'hang') return;
-        if (utterance.fault === 'drop') return void ws.terminate();
-        setTimeout(() => {
-          if (utterance.fault === 'error') return send({ type: 'error', error: { message: 'transcription failed', code: 5000 } });
-          for (let i = from; i < said; i++) delta(words, i);
-          const text = said === words.length ? (utterance.finalText ?? utterance.text) : words.slice(0, said).join(' ');
-          send({
-            type: 'transcription.done',
-            model,
-            text,
-            language: 'fr',
-            segments: [],
-            usage: { prompt_tokens: 1, completion_tokens: said, total_tokens: 1 + said, prompt_audio_seconds: 1 },
-          });
-        }, this.transcriptionLatencyMs);
-        return;
-      }
-      if (message.type === 'input_audio.end') return void ws.close(1000);
-      send({ type: 'error', error: { message: `unknown message type ${String(message.type)}`, code: 4001 } });
-    });
-    setTimeout(() => send({ type: 'session.created', session }), this.transcriptionLatencyMs);
+    new FakeRealtimeSession(this, ws, record);
   }
 
   /** When each word of the utterance has been said (ms into its audio). */
@@ -273,6 +199,277 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
     }
     const spans = utterance.speech ?? [{ startMs: this.speechStartMs, endMs: this.speechStartMs + utterance.text.length * this.msPerChar }];
     return placeWords(words, spans);
+  }
+}
+
+/** `accepts-undocumented-fields`: the settings the runtime may send beyond the SDK's payload, taken by such a service. */
+const UNDOCUMENTED_SETTINGS = new Set(['language', 'context_bias']);
+
+/** `held-last-words`: live text stays this many words behind what was said. */
+const HELD_WORDS = 2;
+/** `fragments`: a word longer than this leaves in two pieces, its first two letters, then the rest. */
+const FRAGMENT_MIN_LETTERS = 4;
+/** The code of the error that closes an idle session (reported; docs' error glossary). */
+const IDLE_ERROR_CODE = 3804;
+
+/** A flush's answer: its words not yet sent as live text, and its final text (null: hung, never answered). */
+interface Answer {
+  deltas: string[];
+  text: string | null;
+}
+
+/** An answer the socket owes: sent at its timer, or with the end's answer. */
+interface OwedAnswer extends Answer {
+  timer: NodeJS.Timeout | null;
+}
+
+/** One piece of live text: a word (under `fragments`, half of one) and where in the audio it has been said. */
+interface DeltaUnit {
+  text: string;
+  atMs: number;
+  word: number;
+}
+
+/** The live text of an utterance's words, each led by its space (the first by none). */
+function deltaUnits(words: string[], ends: number[], fragments: boolean): DeltaUnit[] {
+  return words.flatMap((word, i) => {
+    const lead = i === 0 ? '' : ' ';
+    if (!fragments || word.length <= FRAGMENT_MIN_LETTERS) return [{ text: lead + word, atMs: ends[i]!, word: i }];
+    // The first piece halfway through the word: « de » of « demain » is live text for a while.
+    const startMs = i === 0 ? Math.max(0, ends[0]! - 300) : ends[i - 1]!;
+    return [
+      { text: lead + word.slice(0, 2), atMs: (startMs + ends[i]!) / 2, word: i },
+      { text: word.slice(2), atMs: ends[i]!, word: i },
+    ];
+  });
+}
+
+/** One realtime transcription socket of the fake: Voxtral's protocol, and the behaviours switched on. */
+class FakeRealtimeSession {
+  private readonly session: { request_id: string; model: string; audio_format: Record<string, unknown>; target_streaming_delay_ms: number | null };
+  /** The utterance in progress: audio received since the last flush (ms), its live text scheduled to leave, and sent. */
+  private utteranceMs = 0;
+  private audioSinceFlush = 0;
+  private scheduled = 0;
+  private sent = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** The utterance's live text waiting for its streaming delay (dropped at its flush). */
+  private readonly deltaTimers = new Set<NodeJS.Timeout>();
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** Answers owed, in order: flushes not answered yet (late, or unanswered until the end). */
+  private readonly owed: OwedAnswer[] = [];
+  /** The final texts this socket has answered, for `cumulative-final`. */
+  private readonly answered: string[] = [];
+
+  private readonly fake: FakeVoxtral;
+  private readonly ws: WebSocket;
+  private readonly record: TranscriptionSocketRecord;
+
+  constructor(fake: FakeVoxtral, ws: WebSocket, record: TranscriptionSocketRecord) {
+    this.fake = fake;
+    this.ws = ws;
+    this.record = record;
+    this.session = { request_id: `req-${fake.sockets.length}`, model: record.model, audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 }, target_streaming_delay_ms: null };
+    ws.once('close', () => {
+      for (const timer of this.timers) clearTimeout(timer);
+    });
+    ws.on('message', (data) => this.receive(String(data)));
+    this.later(() => this.send({ type: 'session.created', session: this.session }), fake.transcriptionLatencyMs);
+    this.armIdleError();
+  }
+
+  private is(behaviour: ServiceBehaviour): boolean {
+    return this.fake.behaviours.has(behaviour);
+  }
+
+  private acceptsUndocumented(issue: WireIssue): boolean {
+    const [message, field] = issue.path;
+    return this.is('accepts-undocumented-fields') && issue.kind === 'extra_forbidden' && message === 'session' && UNDOCUMENTED_SETTINGS.has(String(field)) && issue.path.length === 2;
+  }
+
+  private receive(data: string): void {
+    // What the SDK's schema refuses gets an `error` event (the contract's check), but what a lax service accepts.
+    if (refuseRealtimeMessage(this.ws, data, (issue) => this.acceptsUndocumented(issue))) {
+      const refused = parseJson(data);
+      if (refused?.type === 'session.update' && this.record.audioBytes === 0) {
+        this.record.updates.push(refused.session as Record<string, unknown>);
+        this.record.refusedUpdates += 1;
+      }
+      return;
+    }
+    const message = JSON.parse(data) as Record<string, unknown>;
+    if (message.type === 'session.update') return this.update(message.session);
+    if (message.type === 'input_audio.append') return this.append(String(message.audio));
+    if (message.type === 'input_audio.flush') return this.flush();
+    if (message.type === 'input_audio.end') return this.end();
+    this.send({ type: 'error', error: { message: `unknown message type ${String(message.type)}`, code: 4001 } });
+  }
+
+  private update(update: unknown): void {
+    // Mistral locks the session once audio flows.
+    if (this.record.audioBytes > 0) return this.send({ type: 'error', error: { message: 'session is locked once audio started', code: 4009 } });
+    this.record.updates.push(update as Record<string, unknown>);
+    // Only the documented settings are the session's (an accepted undocumented one is not echoed).
+    const settings = update as Record<string, unknown>;
+    if (settings.audio_format !== undefined) this.session.audio_format = settings.audio_format as Record<string, unknown>;
+    if (settings.target_streaming_delay_ms !== undefined) this.session.target_streaming_delay_ms = settings.target_streaming_delay_ms as number | null;
+    if (!this.is('no-session-updated')) this.send({ type: 'session.updated', session: this.session });
+  }
+
+  private queue(): ScriptedUtterance[] {
+    return this.fake.queueFor?.(this.record) ?? this.fake.utterances;
+  }
+
+  private append(base64: string): void {
+    const audio = Buffer.from(base64, 'base64');
+    this.record.audioBytes += audio.length;
+    this.audioSinceFlush += audio.length;
+    this.armIdleError();
+    if (this.fake.clock) {
+      // A copy: a base64 Buffer may start at an odd offset of its pool.
+      const samples = new Int16Array(audio.length >> 1);
+      new Uint8Array(samples.buffer).set(audio.subarray(0, samples.byteLength));
+      const heardMs = this.fake.clock(this.record, samples);
+      if (heardMs !== undefined) this.utteranceMs = Math.max(this.utteranceMs, heardMs);
+    } else this.utteranceMs += audio.length / BYTES_PER_MS;
+    // What was said comes from the script; when, from the audio received: a word leaves the streaming
+    // delay after the audio where it was said has arrived.
+    const utterance = this.queue()[0];
+    if (!utterance) return;
+    const { ends, units } = this.live(utterance);
+    while (this.scheduled < units.length && this.releaseMs(units[this.scheduled]!, ends) <= this.utteranceMs) {
+      const k = this.scheduled++;
+      const timer = this.later(() => {
+        this.deltaTimers.delete(timer);
+        if (k !== this.sent) return;
+        this.delta(units[k]!.text);
+        this.record.interims.push({ text: units[k]!.text.trim(), audioMs: this.utteranceMs, at: performance.now() });
+        this.sent += 1;
+      }, this.session.target_streaming_delay_ms ?? this.fake.streamingDelayMs);
+      this.deltaTimers.add(timer);
+    }
+  }
+
+  /** The utterance's words, when each is said, and its live text. */
+  private live(utterance: ScriptedUtterance): { words: string[]; ends: number[]; units: DeltaUnit[] } {
+    const words = wordsOf(utterance.text);
+    const ends = this.fake.wordEnds(utterance, words);
+    return { words, ends, units: deltaUnits(words, ends, this.is('fragments')) };
+  }
+
+  /** When a piece of live text may leave: once said — under `held-last-words`, once two more words have been. */
+  private releaseMs(unit: DeltaUnit, ends: number[]): number {
+    return this.is('held-last-words') ? (ends[unit.word + HELD_WORDS] ?? Infinity) : unit.atMs;
+  }
+
+  private flush(): void {
+    this.record.flushes += 1;
+    const { answer, fault } = this.takeUtterance();
+    if (fault === 'drop') return void this.ws.terminate();
+    if (fault === 'error') return void this.later(() => this.send({ type: 'error', error: { message: 'transcription failed', code: 5000 } }), this.fake.transcriptionLatencyMs);
+    const owed: OwedAnswer = { ...answer, text: fault === 'hang' ? null : answer.text, timer: null };
+    this.owed.push(owed);
+    const unanswered = this.is('flush-unanswered') || (this.is('flush-unanswered-after-first') && this.record.flushes > 1);
+    if (fault === 'hang' || unanswered) return;
+    owed.timer = this.later(() => this.answer([owed]), this.fake.transcriptionLatencyMs + (this.is('late-flush') ? this.fake.lateFlushMs : 0));
+  }
+
+  /**
+   * The end of the audio, as the python client used it before flush existed: every answer owed and the
+   * audio since the last flush are answered in one final text, then the socket closes — unless a hung
+   * flush is owed (the service is stuck on it).
+   */
+  private end(): void {
+    this.record.ends += 1;
+    if (this.owed.some((o) => o.text === null)) return;
+    const answers: Answer[] = this.owed.map((o) => {
+      if (o.timer) clearTimeout(o.timer);
+      return o;
+    });
+    if (this.audioSinceFlush > 0) answers.push(this.takeUtterance().answer);
+    this.later(() => {
+      this.answer(answers);
+      this.ws.close(1000);
+    }, this.fake.transcriptionLatencyMs);
+  }
+
+  /**
+   * The script's next utterance, as much of it as was said in the audio received since the last flush (a
+   * script with explicit times is a timeline: the words not said yet are the next utterance's; without
+   * times, the rest comes at the flush); the utterance in progress starts over.
+   */
+  private takeUtterance(): { answer: Answer; fault: ScriptedUtterance['fault'] } {
+    const script = this.queue();
+    const utterance = script.shift() ?? { text: '' };
+    const { words, ends, units } = this.live(utterance);
+    const said = utterance.speech || utterance.wordEndsMs ? ends.filter((end) => end <= this.utteranceMs).length : words.length;
+    if (said < words.length && !utterance.fault) script.unshift(continuation(utterance, words, ends, said, this.utteranceMs, this.fake.clock ? null : this.fake.speechStartMs));
+    // The live text not sent yet goes before the final one (under `held-last-words`, the last words go in the final text only).
+    const live = said - (this.is('held-last-words') ? HELD_WORDS : 0);
+    const deltas = units.slice(this.sent).filter((u) => u.word < live).map((u) => u.text);
+    for (const timer of this.deltaTimers) {
+      clearTimeout(timer);
+      this.timers.delete(timer);
+    }
+    this.deltaTimers.clear();
+    this.utteranceMs = 0;
+    this.audioSinceFlush = 0;
+    this.scheduled = 0;
+    this.sent = 0;
+    const text = said === words.length ? (utterance.finalText ?? utterance.text) : words.slice(0, said).join(' ');
+    return { answer: { deltas, text }, fault: utterance.fault };
+  }
+
+  /** One final text for these answers: under `cumulative-final`, led by every final this socket gave before. */
+  private answer(answers: Answer[]): void {
+    for (const answer of answers) {
+      const at = this.owed.indexOf(answer as OwedAnswer);
+      if (at >= 0) this.owed.splice(at, 1);
+      for (const text of answer.deltas) this.delta(text);
+    }
+    const text = answers.map((a) => a.text ?? '').filter(Boolean).join(' ');
+    const final = this.is('cumulative-final') ? [...this.answered, text].filter(Boolean).join(' ') : text;
+    if (text !== '') this.answered.push(text);
+    const words = wordsOf(final).length;
+    this.send({
+      type: 'transcription.done',
+      model: this.record.model,
+      text: final,
+      language: 'fr',
+      segments: [],
+      usage: { prompt_tokens: 1, completion_tokens: words, total_tokens: 1 + words, prompt_audio_seconds: 1 },
+    });
+  }
+
+  private delta(text: string): void {
+    this.send({ type: 'transcription.text.delta', text });
+  }
+
+  /** `idle-error`: the session ends `idleErrorMs` after its last audio. */
+  private armIdleError(): void {
+    if (this.idleTimer) {
+      clearTimeout(this.idleTimer);
+      this.timers.delete(this.idleTimer);
+      this.idleTimer = null;
+    }
+    if (!this.is('idle-error')) return;
+    this.idleTimer = this.later(() => {
+      this.send({ type: 'error', error: { message: 'no audio received: session closed', code: IDLE_ERROR_CODE } });
+      this.ws.close(1000);
+    }, this.fake.idleErrorMs);
+  }
+
+  private later(fn: () => void, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+    return timer;
+  }
+
+  private send(event: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(event));
   }
 }
 
@@ -336,5 +533,13 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     return {};
+  }
+}
+
+function parseJson(data: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(data) as Record<string, unknown>;
+  } catch {
+    return undefined;
   }
 }

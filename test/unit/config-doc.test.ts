@@ -27,6 +27,14 @@ function documentedVariables(): Map<string, string> {
 
 /** Defaults written as a formula rather than a value: checked against the formula itself. */
 const DERIVED: Record<string, { cell: RegExp; check: () => void }> = {
+  STT_FLUSH_ANSWER_MS: {
+    cell: /^min\(600, ⌊`STT_BUDGET_MS` \/ 3⌋\)$/,
+    check: () => {
+      for (const budget of [2000, 1500, 300, 6000]) {
+        expect(loadConfig({ STT_BUDGET_MS: String(budget) }).STT_FLUSH_ANSWER_MS, `STT_BUDGET_MS=${budget}`).toBe(Math.min(600, Math.floor(budget / 3)));
+      }
+    },
+  },
   RECALL_BUDGET_MS: {
     cell: /^min\(400, ⌊`TURN_BUDGET_MS` \/ 3⌋\)$/,
     check: () => {

@@ -6,6 +6,7 @@ import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHt
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
 import { isDegenerateVector } from '../../machines/memory/memory.port.ts';
 import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { cosineDistance } from '../support/embeddings.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { ioTurns, untilIo } from '../support/io-turns.ts';
@@ -186,6 +187,8 @@ describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against
   });
 
   it('an answer that is not JSON, or has a vector too few, is refused', async () => {
+    // Both answers break the contract on purpose (the second also lacks the list's id, object, model and usage).
+    const broken = expectContractViolations();
     const server = await new FakeMistral({
       request(req, res) {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -197,6 +200,8 @@ describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against
     try {
       await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: `${server.baseUrl}/broken`, env: 'test' }).embed(['a'])).rejects.toThrow('not JSON');
       await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: server.baseUrl, env: 'test' }).embed(['a', 'b'])).rejects.toThrow('1 vectors for 2 inputs');
+      expect(broken.every((v) => v.side === 'answer')).toBe(true);
+      expect(broken.map((v) => v.path.join('.') || v.message)).toEqual(['not JSON', 'id', 'object', 'model', 'usage']);
     } finally {
       await server.stop();
     }

@@ -50,6 +50,19 @@ describe('voice configuration', () => {
     expect(loadConfig({ ENDPOINT_MIN_MS: '200', ENDPOINT_SILENCE_MS: '300', ENDPOINT_UNFINISHED_MS: '400', ENDPOINT_MAX_MS: '400', STT_EARLY_FLUSH_MS: '100' }).STT_RECHECK_MS).toBe(400);
   });
 
+  it('sends the recognizer its documented settings alone unless told: no language, no names; a flush answer bound within the budget', () => {
+    expect(loadConfig({})).toMatchObject({ STT_CONTEXT_BIAS: 'off', STT_FLUSH_ANSWER_MS: 600, STT_IDLE_CLOSE_MS: 20_000 });
+    expect(loadConfig({}).STT_LANGUAGE).toBeUndefined();
+    expect(loadConfig({ STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' })).toMatchObject({ STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' });
+    expect(() => loadConfig({ STT_LANGUAGE: 'French' })).toThrow(/invalid configuration: STT_LANGUAGE \(got "French"\): must be a language code such as fr/);
+    expect(() => loadConfig({ STT_CONTEXT_BIAS: 'yes' })).toThrow(/invalid configuration: STT_CONTEXT_BIAS/);
+    // Every stage of an unanswered flush (its end, then its replay) starts within STT_BUDGET_MS.
+    expect(() => loadConfig({ STT_FLUSH_ANSWER_MS: '1000' })).toThrow(/invalid configuration: STT_FLUSH_ANSWER_MS \(got "1000"\): must be below half of STT_BUDGET_MS \(2000\)/);
+    expect(loadConfig({ STT_FLUSH_ANSWER_MS: '999' }).STT_FLUSH_ANSWER_MS).toBe(999);
+    expect(loadConfig({ STT_BUDGET_MS: '900' }).STT_FLUSH_ANSWER_MS).toBe(300);
+    expect(() => loadConfig({ STT_IDLE_CLOSE_MS: '500' })).toThrow(/invalid configuration: STT_IDLE_CLOSE_MS/);
+  });
+
   it('refuses end-of-turn waits out of order (min < silence < unfinished ≤ max), naming the variable', () => {
     expect(() => loadConfig({ ENDPOINT_MIN_MS: '2200' })).toThrow(/invalid configuration: ENDPOINT_MIN_MS \(got "2200"\): must be below ENDPOINT_SILENCE_MS \(2200\)/);
     expect(() => loadConfig({ ENDPOINT_SILENCE_MS: '2500' })).toThrow(/invalid configuration: ENDPOINT_UNFINISHED_MS: must be above ENDPOINT_SILENCE_MS \(2500\)/);

@@ -75,9 +75,13 @@ describe('the early flush of a pause', () => {
     open.settled('Une dépanneuse');
     expect(open.recheckDue(1)).toBe(true);
     expect(open.recheckDue(2)).toBe(false);
-    // The recheck: the pause's audio goes ahead, and the pause's second flush is its last.
+    // The recheck: the pause's audio goes ahead, and the pause's second flush is its last. While it is
+    // under way, the first flush's text is still the final one (a slow answer must not undo it).
     open.release();
     open.begin(1);
+    open.pending = Promise.resolve();
+    expect(open.finalFor(1)).toBe(true);
+    expect(open.recheckDue(1)).toBe(false);
     open.settled('multicolore.');
     expect(open.text('')).toBe('Une dépanneuse multicolore.');
     expect(open.recheckDue(1)).toBe(false);
