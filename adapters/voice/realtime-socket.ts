@@ -31,7 +31,7 @@ export interface RealtimeSocket {
  * « Unexpected server response: 429 » and drops the answer's headers, so its `Retry-After` could not be
  * honoured; and the keep-alive needs the socket's ping and pong, which the SDK hides.
  */
-export function dialRealtime(options: { serverUrl: string; apiKey: string; model: string; timeoutMs: number }): Promise<RealtimeSocket> {
+export function dialRealtime(options: { serverUrl: string; apiKey: string; model: string; timeoutMs: number; signal: AbortSignal }): Promise<RealtimeSocket> {
   const url = new URL('v1/audio/transcriptions/realtime', `${options.serverUrl.replace(/\/+$/, '')}/`);
   url.searchParams.set('model', options.model);
   const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': SDK_METADATA.userAgent } });
@@ -71,9 +71,12 @@ export function dialRealtime(options: { serverUrl: string; apiKey: string; model
       resolve({ connection, events, socket });
     };
     const onClose = () => fail(new Error('transcription socket closed before session.created'));
+    // The stream closed while its socket was opening: the socket goes at once, not once it is open.
+    const onAbort = () => fail(new Error('transcription stream closed'));
     const timer = setTimeout(() => fail(new Error('transcription socket: no session.created in time')), Math.max(0, options.timeoutMs));
     const cleanup = () => {
       clearTimeout(timer);
+      options.signal.removeEventListener('abort', onAbort);
       socket.off('unexpected-response', onResponse);
       socket.off('message', onMessage);
       socket.off('close', onClose);
@@ -81,6 +84,8 @@ export function dialRealtime(options: { serverUrl: string; apiKey: string; model
     socket.on('unexpected-response', onResponse);
     socket.on('message', onMessage);
     socket.on('close', onClose);
+    if (options.signal.aborted) return onAbort();
+    options.signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
