@@ -6,7 +6,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { expectContractViolations } from '../support/contract-violations.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
-import { checkValidationAnswer, REFUSED_INPUT_CODE, refuseRealtimeMessage } from '../support/mistral-contract.ts';
+import { checkValidationAnswer, realtimeRefusal, REFUSED_INPUT_CODE } from '../support/mistral-contract.ts';
 
 /** The fakes hold the runtime to Mistral's contract: a break is refused as the service does, and recorded for the suite. */
 describe('the conformance fakes', () => {
@@ -54,7 +54,6 @@ describe('the conformance fakes', () => {
     await expect.poll(() => events.length).toBe(2);
     const error = C.RealtimeTranscriptionError$inboundSchema.parse(events[1]);
     expect(error.error).toEqual({ message: 'session.language: Extra inputs are not permitted', code: REFUSED_INPUT_CODE });
-    // Recorded as received, counted as refused, and not applied: the next update's answer shows the session unchanged.
     expect(voxtral.sockets.at(-1)!.refusedUpdates).toBe(1);
     // The documented fields alone are taken.
     socket.send(JSON.stringify({ type: 'session.update', session: { audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } } }));
@@ -70,7 +69,9 @@ describe('the conformance fakes', () => {
     const taken: string[] = [];
     server.on('connection', (ws) =>
       ws.on('message', (data) => {
-        if (!refuseRealtimeMessage(ws, data, (issue) => issue.path.join('.') === 'session.language')) taken.push(String(data));
+        const refusal = realtimeRefusal(String(data), (issue) => issue.path.join('.') === 'session.language');
+        if (refusal === null) taken.push(String(data));
+        else ws.send(JSON.stringify({ type: 'error', error: { message: refusal, code: REFUSED_INPUT_CODE } }));
       }),
     );
     await once(server, 'listening');

@@ -122,6 +122,7 @@ describe('the conforming service (no behaviour)', () => {
   });
 
   it('refuses a session.update with a field the SDK’s payload lacks, with an error event the SDK parses', async () => {
+    const broken = expectContractViolations();
     const socket = new WebSocket(`${voxtral.baseUrl}/audio/transcriptions/realtime?model=m`, { headers: { authorization: 'Bearer k' } });
     const received: unknown[] = [];
     socket.on('message', (data) => received.push(JSON.parse(String(data))));
@@ -131,10 +132,12 @@ describe('the conforming service (no behaviour)', () => {
     const error = received.find((m) => (m as { type: string }).type === 'error');
     expect(RealtimeTranscriptionError$inboundSchema.parse(error)).toMatchObject({ error: { message: 'session.language: Extra inputs are not permitted', code: REFUSED_INPUT_CODE } });
     expect(voxtral.sockets.at(-1)!.refusedUpdates).toBe(1);
+    expect(broken.map((v) => `${v.endpoint} ${v.path.join('.')}`)).toEqual(['realtime session.update session.language']);
     socket.close();
   });
 
   it('with STT_LANGUAGE and STT_CONTEXT_BIAS on, the refused set-up falls back to the documented fields once for the process: warned, counted, and no senior loses their voice', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.utterances.push({ text: 'Bonjour' }, { text: 'Je suis Lucien' });
     const t = transcriber({ language: 'fr', contextBias: true });
     const first = await open(t, ['Marie']);
@@ -156,6 +159,7 @@ describe('the conforming service (no behaviour)', () => {
 
 describe('accepts-undocumented-fields', () => {
   it('language and names are sent when turned on, and again to a socket that replaces a dropped one', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('accepts-undocumented-fields');
     voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Bonjour Mathilde' });
     const stream = await open(transcriber({ language: 'fr', contextBias: true }), ['Mathilde', ' Mathilde ', 'Lucien', '']);
@@ -459,6 +463,7 @@ describe('no-session-updated', () => {
   });
 
   it('an undocumented field refused by a service that never acknowledges: the same fallback, once', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('no-session-updated');
     voxtral.utterances.push({ text: 'Bonjour' });
     const stream = await open(transcriber({ language: 'fr' }));

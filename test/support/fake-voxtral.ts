@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { ServiceBehaviour } from './service-behaviours.ts';
 import { FakeVoxtralSpeech } from './fake-voxtral-speech.ts';
-import { checkingRealtimeAnswers, refuseRealtimeMessage } from './mistral-contract.ts';
+import { checkingRealtimeAnswers, realtimeRefusal, REFUSED_INPUT_CODE } from './mistral-contract.ts';
+import type { ServiceBehaviour } from './service-behaviours.ts';
 import type { WireIssue } from './zod-wire-walker.ts';
 
 export { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechOgg, fakeSpeechPackets, fakeSpeechPcm, type SpeechRequestRecord, type VoicesRequestRecord } from './fake-voxtral-speech.ts';
@@ -202,14 +202,10 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   }
 }
 
-/** The settings the runtime may send beyond the SDK's payload (STT_LANGUAGE, STT_CONTEXT_BIAS): taken by an `accepts-undocumented-fields` service. */
-const UNDOCUMENTED_SETTINGS = new Set(['language', 'context_bias']);
-
-/** A break that is one of those settings, in a `session.update`: what a test of the opt-in declares (`expectContractViolations(isUndocumentedSetting)`). */
-export function isUndocumentedSetting(issue: WireIssue): boolean {
-  const [message, field] = issue.path;
-  return issue.kind === 'extra_forbidden' && message === 'session' && UNDOCUMENTED_SETTINGS.has(String(field)) && issue.path.length === 2;
-}
+/** The settings `accepts-undocumented-fields` takes, though the SDK's `session.update` payload lacks them. */
+const UNDOCUMENTED_SETTINGS = ['language', 'context_bias'];
+/** A break `accepts-undocumented-fields` takes (and a test that sends those settings on purpose declares). */
+export const isUndocumentedSetting = (issue: WireIssue) => issue.kind === 'extra_forbidden' && issue.path.length === 2 && issue.path[0] === 'session' && UNDOCUMENTED_SETTINGS.includes(String(issue.path[1]));
 
 /** `held-last-words`: live text stays this many words behind what was said. */
 const HELD_WORDS = 2;
@@ -288,32 +284,34 @@ class FakeRealtimeSession {
     return this.fake.behaviours.has(behaviour);
   }
 
-  private acceptsUndocumented(issue: WireIssue): boolean {
-    return this.is('accepts-undocumented-fields') && isUndocumentedSetting(issue);
-  }
-
   private receive(data: string): void {
-    // What the SDK's schema refuses gets an `error` event (the contract's check), but what a lax service accepts.
-    if (refuseRealtimeMessage(this.ws, data, (issue) => this.acceptsUndocumented(issue))) {
-      const refused = parseJson(data);
-      if (refused?.type === 'session.update' && this.record.audioBytes === 0) {
-        this.record.updates.push(refused.session as Record<string, unknown>);
-        this.record.refusedUpdates += 1;
-      }
-      return;
+    // Every message is held to the SDK's schemas (mistral-contract.ts): a break is refused, unless a behaviour takes it.
+    const refusal = realtimeRefusal(data, (issue) => this.is('accepts-undocumented-fields') && isUndocumentedSetting(issue));
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return this.refuse(refusal!);
     }
-    const message = JSON.parse(data) as Record<string, unknown>;
-    if (message.type === 'session.update') return this.update(message.session);
+    if (message.type === 'session.update') return this.update(message.session, refusal);
+    if (refusal !== null) return this.refuse(refusal);
     if (message.type === 'input_audio.append') return this.append(String(message.audio));
     if (message.type === 'input_audio.flush') return this.flush();
     if (message.type === 'input_audio.end') return this.end();
-    this.send({ type: 'error', error: { message: `unknown message type ${String(message.type)}`, code: 4001 } });
   }
 
-  private update(update: unknown): void {
+  private refuse(why: string): void {
+    this.send({ type: 'error', error: { message: why, code: REFUSED_INPUT_CODE } });
+  }
+
+  private update(update: unknown, refusal: string | null): void {
     // Mistral locks the session once audio flows.
     if (this.record.audioBytes > 0) return this.send({ type: 'error', error: { message: 'session is locked once audio started', code: 4009 } });
     this.record.updates.push(update as Record<string, unknown>);
+    if (refusal !== null) {
+      this.record.refusedUpdates += 1;
+      return this.refuse(refusal);
+    }
     // Only the documented settings are the session's (an accepted undocumented one is not echoed).
     const settings = update as Record<string, unknown>;
     if (settings.audio_format !== undefined) this.session.audio_format = settings.audio_format as Record<string, unknown>;
@@ -474,6 +472,7 @@ class FakeRealtimeSession {
   }
 
   private send(event: Record<string, unknown>): void {
+    // Checked against the SDK's inbound schema as it leaves (checkingRealtimeAnswers): an event off it is the fake's bug.
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(event));
   }
 }
@@ -538,13 +537,5 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     return {};
-  }
-}
-
-function parseJson(data: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(data) as Record<string, unknown>;
-  } catch {
-    return undefined;
   }
 }

@@ -130,28 +130,17 @@ function record(side: ContractViolation['side'], endpoint: string, issues: WireI
 export const REFUSED_INPUT_CODE = 3001;
 
 /**
- * Called first on each message a fake's realtime socket receives: a message that breaks the contract is
- * recorded and answered with an `error` event (the SDK's RealtimeTranscriptionError) naming each break;
- * true when it was, and the fake must not act on it. Breaks `accepted` (a service behaviour that takes
- * an undocumented field) are recorded all the same — the SDK's schema refuses them — but not refused.
+ * Called first on each message a fake's realtime socket receives: every break of the contract is recorded,
+ * and the answer is why the message is refused (an `error` event's text, naming each break), or null. A
+ * break `accepted` (a service behaviour that takes an undocumented field) is recorded all the same — the
+ * SDK's schema refuses it — but not refused.
  */
-export function refuseRealtimeMessage(ws: WebSocket, data: unknown, accepted: (issue: WireIssue) => boolean = () => false): boolean {
-  let message: unknown;
-  try {
-    message = JSON.parse(String(data));
-  } catch {
-    return refuseMessage(ws, 'realtime (not JSON)', [NOT_JSON], accepted);
-  }
-  return refuseMessage(ws, `realtime ${typeOf(message) ?? '(no type)'}`, checkRealtimeClientMessage(message), accepted);
-}
-
-function refuseMessage(ws: WebSocket, endpoint: string, issues: WireIssue[], accepted: (issue: WireIssue) => boolean): boolean {
-  record('request', endpoint, issues);
+export function realtimeRefusal(data: string, accepted: (issue: WireIssue) => boolean = () => false): string | null {
+  const message = parseJson(data);
+  const issues = message === undefined ? [NOT_JSON] : checkRealtimeClientMessage(message);
+  record('request', `realtime ${message === undefined ? '(not JSON)' : (typeOf(message) ?? '(no type)')}`, issues);
   const refused = issues.filter((issue) => !accepted(issue));
-  if (refused.length === 0) return false;
-  const message = refused.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ');
-  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'error', error: { message, code: REFUSED_INPUT_CODE } }));
-  return true;
+  return refused.length === 0 ? null : refused.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ');
 }
 
 /** Every event a fake's realtime sockets send is checked as it leaves. */
