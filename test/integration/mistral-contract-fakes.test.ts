@@ -54,7 +54,8 @@ describe('the conformance fakes', () => {
     await expect.poll(() => events.length).toBe(2);
     const error = C.RealtimeTranscriptionError$inboundSchema.parse(events[1]);
     expect(error.error).toEqual({ message: 'session.language: Extra inputs are not permitted', code: REFUSED_INPUT_CODE });
-    expect(voxtral.sockets.at(-1)!.updates).toEqual([]);
+    // Recorded as received, counted as refused, and not applied: the next update's answer shows the session unchanged.
+    expect(voxtral.sockets.at(-1)!.refusedUpdates).toBe(1);
     // The documented fields alone are taken.
     socket.send(JSON.stringify({ type: 'session.update', session: { audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } } }));
     await expect.poll(() => events.map((e) => e.type)).toEqual(['session.created', 'error', 'session.updated']);

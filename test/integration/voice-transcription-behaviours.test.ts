@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { flushAnswerMsFor, MistralTranscriber, SETUP_GRACE_MS, type MistralTranscriberOptions, type TranscriptionServiceEvent } from '../../adapters/voice/mistral-transcriber.ts';
 import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
+import { isUndocumentedSetting } from '../support/fake-voxtral.ts';
+import { REFUSED_INPUT_CODE } from '../support/mistral-contract.ts';
 import { relayedVoxtral } from '../support/relayed-voxtral.ts';
 import { toneFrames } from '../support/speech.ts';
 import type { TcpRelay } from '../support/tcp-relay.ts';
@@ -23,6 +26,8 @@ let logged: string[];
 const streams: TranscriptionStream[] = [];
 
 beforeEach(() => {
+  // The opt-in settings break the SDK's schema on purpose (STT_LANGUAGE, STT_CONTEXT_BIAS): any other break still fails a test.
+  expectContractViolations(isUndocumentedSetting);
   relay = relayed();
   voxtral.behaviours.clear();
   voxtral.utterances.length = 0;
@@ -126,7 +131,7 @@ describe('the conforming service (no behaviour)', () => {
     socket.send(JSON.stringify({ type: 'session.update', session: { ...DOCUMENTED, language: 'fr' } }));
     await until(() => received.some((m) => (m as { type: string }).type === 'error'));
     const error = received.find((m) => (m as { type: string }).type === 'error');
-    expect(RealtimeTranscriptionError$inboundSchema.parse(error)).toMatchObject({ error: { message: 'session.update: extra fields not permitted: language', code: 422 } });
+    expect(RealtimeTranscriptionError$inboundSchema.parse(error)).toMatchObject({ error: { message: 'session.language: Extra inputs are not permitted', code: REFUSED_INPUT_CODE } });
     expect(voxtral.sockets.at(-1)!.refusedUpdates).toBe(1);
     socket.close();
   });

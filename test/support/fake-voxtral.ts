@@ -202,8 +202,14 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   }
 }
 
-/** `accepts-undocumented-fields`: the settings the runtime may send beyond the SDK's payload, taken by such a service. */
+/** The settings the runtime may send beyond the SDK's payload (STT_LANGUAGE, STT_CONTEXT_BIAS): taken by an `accepts-undocumented-fields` service. */
 const UNDOCUMENTED_SETTINGS = new Set(['language', 'context_bias']);
+
+/** A break that is one of those settings, in a `session.update`: what a test of the opt-in declares (`expectContractViolations(isUndocumentedSetting)`). */
+export function isUndocumentedSetting(issue: WireIssue): boolean {
+  const [message, field] = issue.path;
+  return issue.kind === 'extra_forbidden' && message === 'session' && UNDOCUMENTED_SETTINGS.has(String(field)) && issue.path.length === 2;
+}
 
 /** `held-last-words`: live text stays this many words behind what was said. */
 const HELD_WORDS = 2;
@@ -283,8 +289,7 @@ class FakeRealtimeSession {
   }
 
   private acceptsUndocumented(issue: WireIssue): boolean {
-    const [message, field] = issue.path;
-    return this.is('accepts-undocumented-fields') && issue.kind === 'extra_forbidden' && message === 'session' && UNDOCUMENTED_SETTINGS.has(String(field)) && issue.path.length === 2;
+    return this.is('accepts-undocumented-fields') && isUndocumentedSetting(issue);
   }
 
   private receive(data: string): void {
