@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
 import type { Row, RowId, Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { FakeVoxtral, isUndocumentedSetting } from '../support/fake-voxtral.ts';
 import { SERVICE_BEHAVIOURS, type ServiceBehaviour } from '../support/service-behaviours.ts';
 import { expectContractViolations, type ContractViolation } from '../support/contract-violations.ts';
 import { speechScript, writeWav } from '../support/speech.ts';
@@ -56,16 +56,13 @@ afterEach(async () => {
   fakes = null;
 });
 
-/** The check's two probes of undocumented fields: off Mistral's contract on purpose, each its own socket's set-up. */
-const FIELD_PROBES = ['session.language', 'session.context_bias'];
-const isFieldProbe = (v: ContractViolation) => v.side === 'request' && v.endpoint === 'realtime session.update' && FIELD_PROBES.includes(v.path.join('.'));
-
 /**
  * The fakes, the phrases scripted in the order the check says them (its flush on silence gets an empty
- * script); the field probes' breaks of the contract declared, and returned (the check makes no other).
+ * script); the breaks of the contract its probes of the undocumented fields make on purpose declared,
+ * and every break returned (the check makes no other).
  */
 async function startFakes(): Promise<{ mistral: FakeMistral; voxtral: FakeVoxtral; broken: readonly ContractViolation[] }> {
-  const broken = expectContractViolations(isFieldProbe);
+  const broken = expectContractViolations(isUndocumentedSetting);
   const voxtral = new FakeVoxtral();
   const mistral = await new FakeMistral(voxtral).start();
   voxtral.utterances.push(...scripts.map((s) => ({ ...s, speech: s.speech.map((span) => ({ ...span })) })));
