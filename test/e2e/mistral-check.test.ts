@@ -89,9 +89,9 @@ function runCheck(env: Record<string, string>, args: string[] = []): Promise<Run
 const TEST_ENV = (baseUrl: string) => ({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: baseUrl, KOHAMI_ENV: 'test', STT_STREAMING_DELAY_MS: '80', STT_IDLE_CLOSE_MS: '1000' });
 
 /** The check against `baseUrl`, as a test runs it: JSON, the short phrases. */
-function checkAgainst(baseUrl: string, extraArgs: string[] = []): Promise<Run> {
+function checkAgainst(baseUrl: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Run> {
   return runCheck(
-    TEST_ENV(baseUrl),
+    { ...TEST_ENV(baseUrl), ...extraEnv },
     ['--json', '--audio', wavs[0]!, '--audio', wavs[1]!, '--timeout-s', String(RUN_BOUND_S), ...extraArgs],
   );
 }
@@ -207,22 +207,34 @@ describe('npm run mistral:check', () => {
  */
 const FOUND: Record<
   ServiceBehaviour,
-  { row: RowId; verdict: Verdict; observed: RegExp; exit: 0 | 1; alsoBreaks?: RowId[]; settings?: string[]; arrange?: (voxtral: FakeVoxtral) => void }
+  {
+    row: RowId;
+    verdict: Verdict;
+    observed: RegExp;
+    exit: 0 | 1;
+    alsoBreaks?: RowId[];
+    settings?: string[];
+    arrange?: (voxtral: FakeVoxtral) => void;
+    /** The runtime's settings for this run, beside TEST_ENV's. */
+    env?: Record<string, string>;
+  }
 > = {
   'cumulative-final': { row: 'final', verdict: 'note', observed: /^cumulative: the 2nd final repeats the 1st/, exit: 0 },
   'held-last-words': { row: 'last-words', verdict: 'note', observed: /^words came only with the flush: «/, exit: 0 },
   fragments: { row: 'live-words', verdict: 'note', observed: /^word fragments: \d+ of \d+ deltas continue a word/, exit: 0 },
   'flush-unanswered': { row: 'flush-answered', verdict: 'break', observed: /^none of 2 answered within 5,000 ms/, exit: 1 },
   'flush-unanswered-after-first': { row: 'flush-answered', verdict: 'note', observed: /^the 2nd not answered within 5,000 ms \(1 of 2 answered\)/, exit: 0 },
-  'late-flush': { row: 'flush-time', verdict: 'note', observed: /^1,5\d\d ms, 1,5\d\d ms: over 1,000 ms/, exit: 0 },
-  // Its 30 s made half a second, under the runtime's own idle close here (STT_IDLE_CLOSE_MS, 1 s).
+  // 1.5 s late: over the 1 s target, under an STT_BUDGET_MS a loaded machine cannot reach.
+  'late-flush': { row: 'flush-time', verdict: 'note', observed: /^\d,\d{3} ms, \d,\d{3} ms: over 1,000 ms, the answer to a finished sentence waits on it$/, exit: 0, env: { STT_BUDGET_MS: '6000' } },
+  // Its 30 s made half a second, well under the runtime's own idle close here (STT_IDLE_CLOSE_MS, 3 s).
   'idle-error': {
     row: 'idle',
     verdict: 'note',
-    observed: /^error «.+ \(code 3804\)» after 0\.\d s without audio, before the runtime closes its own after 1,000 ms/,
+    observed: /^error «.+ \(code 3804\)» after \d+\.\d s without audio, before the runtime closes its own after 3,000 ms/,
     exit: 0,
     settings: ['STT_IDLE_CLOSE_MS=1000'],
     arrange: (voxtral) => (voxtral.idleErrorMs = 500),
+    env: { STT_IDLE_CLOSE_MS: '3000' },
   },
   'no-session-updated': { row: 'setup', verdict: 'note', observed: /accepted, never acknowledged/, exit: 0 },
   'accepts-undocumented-fields': { row: 'language', verdict: 'note', observed: /^language: "fr" accepted/, exit: 0, settings: ['STT_LANGUAGE=fr', 'STT_CONTEXT_BIAS=on'] },
@@ -242,7 +254,7 @@ describe('npm run mistral:check against the fake in each reported behaviour', ()
     // Played by both fakes: the chat and embeddings calls are FakeMistral's.
     if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
     found.arrange?.(voxtral);
-    const run = await checkAgainst(mistral.baseUrl);
+    const run = await checkAgainst(mistral.baseUrl, [], found.env);
     expect(run.stderr).toBe('');
     const named = row(run, found.row);
     expect(named.verdict).toBe(found.verdict);
