@@ -40,9 +40,12 @@ export function hasSox(): boolean {
   }
 }
 
-/** `file` decoded by sox to 16 kHz mono s16 (`tempo` applied, the pitch kept), as raw little-endian bytes. */
+/**
+ * `file` decoded by sox to 16 kHz mono s16 (`tempo` applied, the pitch kept), as raw little-endian
+ * bytes; the same bytes every time (`-R`: sox's dither is otherwise seeded anew on each run).
+ */
 export function soxDecode(file: string, tempo = 1): Buffer {
-  return execFileSync('sox', ['-V1', file, '-r', String(RECORDING_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', '-', ...(tempo !== 1 ? ['tempo', '-s', String(tempo)] : [])], {
+  return execFileSync('sox', ['-R', '-V1', file, '-r', String(RECORDING_RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', '-', ...(tempo !== 1 ? ['tempo', '-s', String(tempo)] : [])], {
     maxBuffer: 64 * 1024 * 1024,
   });
 }

@@ -20,8 +20,10 @@ const USAGE = 'usage: npm run mistral:check -- [--audio A.wav --audio B.wav] [--
 const NO_KEY =
   'mistral:check probes Mistral\'s service with your key, and MISTRAL_API_KEY is not set.\n' +
   'Set it (and MISTRAL_BASE_URL if not the default) and run again: the probes cost well under a cent.';
-/** The whole run's bound: the idle socket's 35 s and the rest, with room for a slow service. */
+/** The whole run's bound, unless told: the probes besides the idle socket's, with room for a slow service. */
 const DEFAULT_TIMEOUT_S = 90;
+/** Past the idle socket's wait, the whole run has this long at least. */
+const AFTER_IDLE_S = 30;
 const MAX_SECONDS = 600;
 /** The EU server's base URL, from the whitelist: the host it labels EU. */
 const EU_BASE_URL = `https://${Object.keys(MISTRAL_HOSTS).find((host) => MISTRAL_HOSTS[host]!.region === 'EU')!}/v1`;
@@ -36,14 +38,17 @@ interface Options {
   help: boolean;
   audio: string[];
   json: boolean;
-  idleS: number;
-  timeoutS: number;
+  /** Unset: a second past STT_IDLE_CLOSE_MS. */
+  idleS: number | undefined;
+  /** Unset: DEFAULT_TIMEOUT_S, or longer when the idle socket's wait needs it. */
+  timeoutS: number | undefined;
 }
 
 /** Runs the check; resolves to its exit code. */
 export async function checkMain(argv: string[], io: CheckIo): Promise<number> {
   let options: Options;
   let context: Omit<CheckContext, 'signal'>;
+  let timeoutS: number;
   try {
     options = parseOptions(argv);
     if (options.help) {
@@ -55,7 +60,10 @@ export async function checkMain(argv: string[], io: CheckIo): Promise<number> {
       io.err(NO_KEY);
       return 2;
     }
-    context = { config, apiKey: config.MISTRAL_API_KEY, report: new Report(), bounds: { ...DEFAULT_BOUNDS, idleMs: options.idleS * 1000 } };
+    // The idle socket is watched a second past the runtime's own idle close, unless told otherwise.
+    const idleMs = options.idleS === undefined ? config.STT_IDLE_CLOSE_MS + 1_000 : options.idleS * 1000;
+    context = { config, apiKey: config.MISTRAL_API_KEY, report: new Report(), bounds: { ...DEFAULT_BOUNDS, idleMs } };
+    timeoutS = options.timeoutS ?? Math.max(DEFAULT_TIMEOUT_S, idleMs / 1000 + AFTER_IDLE_S);
   } catch (err) {
     io.err(err instanceof ConfigError ? err.message : `mistral:check: ${messageOf(err)}`);
     return 2;
@@ -67,7 +75,7 @@ export async function checkMain(argv: string[], io: CheckIo): Promise<number> {
     io.err(err instanceof ConfigError ? err.message : `mistral:check: no speech to probe with: ${messageOf(err)}`);
     return 2;
   }
-  const rows = await probeAll(context, speech.phrases, options.timeoutS);
+  const rows = await probeAll(context, speech.phrases, timeoutS);
   const { report, config } = context;
   const header = [`mistral:check — ${config.MISTRAL_BASE_URL}`, `speech probed with ${speech.source}`];
   if (options.json) {
@@ -127,13 +135,13 @@ function parseOptions(argv: string[]): Options {
     help: values.help ?? false,
     audio: values.audio ?? [],
     json: values.json ?? false,
-    idleS: seconds(values['idle-s'], DEFAULT_BOUNDS.idleMs / 1000, '--idle-s', 0),
-    timeoutS: seconds(values['timeout-s'], DEFAULT_TIMEOUT_S, '--timeout-s', 1),
+    idleS: seconds(values['idle-s'], '--idle-s', 0),
+    timeoutS: seconds(values['timeout-s'], '--timeout-s', 1),
   };
 }
 
-function seconds(value: string | undefined, fallback: number, name: string, min: number): number {
-  if (value === undefined) return fallback;
+function seconds(value: string | undefined, name: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isFinite(n) || n < min || n > MAX_SECONDS) throw new ConfigError(`${name}: seconds from ${min} to ${MAX_SECONDS} (got "${value}"); ${USAGE}`);
   return n;

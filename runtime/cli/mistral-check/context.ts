@@ -14,7 +14,7 @@ export interface CheckBounds {
   flushMs: number;
   /** `input_audio.end`'s answer and the socket's close. */
   endMs: number;
-  /** How long the idle socket is left without audio (0: not probed). */
+  /** How long the idle socket is left without audio (0: not probed); the command sets it from STT_IDLE_CLOSE_MS. */
   idleMs: number;
   /** One HTTP call's answer (speech: its first packet; chat: its first part). */
   httpMs: number;
@@ -24,7 +24,7 @@ export interface CheckBounds {
   retryCapMs: number;
 }
 
-export const DEFAULT_BOUNDS: CheckBounds = { connectMs: 5_000, setupMs: 2_000, flushMs: 5_000, endMs: 3_000, idleMs: 35_000, httpMs: 5_000, callMs: 15_000, retryCapMs: 5_000 };
+export const DEFAULT_BOUNDS: Omit<CheckBounds, 'idleMs'> = { connectMs: 5_000, setupMs: 2_000, flushMs: 5_000, endMs: 3_000, httpMs: 5_000, callMs: 15_000, retryCapMs: 5_000 };
 
 export interface CheckContext {
   config: Config;

@@ -1,7 +1,7 @@
-import { AudioEncoding, RealtimeConnection, type RealtimeEvent, type RealtimeTranscriptionSession, type UnknownRealtimeEvent } from '@mistralai/mistralai/extra/realtime';
-import WebSocket from 'ws';
+import type { AudioFormat, RealtimeConnection, RealtimeEvent, UnknownRealtimeEvent } from '@mistralai/mistralai/extra/realtime';
+import type WebSocket from 'ws';
+import { describeServiceError, dialRealtime, sessionUpdateMessage, type RealtimeSocket } from '../../../adapters/voice/realtime-socket.ts';
 import { INPUT_SAMPLE_RATE } from '../../../machines/voice/voice.port.ts';
-import { HttpRefusal } from './http-refusal.ts';
 import { delay } from '../../../adapters/mistral/retry-after.ts';
 import { abortable } from './waits.ts';
 
@@ -14,6 +14,12 @@ export interface TimedEvent {
 /** The socket gave no event within the bound, or closed first. */
 export type NoEvent = 'timeout' | 'closed';
 
+/** The documented settings of `session.update`, as the SDK types them. */
+export interface DocumentedSession {
+  audioFormat: AudioFormat;
+  targetStreamingDelayMs?: number;
+}
+
 /** What set-up with one `session.update` came to. */
 export type SetupOutcome =
   | { kind: 'acknowledged'; ms: number; echoed: Record<string, unknown> }
@@ -25,13 +31,13 @@ const APPEND_MS = 100;
 const APPEND_SAMPLES = (INPUT_SAMPLE_RATE * APPEND_MS) / 1000;
 
 /**
- * One realtime transcription socket opened for a probe: the SDK's own connection (its event parsing
- * against the SDK's schemas, its audio, flush and end messages) over a `ws` socket the probe opens
- * itself, because the SDK's `connect` hides the upgrade's HTTP answer (a 429's Retry-After). Every
- * event is kept with its time; reads wait on the socket within a bound, never longer.
+ * One realtime transcription socket opened for a probe, dialled as the runtime dials it
+ * (`dialRealtime`: the SDK's connection over a `ws` socket whose refused upgrade keeps its status
+ * and Retry-After), its `session.update` written as the runtime writes it. Every event is kept with
+ * its time; reads wait on the socket within a bound, never longer.
  */
 export class ProbeSocket {
-  /** Every event received, in order. */
+  /** Every event received after `session.created`, in order. */
   readonly events: TimedEvent[] = [];
   /** Seconds of audio sent on this socket. */
   audioSeconds = 0;
@@ -43,47 +49,22 @@ export class ProbeSocket {
   private readonly ws: WebSocket;
   private readonly connection: RealtimeConnection;
 
-  private constructor(ws: WebSocket, model: string) {
-    this.ws = ws;
-    // The SDK's connection reads `session.created` like any other event; its session until then is a placeholder.
-    const placeholder = { requestId: '', model, audioFormat: { encoding: AudioEncoding.PcmS16le, sampleRate: INPUT_SAMPLE_RATE } } as unknown as RealtimeTranscriptionSession;
-    this.connection = new RealtimeConnection(ws, placeholder);
-    ws.on('message', (data) => {
+  private constructor(dialled: RealtimeSocket) {
+    this.ws = dialled.socket;
+    this.connection = dialled.connection;
+    this.ws.on('message', (data) => {
       const session = sessionUpdatedIn(String(data));
       if (session) this.updatedSession = session;
     });
-    void this.pump();
+    void this.pump(dialled.events);
   }
 
-  /**
-   * The socket upgraded and its `session.created` received, within `boundMs`. A refused upgrade
-   * rejects with HttpRefusal (its status and Retry-After), anything else with an Error.
-   */
-  static async open(url: string, apiKey: string, model: string, boundMs: number, signal: AbortSignal): Promise<ProbeSocket> {
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${apiKey}` }, handshakeTimeout: boundMs });
-    // Listening from the start: the service's first message may come with the upgrade's answer.
-    const socket = new ProbeSocket(ws, model);
-    try {
-      await abortable(
-        new Promise<void>((resolve, reject) => {
-          ws.once('unexpected-response', (req, res) => {
-            reject(new HttpRefusal('the socket upgrade', res.statusCode ?? 0, res.headers));
-            res.resume();
-            req.destroy();
-          });
-          ws.once('open', () => resolve());
-          ws.once('error', reject);
-        }),
-        signal,
-      );
-      const created = await socket.waitFor((e) => e.type === 'session.created' || e.type === 'error', boundMs, signal);
-      if (typeof created === 'string') throw new Error(created === 'closed' ? 'the socket closed before session.created' : `no session.created within ${boundMs} ms`);
-      if (created.event.type === 'error') throw new Error(`error before session.created: ${describeError(created.event)}`);
-      return socket;
-    } catch (err) {
-      ws.terminate();
-      throw err;
-    }
+  /** The socket upgraded and its `session.created` received, within `boundMs`; a refused upgrade rejects with UpgradeRefusedError. */
+  static async open(serverUrl: string, apiKey: string, model: string, boundMs: number, signal: AbortSignal): Promise<ProbeSocket> {
+    const dialling = dialRealtime({ serverUrl, apiKey, model, timeoutMs: boundMs });
+    // Dialled after the run was given up: closed at once, not left open.
+    void dialling.then((dialled) => signal.aborted && dialled.socket.terminate(), () => undefined);
+    return new ProbeSocket(await abortable(dialling, signal));
   }
 
   get isClosed(): boolean {
@@ -94,9 +75,9 @@ export class ProbeSocket {
    * Sends `session.update` with `session` as the runtime does (on the socket itself: the SDK's
    * `updateSession` sends `audio_format` alone), then waits `boundMs` for its answer.
    */
-  async configure(session: Record<string, unknown>, boundMs: number, signal: AbortSignal): Promise<SetupOutcome> {
+  async configure(documented: DocumentedSession, undocumented: Record<string, unknown>, boundMs: number, signal: AbortSignal): Promise<SetupOutcome> {
     const sentAt = performance.now();
-    this.ws.send(JSON.stringify({ type: 'session.update', session }));
+    this.ws.send(sessionUpdateMessage(documented, undocumented));
     const answer = await this.waitFor((e) => e.type === 'session.updated' || e.type === 'error', boundMs, signal);
     if (answer === 'closed') return { kind: 'refused', message: 'the socket closed' };
     if (answer === 'timeout') return { kind: 'silent' };
@@ -155,9 +136,9 @@ export class ProbeSocket {
     setTimeout(() => this.ws.terminate(), 1_000).unref();
   }
 
-  private async pump(): Promise<void> {
+  private async pump(events: AsyncIterator<RealtimeEvent>): Promise<void> {
     try {
-      for await (const event of this.connection) this.push({ event, at: performance.now() });
+      for (let next = await events.next(); !next.done; next = await events.next()) this.push({ event: next.value, at: performance.now() });
     } finally {
       this.closed = true;
       this.wake?.();
@@ -211,10 +192,9 @@ export function unknownEvent(event: RealtimeEvent): UnknownRealtimeEvent | undef
   return 'raw' in event ? (event as UnknownRealtimeEvent) : undefined;
 }
 
+/** An `error` event's message and code, read from the raw message when the SDK's schema refused it. */
 export function describeError(event: RealtimeEvent): string {
-  const error = ((event as { error?: unknown }).error ?? (rawOf(event) as { error?: unknown } | undefined)?.error) as { message?: unknown; code?: unknown } | undefined;
-  const message = typeof error?.message === 'string' ? error.message : JSON.stringify(error?.message ?? 'no message');
-  return error?.code === undefined ? message : `${message} (code ${String(error.code)})`;
+  return describeServiceError(rawOf(event) ?? event);
 }
 
 /** The session of a raw `session.updated` message; undefined for any other message. */

@@ -1,9 +1,11 @@
+import { AudioEncoding } from '@mistralai/mistralai/extra/realtime';
 import { mistralSdkServerUrl } from '../../../adapters/mistral/base-url.ts';
 import { VOXTRAL_STREAMING_DELAY_MS } from '../../../adapters/voice/mistral-transcriber.ts';
+import { sessionUpdateMessage } from '../../../adapters/voice/realtime-socket.ts';
 import { INPUT_SAMPLE_RATE } from '../../../machines/voice/voice.port.ts';
 import type { Config } from '../../config.ts';
 import { honouringRetryAfter, messageOf, type CheckContext } from './context.ts';
-import { describeError, ProbeSocket, rawOf, schemaFailure, textOf, unknownEvent, type SetupOutcome, type TimedEvent } from './probe-socket.ts';
+import { describeError, ProbeSocket, rawOf, schemaFailure, textOf, unknownEvent, type DocumentedSession, type SetupOutcome, type TimedEvent } from './probe-socket.ts';
 import { formatMs, type RowId } from './report.ts';
 
 /** A phrase of speech for the transcription probes: 16 kHz mono s16. */
@@ -19,16 +21,18 @@ export const SLOW_FLUSH_MS = 1_000;
 const TAIL_MARGIN_MS = 500;
 /** The flush on silence: this much digital silence. */
 const SILENCE_MS = 1_000;
+/** STT_IDLE_CLOSE_MS's floor (runtime/config.ts): the advice never goes under it. */
+const IDLE_CLOSE_MIN_MS = 1_000;
 /** What a senior's socket would favour: their preferred name and a contact's. */
 const PROBE_CONTEXT_BIAS = ['Marie', 'Claire'];
 /** The rows the main socket's phrases fill. */
 const PHRASE_ROWS: RowId[] = ['flush-answered', 'flush-time', 'final', 'live-words', 'last-words', 'end'];
 
-/** The runtime's `session.update`: the documented fields only (`target_streaming_delay_ms` when STT_STREAMING_DELAY_MS is set). */
-export function runtimeSession(config: Config): Record<string, unknown> {
+/** The runtime's documented `session.update` settings: the audio format, and `target_streaming_delay_ms` when STT_STREAMING_DELAY_MS is set. */
+export function runtimeSession(config: Config): DocumentedSession {
   return {
-    audio_format: { encoding: 'pcm_s16le', sample_rate: INPUT_SAMPLE_RATE },
-    ...(config.STT_STREAMING_DELAY_MS !== undefined ? { target_streaming_delay_ms: config.STT_STREAMING_DELAY_MS } : {}),
+    audioFormat: { encoding: AudioEncoding.PcmS16le, sampleRate: INPUT_SAMPLE_RATE },
+    ...(config.STT_STREAMING_DELAY_MS !== undefined ? { targetStreamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}),
   };
 }
 
@@ -37,8 +41,8 @@ export class Sockets {
   readonly all: ProbeSocket[] = [];
 
   async open(ctx: CheckContext): Promise<ProbeSocket> {
-    const url = `${mistralSdkServerUrl(ctx.config.MISTRAL_BASE_URL, ctx.config.KOHAMI_ENV)}/v1/audio/transcriptions/realtime?model=${encodeURIComponent(ctx.config.MISTRAL_STT_MODEL)}`;
-    const socket = await honouringRetryAfter(ctx, 'the transcription socket', () => ProbeSocket.open(url, ctx.apiKey, ctx.config.MISTRAL_STT_MODEL, ctx.bounds.connectMs, ctx.signal));
+    const serverUrl = mistralSdkServerUrl(ctx.config.MISTRAL_BASE_URL, ctx.config.KOHAMI_ENV);
+    const socket = await honouringRetryAfter(ctx, 'the transcription socket', () => ProbeSocket.open(serverUrl, ctx.apiKey, ctx.config.MISTRAL_STT_MODEL, ctx.bounds.connectMs, ctx.signal));
     this.all.push(socket);
     return socket;
   }
@@ -85,7 +89,7 @@ async function phraseProbes(ctx: CheckContext, sockets: Sockets, phrases: ProbeP
     return notMeasured(ctx, PHRASE_ROWS, 'no socket');
   }
   const session = runtimeSession(ctx.config);
-  const setup = await socket.configure(session, ctx.bounds.setupMs, ctx.signal);
+  const setup = await socket.configure(session, {}, ctx.bounds.setupMs, ctx.signal);
   setupRow(ctx, session, setup);
   if (setup.kind === 'refused') return notMeasured(ctx, PHRASE_ROWS, 'set-up refused');
   const tailMs = (ctx.config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS) + TAIL_MARGIN_MS;
@@ -98,23 +102,35 @@ async function phraseProbes(ctx: CheckContext, sockets: Sockets, phrases: ProbeP
   lastWordsRow(ctx, heard, tailMs);
 }
 
-/** Each undocumented field alone beside the documented ones, on a socket of its own (no audio). */
+/** Each undocumented field alone beside the documented ones, on a socket of its own (no audio); the configured value when set. */
 export async function fieldProbes(ctx: CheckContext, sockets: Sockets): Promise<void> {
-  await fieldProbe(ctx, sockets, 'language', 'language', 'fr', 'STT_LANGUAGE', 'fr');
-  await fieldProbe(ctx, sockets, 'context-bias', 'context_bias', PROBE_CONTEXT_BIAS, 'STT_CONTEXT_BIAS', 'on');
+  const { config } = ctx;
+  await fieldProbe(ctx, sockets, { row: 'language', field: 'language', value: config.STT_LANGUAGE ?? 'fr', setting: 'STT_LANGUAGE', on: config.STT_LANGUAGE ?? 'fr', set: config.STT_LANGUAGE !== undefined });
+  await fieldProbe(ctx, sockets, { row: 'context-bias', field: 'context_bias', value: PROBE_CONTEXT_BIAS, setting: 'STT_CONTEXT_BIAS', on: 'on', set: config.STT_CONTEXT_BIAS === 'on' });
 }
 
-/** A socket set up as the runtime's, then left without audio for `idleMs`: does the service end it first? */
+/**
+ * A socket set up as the runtime's, then left without audio for `idleMs` (by default a second past
+ * STT_IDLE_CLOSE_MS): does the service end an idle socket before the runtime closes it itself?
+ */
 export async function idleProbe(ctx: CheckContext, sockets: Sockets): Promise<void> {
   const { idleMs } = ctx.bounds;
+  const closeMs = ctx.config.STT_IDLE_CLOSE_MS;
   if (idleMs === 0) return ctx.report.set('idle', 'note', 'not probed (--idle-s 0)');
   const socket = await setUp(ctx, sockets, 'idle');
   if (!socket) return;
   const openedAt = performance.now();
   const ended = await socket.waitFor((e) => e.type === 'error', idleMs, ctx.signal);
-  const after = `${((performance.now() - openedAt) / 1000).toFixed(1)} s without audio`;
-  if (ended === 'timeout') return ctx.report.set('idle', 'ok', `still open after ${after}`);
-  ctx.report.set('idle', 'note', `${ended === 'closed' ? 'closed' : `error «${describeError(ended.event)}»`} after ${after}: the runtime must close an idle socket before the service does`);
+  const afterMs = performance.now() - openedAt;
+  const after = `${(afterMs / 1000).toFixed(1)} s without audio`;
+  const runtime = `the runtime closes its own after ${formatMs(closeMs)} (STT_IDLE_CLOSE_MS)`;
+  if (ended !== 'timeout') {
+    if (afterMs > closeMs) return ctx.report.set('idle', 'ok', `ended by the service after ${after}; ${runtime}, before`);
+    ctx.report.advise('STT_IDLE_CLOSE_MS', String(Math.max(IDLE_CLOSE_MIN_MS, Math.floor((afterMs * 2) / 3 / 1000) * 1000)), `the service ends an idle socket after ${after}`);
+    return ctx.report.set('idle', 'note', `${ended === 'closed' ? 'closed' : `error «${describeError(ended.event)}»`} after ${after}, before ${runtime}`);
+  }
+  if (afterMs >= closeMs) return ctx.report.set('idle', 'ok', `still open after ${after}; ${runtime}`);
+  ctx.report.set('idle', 'note', `still open after ${after}: too short a wait to say (${runtime})`);
 }
 
 /** Every socket's events against the SDK's schemas: a message the SDK cannot read is one the runtime never sees. */
@@ -128,8 +144,9 @@ export function eventsRow(ctx: CheckContext, sockets: Sockets): void {
   ctx.report.set('events', 'ok', `${received.length} events on ${sockets.all.length} sockets, all read`);
 }
 
-function setupRow(ctx: CheckContext, session: Record<string, unknown>, setup: SetupOutcome): void {
-  const sent = `{${Object.entries(session).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')}}`;
+function setupRow(ctx: CheckContext, session: DocumentedSession, setup: SetupOutcome): void {
+  const wire = (JSON.parse(sessionUpdateMessage(session, {})) as { session: Record<string, unknown> }).session;
+  const sent = `{${Object.entries(wire).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')}}`;
   if (setup.kind === 'refused') return ctx.report.set('setup', 'break', `${sent} refused: ${setup.message}`);
   if (setup.kind === 'silent') {
     return ctx.report.set('setup', 'note', `${sent} accepted, never acknowledged (no session.updated within ${formatMs(ctx.bounds.setupMs)}): the runtime must not wait for it`);
@@ -141,7 +158,7 @@ function setupRow(ctx: CheckContext, session: Record<string, unknown>, setup: Se
 async function setUp(ctx: CheckContext, sockets: Sockets, row: RowId): Promise<ProbeSocket | null> {
   try {
     const socket = await sockets.open(ctx);
-    const setup = await socket.configure(runtimeSession(ctx.config), ctx.bounds.setupMs, ctx.signal);
+    const setup = await socket.configure(runtimeSession(ctx.config), {}, ctx.bounds.setupMs, ctx.signal);
     if (setup.kind !== 'refused') return socket;
     ctx.report.set(row, 'note', `not measured: set-up refused (${setup.message})`);
   } catch (err) {
@@ -150,21 +167,34 @@ async function setUp(ctx: CheckContext, sockets: Sockets, row: RowId): Promise<P
   return null;
 }
 
-async function fieldProbe(ctx: CheckContext, sockets: Sockets, row: RowId, field: string, value: unknown, setting: string, settingValue: string): Promise<void> {
+interface FieldProbe {
+  row: RowId;
+  field: string;
+  value: unknown;
+  /** The setting that sends the field, the value that turns it on, and whether it is set now. */
+  setting: string;
+  on: string;
+  set: boolean;
+}
+
+async function fieldProbe(ctx: CheckContext, sockets: Sockets, probe: FieldProbe): Promise<void> {
+  const { row, field, value, setting } = probe;
   let socket: ProbeSocket;
   try {
     socket = await sockets.open(ctx);
   } catch (err) {
     return ctx.report.set(row, 'note', `not measured: no socket (${messageOf(err)})`);
   }
-  const outcome = await socket.configure({ ...runtimeSession(ctx.config), [field]: value }, ctx.bounds.setupMs, ctx.signal);
+  const outcome = await socket.configure(runtimeSession(ctx.config), { [field]: value }, ctx.bounds.setupMs, ctx.signal);
   socket.close();
   if (outcome.kind === 'refused') {
     ctx.report.advise(setting, null, `the service refuses \`${field}\``);
+    // Set, the runtime's first set-up in each process is refused, then made again without it.
+    if (probe.set) return ctx.report.set(row, 'note', `refused (${outcome.message}), and ${setting} is set: each process's first set-up is refused, then goes on without it`);
     return ctx.report.set(row, 'ok', `refused, as documented: ${outcome.message}`);
   }
   const how = outcome.kind === 'acknowledged' ? (field in outcome.echoed ? 'echoed in session.updated' : 'not echoed in session.updated: it may be ignored') : 'no error, never acknowledged';
-  ctx.report.advise(setting, settingValue, `the service accepts \`${field}\``);
+  ctx.report.advise(setting, probe.on, `the service accepts \`${field}\``);
   ctx.report.set(row, 'note', `${field}: ${JSON.stringify(value)} accepted (${how})`);
 }
 
