@@ -60,7 +60,6 @@ export class ProbeSocket {
 
   /** The socket upgraded and its `session.created` received, within `boundMs`; a refused upgrade rejects with UpgradeRefusedError. */
   static async open(serverUrl: string, apiKey: string, model: string, boundMs: number, signal: AbortSignal): Promise<ProbeSocket> {
-    // The run given up while dialling: the socket goes at once (dialRealtime's own abort), not left open.
     return new ProbeSocket(await dialRealtime({ serverUrl, apiKey, model, timeoutMs: boundMs, signal }));
   }
 
