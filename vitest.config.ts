@@ -6,6 +6,8 @@ const TEST_TIMEOUT_MS = 30_000;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    // Every message to a Mistral fake is checked against the SDK's schemas: a test that breaks the contract fails.
+    setupFiles: ['test/support/contract-setup.ts'],
     testTimeout: TEST_TIMEOUT_MS,
     hookTimeout: 60_000,
     // expect.poll waits on state, not on the machine: by default up to half a test's time (vitest's

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime, type Runtime } from '../runtime/runtime.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral, subagentAnswers } from '../test/support/fake-mistral.ts';
 import { hotPathBench } from './close-hot-path.ts';
 import { kiosk, type Kiosk } from './support/sessions.ts';
@@ -161,6 +162,8 @@ function buckets(samples: Sample[]): Array<{ from: number; arrivals: number; com
 if (args['hot-path']) {
   await hotPathBench();
 } else {
+  // The fake runs in this process: a message off Mistral's contract ends the benchmark.
+  exitOnContractViolation();
   const fake = await new FakeMistral().start();
   fake.generate = subagentAnswers({ facts: [{ content: 'Elle aime aller au marché.', category: 'profil', confidence: 0.9 }] });
   fake.generateLatencyMs = LATENCY_MS;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { CpuProbe } from './load-probe.ts';
 
@@ -9,6 +10,7 @@ import { CpuProbe } from './load-probe.ts';
  * FIRST_TOKEN_MS) is reported, so that it is not counted as the runtime's overhead.
  *   argv: firstTokenMs
  */
+exitOnContractViolation();
 const FIRST_TOKEN_MS = Number(process.argv[2]);
 const CHUNKS = ['Je vous écoute, ', 'racontez-moi tout.'];
 let lateness: number[] = [];

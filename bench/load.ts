@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { CpuProbe, type PoolFigures, type StageFigures } from './load-probe.ts';
-import { ask } from './support/child.ts';
+import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -271,6 +271,7 @@ async function run(n: number, fakes: ChildProcess, fakesUrl: string): Promise<Ro
 
 checkLimits(Math.max(...SIZES));
 const fakes = fork(new URL('./load-fakes.ts', import.meta.url), [String(FIRST_TOKEN_MS)], { execArgv: [], stdio: 'inherit' });
+stopWithFakes(fakes);
 const rows: Row[] = [];
 try {
   const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');

@@ -3,6 +3,7 @@ import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provid
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { MistralAgentModel } from '../adapters/models/mistral-agent-model.ts';
+import { stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -17,6 +18,7 @@ const WARMUP = 50;
 const FIRST_BYTE_MS = 20;
 
 const fake = fork(new URL('./overhead-fake.ts', import.meta.url), [String(FIRST_BYTE_MS), '0'], { execArgv: [], stdio: 'inherit' });
+stopWithFakes(fake);
 const [ready] = (await once(fake, 'message')) as [{ url: string }];
 const sdk = createMistral({ apiKey: 'bench', baseURL: ready.url })('mistral-small-2603');
 const own = new MistralAgentModel(sdk, { apiKey: 'bench', baseUrl: ready.url, env: 'test' });

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localHashVector } from '../adapters/embedders/local-hash-embedder.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 
 /**
@@ -9,6 +10,7 @@ import { FakeMistral } from '../test/support/fake-mistral.ts';
  * local hash embedder, so the semantic cache's calibration applies to them) — and an OpenTelemetry
  * collector that answers every trace export at once (BENCH_TRACES=on).
  */
+exitOnContractViolation();
 const [chatMs, embedMs] = process.argv.slice(2).map(Number);
 const fake = await new FakeMistral().start();
 fake.chatFirstByteMs = chatMs!;

@@ -4,7 +4,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import type { TurnStages } from './overhead-server.ts';
-import { ask } from './support/child.ts';
+import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -229,6 +229,7 @@ async function measure(fakeUrl: string, n: number, collector: string): Promise<S
 }
 
 const fake = startChild('./overhead-fake.ts', [String(CHAT_MS), String(EMBED_MS)]);
+stopWithFakes(fake);
 const { url: fakeUrl, collector } = await ask<{ url: string; collector: string }>(fake, 'ready');
 const reports: SizeReport[] = [];
 for (const n of SIZES) reports.push(await measure(fakeUrl, n, collector));

@@ -1,4 +1,5 @@
 import { AudioClock } from '../test/support/audio-clock.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } from '../test/support/fake-voxtral.ts';
 import type { ServiceBehaviour } from '../test/support/service-behaviours.ts';
@@ -15,6 +16,7 @@ import type { ServiceBehaviour } from '../test/support/service-behaviours.ts';
  *   messages (advanced serialization): {type: 'script', lane, utterance, audio} → 'scripted'; {type: 'counts'} → agent calls and speech requests so far
  */
 export const REPLY = 'Je vous écoute.';
+exitOnContractViolation();
 const [sttMs, modelMs, voiceMs] = process.argv.slice(2, 5).map(Number);
 const behaviour = process.argv[5] as ServiceBehaviour | undefined;
 const voxtral = new FakeVoxtral();

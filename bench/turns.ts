@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
 import type { ScriptedUtterance } from '../test/support/fake-voxtral.ts';
 import { SERVICE_BEHAVIOUR_NAMES, type ServiceBehaviour } from '../test/support/service-behaviours.ts';
+import { stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAtCue, UNFINISHED_CUES, voiced, voicedSpans, type Clip, type Speech } from './turns-corpus.ts';
 
@@ -380,6 +381,7 @@ if (process.env.BENCH_TRANSCRIPTS) for (const i of built[0]!.items.slice(0, 20))
 
 // Advanced serialization: each script carries its utterance's audio (an Int16Array) for the recognizer's clock.
 const fakes = fork(new URL('./turns-fakes.ts', import.meta.url), [String(STT_MS), String(MODEL_MS), String(VOICE_MS), ...(BEHAVIOUR ? [BEHAVIOUR] : [])], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
+stopWithFakes(fakes);
 // Every lane asks the fakes for its script: a listener each while it waits.
 fakes.setMaxListeners(LANES + 10);
 const { baseUrl } = await new Promise<{ baseUrl: string }>((resolve) => fakes.once('message', resolve));

@@ -1,4 +1,5 @@
 import { AudioClock } from '../test/support/audio-clock.ts';
+import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral } from '../test/support/fake-mistral.ts';
 import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } from '../test/support/fake-voxtral.ts';
 
@@ -11,6 +12,7 @@ import { FakeVoxtral, type ScriptedUtterance, type TranscriptionSocketRecord } f
  * the turn. A socket whose audio is found nowhere is answered from the shared queue.
  *   argv: sttLatencyMs ttsLatencyMs transcript…   (advanced serialization)
  */
+exitOnContractViolation();
 const [sttMs, ttsMs, ...transcripts] = process.argv.slice(2);
 const voxtral = new FakeVoxtral();
 voxtral.transcriptionLatencyMs = Number(sttMs);

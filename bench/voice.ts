@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { decodeAudioFrame } from '../runtime/protocol/frame-header.ts';
 import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
-import { ask } from './support/child.ts';
+import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -355,6 +355,7 @@ async function run(variant: 'gated' | 'silero', n: number, loop: Loop, fakesUrl:
 const loop = await buildLoop();
 // Advanced serialization: the loop's audio goes to the recognizer fake, which finds each kiosk's audio in it.
 const fakes = fork(new URL('./voice-fakes.ts', import.meta.url), [String(FAKE_STT_MS), String(FAKE_TTS_MS), ...TRANSCRIPTS], { execArgv: [], stdio: 'inherit', serialization: 'advanced' });
+stopWithFakes(fakes);
 const { baseUrl } = await ask<{ baseUrl: string }>(fakes, 'ready');
 fakes.send({ type: 'loop', pcm: loop.pcm, phrases: loop.phrases });
 

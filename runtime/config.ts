@@ -30,7 +30,8 @@ const schema = z
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
     MISTRAL_API_KEY: optionalText,
-    MISTRAL_BASE_URL: z.url().default('https://api.mistral.ai/v1'),
+    /** The SDK's EU server by default: INV-T02, the seniors' words are processed in the EU (base-url.ts). */
+    MISTRAL_BASE_URL: z.url().default('https://api.eu.mistral.ai/v1'),
     MISTRAL_AGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     MISTRAL_SUBAGENT_MODEL: z.string().min(1).default('mistral-small-2603'),
     /** Derivation jobs (per-turn mood, close-time facts and segment) running at once: size it for the provider's rate limit. */

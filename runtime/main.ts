@@ -4,7 +4,7 @@ import { devTokensFileFor, readDevTokens, type DevSeed } from './db/dev-seed.ts'
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
 
 /** What the start banner says of a started runtime. */
-export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'semanticCacheSetting' | 'recallFloorSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
+export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'mistralHost' | 'semanticCacheSetting' | 'recallFloorSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
 
 /**
  * The start banner: where to connect (the kiosk socket, and the browser kiosk page README's quick start
@@ -21,6 +21,7 @@ export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<D
     `  kiosk page:       ${runtime.url}/kiosk${demo ? `?token=${encodeURIComponent(demo.kioskToken)}` : ''}  (in a browser: voice and typed turns)`,
     `  database:         ${runtime.db.engine} (${runtime.db.location})`,
     `  models:           ${runtime.modelMode === 'mistral' ? `Mistral (agent ${config.MISTRAL_AGENT_MODEL}, sub-agents ${config.MISTRAL_SUBAGENT_MODEL}, mistral-embed)` : 'OFFLINE — no MISTRAL_API_KEY: deterministic French replies, local lexical embedder'}`,
+    ...(runtime.mistralHost ? [`  Mistral region:   ${runtime.mistralHost.region} — ${runtime.mistralHost.host}, ${runtime.mistralHost.note}`] : []),
     `  semantic cache:   ${runtime.semanticCacheSetting}`,
     `  recall floor:     ${runtime.recallFloorSetting}`,
     runtime.voiceInput

@@ -42,6 +42,8 @@ import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-smal
 import { CloseJobs } from './jobs/close-jobs.ts';
 import { SessionFacts } from './jobs/session-facts.ts';
 import { ProviderGate } from '../adapters/models/provider-gate.ts';
+import { ProviderPause } from '../adapters/mistral/retry-after.ts';
+import { mistralHostOf, type MistralHost } from '../adapters/mistral/base-url.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
@@ -55,7 +57,7 @@ import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
 import { Preemptions, type TurnPorts } from './voice/preemption/preemptions.ts';
-import { createVoiceServices } from './voice/voice-services.ts';
+import { checkSpeechVoice, createMistralSpeaker, createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
 
@@ -104,6 +106,8 @@ export interface Runtime {
   processId: string;
   logger: Logger;
   modelMode: 'mistral' | 'offline' | 'injected';
+  /** The Mistral host in use and its region (base-url.ts); null without a key. */
+  mistralHost: MistralHost | null;
   /** Voice mode's speech-to-text: Voxtral with a key; without one, voice sessions have no voice input. */
   voiceInput: boolean;
   seed: DevSeed | null;
@@ -140,6 +144,11 @@ const PREFETCH_MAX_CHARS = 2_000;
 export async function startRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   setHeapGrowth();
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  // Voxtral's speaker first: its voice is checked beside the database's start, and an unknown one stops the start.
+  const voxtral = createMistralSpeaker(config, logger);
+  const voiceChecked = voxtral ? checkSpeechVoice(voxtral, config, logger) : Promise.resolve();
+  // Awaited once the database is up; a start that fails before then must not leave its rejection unhandled.
+  voiceChecked.catch(() => {});
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     pgliteDataDir: config.PGLITE_DATA_DIR,
@@ -147,6 +156,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   try {
     await migrate(db.pool);
+    await voiceChecked;
   } catch (err) {
     await db.close();
     throw err;
@@ -174,6 +184,9 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const tracing = createTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME, instanceId: processId });
   const traces = new TurnTraces(tracing.tracer);
   if (tracing.exporting) logger.info({ serviceName: config.OTEL_SERVICE_NAME }, 'traces: each turn exported as spans over OTLP/HTTP');
+  // Where the seniors' words go (INV-T02): said by the banner and /ready, and warned of when not the EU.
+  const mistralHost = config.MISTRAL_API_KEY ? mistralHostOf(config.MISTRAL_BASE_URL, config.KOHAMI_ENV) : null;
+  if (mistralHost?.region === 'Global' || mistralHost?.region === 'unconfirmed') logger.warn({ host: mistralHost.host, region: mistralHost.region }, `Mistral host: ${mistralHost.note}`);
   const memory = provideMemory({
     pool: db.pool,
     embedder,
@@ -199,12 +212,18 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
 
+  // A 429 of the agent's model pauses the agent for every session: each one checks it before its call.
+  const agentPause = new ProviderPause();
   const turnPorts: TurnPorts = {
     // Recall's consent query and memory search are spans of the turn's recall.
     recall: new MemoryFluxAdapter(tracedConsents(consents, traces), tracedMemory(memory.memory, traces), config.RECALL_BUDGET_MS, logger),
     cache: semanticCache,
-    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces),
+    agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces, agentPause),
   };
+  // Every sub-agent call goes through the gate (the live window's summaries, the derivations, the
+  // dream): a 429 of their model pauses them all for its Retry-After.
+  const gate = new ProviderGate();
+  const subagentModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
   // sessions' ports adopt what it recorded when the turn asks the same.
   const preemptions =
@@ -221,7 +240,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       agentReply: agentReplyLogic(ports.agent),
       // The stages as the turn sees them: a preemptive turn's adopted work shows as its wait here.
       semanticCache: semanticCacheLogic(tracedSemanticCache(ports.cache, traces)),
-      summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(overrides.subagentModel ?? models.subagent)),
+      summarizeWindow: windowSummaryLogic(new MistralSmallWindowSummarizer(subagentModel)),
       recall: recallLogic(tracedRecall(ports.recall, traces)),
     },
   });
@@ -264,19 +283,17 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       replyMaxMs: config.REPLY_MAX_MS,
     },
     windowBudget: { maxMessages: config.WINDOW_MAX_MESSAGES, maxTokens: config.WINDOW_MAX_TOKENS },
+    agentPause,
     logger,
   });
   const moodScores = new PgMoodScoresRepository(db.pool);
   const memoryFacts = new PgMemoryFactsRepository(db.pool);
-  // The derivations' calls go through the gate: a 429/503 pauses them all for its Retry-After.
-  const gate = new ProviderGate();
-  const derivationModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   const closeJobs = new CloseJobs({
     consents,
-    classifier: new MistralSmallMoodClassifier(derivationModel),
-    summarizer: new MistralSmallConversationSummarizer(derivationModel, logger),
-    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(derivationModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
-    segmentSummarizer: new MistralSmallSegmentSummarizer(derivationModel, logger),
+    classifier: new MistralSmallMoodClassifier(subagentModel),
+    summarizer: new MistralSmallConversationSummarizer(subagentModel, logger),
+    facts: new SessionFacts({ extractor: new MistralSmallMemoryExtractor(subagentModel, logger), facts: memoryFacts, memory: memory.memory, logger }),
+    segmentSummarizer: new MistralSmallSegmentSummarizer(subagentModel, logger),
     moodScores,
     segments,
     metrics,
@@ -315,7 +332,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     memory: memory.memory,
     embedder,
     profiles,
-    consolidator: new MistralSmallConsolidator(overrides.subagentModel ?? models.subagent),
+    consolidator: new MistralSmallConsolidator(subagentModel),
   });
   const dreams = new DreamScheduler(db.pool, dreamStore, dream, logger, {
     expireSeconds: config.DREAM_JOB_EXPIRE_S,
@@ -343,6 +360,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     prefetchTurn,
     turns: { start: (session, turnId, transcript, voice, opened) => registry.turn(session, turnId, transcript, voice, opened), traces },
     ...(preemptions ? { preemption: preemptions } : {}),
+    ...(voxtral ? { voxtral } : {}),
   });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
   // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).
@@ -389,6 +407,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     rateLimit: overrides.rateLimit,
     seniorLimits: { socketsPerSenior: config.KIOSK_SOCKETS_PER_SENIOR, startsBurst: config.KIOSK_STARTS_BURST, startsPerMinute: config.KIOSK_STARTS_PER_MINUTE },
     voice: voiceSessionFactory(voiceServices),
+    mistralRegion: mistralHost?.region ?? 'offline',
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });
@@ -424,5 +443,5 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
   const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
   const voiceInput = voiceServices.transcriber !== null;
-  return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, voiceInput, seed, url, close };
+  return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, mistralHost, voiceInput, seed, url, close };
 }

@@ -8,7 +8,8 @@ import { EMBED_TIMEOUT_MS, MistralEmbedClientDimsMismatchError } from './mistral
  * splits large batches by the provider's per-call limit, and a response of the wrong width is refused
  * (a silent upstream model swap would otherwise make the HNSW index incoherent). Mistral's own
  * embeddings go through `MistralEmbedClient`, which is leaner per call; this adapter plugs in any other
- * AI SDK provider, and the tests' `MockEmbeddingModelV4`.
+ * AI SDK provider, and the tests' `MockEmbeddingModelV4`. A 429's Retry-After is the AI SDK's to honour:
+ * its one retry waits what the header asks (up to a minute), within `timeoutMs`.
  */
 export class AiSdkEmbedder implements MemoryEmbedderPort {
   private readonly model: EmbeddingModelV4;

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { MistralEndpoint, type MistralSettings } from '../mistral/mistral-endpoint.ts';
+import { delay, ProviderPause, throttleMs } from '../mistral/retry-after.ts';
 
 export const MISTRAL_EMBED_MODEL = 'mistral-embed';
 /** Per call, retry included; far above a healthy mistral-embed call (tens of ms), below any wait worth having. */
 export const EMBED_TIMEOUT_MS = 10_000;
 /** Inputs per request: mistral-embed's limit, as the AI SDK's provider splits batches. */
 const MAX_INPUTS_PER_REQUEST = 32;
-/** Before the one retry of a request the provider refused for now (429, 5xx) or that failed on the network: as the AI SDK waits. */
+/** Before the one retry of a request the provider refused for now (429, 5xx) or that failed on the network, when it named no Retry-After: as the AI SDK waits. */
 const RETRY_DELAY_MS = 2_000;
 
 export class MistralEmbedClientDimsMismatchError extends Error {
@@ -38,6 +38,14 @@ export class MistralEmbedTimeoutError extends Error {
   }
 }
 
+/** The provider asked to wait (Retry-After) longer than the call's time bound allows: no request was sent. */
+export class MistralEmbedThrottledError extends Error {
+  constructor(leftMs: number) {
+    super(`mistral embeddings asked to wait ${leftMs} ms more (Retry-After), past this call's time bound: not sent`);
+    this.name = 'MistralEmbedThrottledError';
+  }
+}
+
 class MistralEmbedResponseError extends Error {
   constructor(what: string) {
     super(`mistral embeddings answered ${what}`);
@@ -63,17 +71,25 @@ export interface MistralEmbedSettings extends MistralSettings {
  * Same contract as the AI SDK's: batches split by 32 inputs, one retry of a refused-for-now or
  * failed request, a response of the wrong width refused (a silent upstream model swap would make
  * the HNSW index incoherent), `signal` aborts the request (the connection is dropped, not left
- * open), and `timeoutMs` bounds every call whoever asked for it.
+ * open), and `timeoutMs` bounds every call whoever asked for it. A 429 (or a 503 naming a
+ * Retry-After) pauses the endpoint for what it asked: every request, retries included, waits for
+ * the pause's end if that comes within its call's time bound, and is not sent otherwise.
  */
 export class MistralEmbedClient implements MemoryEmbedderPort {
   readonly modelId: string;
   private readonly endpoint: MistralEndpoint;
   private readonly timeoutMs: number;
+  private readonly pause = new ProviderPause();
 
   constructor(settings: MistralEmbedSettings) {
     this.endpoint = new MistralEndpoint(settings, 'embeddings', 'application/json');
     this.modelId = settings.model ?? MISTRAL_EMBED_MODEL;
     this.timeoutMs = settings.timeoutMs ?? EMBED_TIMEOUT_MS;
+  }
+
+  /** ms left of the pause the provider asked for (Retry-After); 0 when requests may go out. */
+  get pauseMs(): number {
+    return this.pause.leftMs;
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
@@ -86,18 +102,30 @@ export class MistralEmbedClient implements MemoryEmbedderPort {
     return vectors;
   }
 
-  /** One batch, retried once when the provider refused it for now or the network failed. */
+  /** One batch, retried once when the provider refused it for now or the network failed; each try after the endpoint's pause. */
   private async request(texts: string[], deadline: number, signal?: AbortSignal): Promise<number[][]> {
     const body = JSON.stringify({ model: this.modelId, input: texts, encoding_format: 'float' });
+    await this.afterPause(deadline, signal);
     try {
       return await this.post(body, texts.length, deadline, signal);
     } catch (err) {
       if (!(err instanceof MistralEmbedHttpError ? err.retryable : isNetworkError(err)) || signal?.aborted) throw err;
-      const left = deadline - Date.now() - RETRY_DELAY_MS;
-      if (left <= 0) throw err;
-      await sleep(RETRY_DELAY_MS, undefined, signal ? { signal } : undefined);
+      // The provider's own word when it gave one (Retry-After), else the AI SDK's delay.
+      const wait = this.pause.leftMs || RETRY_DELAY_MS;
+      if (deadline - Date.now() - wait <= 0) throw err;
+      await delay(wait, signal);
+      // Another call may have met a longer pause meanwhile.
+      await this.afterPause(deadline, signal);
       return this.post(body, texts.length, deadline, signal);
     }
+  }
+
+  /** Resolves once the endpoint's pause is over; a pause that outlasts `deadline` fails the call at once, unsent. */
+  private async afterPause(deadline: number, signal?: AbortSignal): Promise<void> {
+    const left = this.pause.leftMs;
+    if (left === 0) return;
+    if (Date.now() + left >= deadline) throw new MistralEmbedThrottledError(left);
+    await this.pause.over(signal);
   }
 
   /** One request under what is left of the call's `deadline`; whichever of it and `signal` comes first ends it. */
@@ -111,6 +139,7 @@ export class MistralEmbedClient implements MemoryEmbedderPort {
       const res = await this.endpoint.send(body, call.signal);
       if (res.statusCode !== 200) {
         res.resume();
+        this.pause.note(throttleMs(res.statusCode, res.headers));
         throw new MistralEmbedHttpError(res.statusCode ?? 0);
       }
       return this.vectors(await bodyText(res, call.signal), count);

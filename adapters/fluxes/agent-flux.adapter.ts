@@ -9,8 +9,9 @@ import type {
   LanguageModelV4ToolResultPart,
 } from '@ai-sdk/provider';
 import { z } from 'zod';
-import type { AgentChunk, AgentPort, AgentRequest, MemorySearchPort } from '../../machines/session/ports.ts';
+import { AgentThrottledError, type AgentChunk, type AgentPort, type AgentRequest, type MemorySearchPort } from '../../machines/session/ports.ts';
 import { buildAgentPrompt } from '../../machines/session/prompt.ts';
+import { ProviderPause, throttleOfError } from '../mistral/retry-after.ts';
 import { ModelCallSpan } from '../telemetry/model-call-span.ts';
 import { TurnTraces } from '../telemetry/turn-traces.ts';
 
@@ -20,7 +21,7 @@ const MAX_OUTPUT_TOKENS = 300;
 const SEARCH_MEMORY_INPUT = z.object({ query: z.string().min(1).max(300) });
 
 /** Built once: its JSON schema is a constant, not converted from zod on every turn. */
-const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
+export const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
   type: 'function',
   name: 'search_memory',
   description: [
@@ -39,20 +40,27 @@ const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
  * machine's decision (one, within the turn budget); errors surface as a thrown exception, and an
  * abort ends the stream (the fetch is aborted through `signal`). Each model call is a GenAI span of
  * the senior's turn (`traces`), which stands in for the AI SDK's telemetry this skips.
+ * The provider's Retry-After: a 429 (or a 503 naming one) pauses the agent (`pause`, shared by every
+ * session) and fails the call with AgentThrottledError, which the machine answers with the SOS line
+ * and no retry; a later call goes out once the pause is over (the machine calls the agent meanwhile
+ * only if the pause leaves it time within the turn's budget, and an abort ends the wait).
  */
 export class AgentFluxAdapter implements AgentPort {
   private readonly model: LanguageModelV4;
   private readonly memory?: MemorySearchPort;
   private readonly traces: TurnTraces;
+  private readonly pause: ProviderPause;
 
   constructor(
     model: LanguageModelV4,
     memory?: MemorySearchPort,
     traces: TurnTraces = new TurnTraces(),
+    pause: ProviderPause = new ProviderPause(),
   ) {
     this.model = model;
     this.memory = memory;
     this.traces = traces;
+    this.pause = pause;
   }
 
   async *stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk> {
@@ -87,13 +95,14 @@ export class AgentFluxAdapter implements AgentPort {
     tools: Pick<LanguageModelV4CallOptions, 'tools' | 'toolChoice'>,
     signal: AbortSignal,
   ): AsyncGenerator<AgentChunk, { text: string; calls: LanguageModelV4ToolCall[] }> {
+    // Before the span: a wait for the provider's Retry-After is not the model's latency.
+    await this.pause.over(signal);
     const span = ModelCallSpan.start(this.traces, seniorId, this.model, { maxTokens: MAX_OUTPUT_TOKENS, tools: tools.tools !== undefined });
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | null = null;
     let text = '';
     const calls: LanguageModelV4ToolCall[] = [];
     try {
-      const { stream } = await this.model.doStream({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools });
-      reader = stream.getReader();
+      reader = (await this.open({ prompt, maxOutputTokens: MAX_OUTPUT_TOKENS, abortSignal: signal, ...tools })).getReader();
       for (;;) {
         const { done, value: part } = await reader.read();
         if (done) return { text, calls };
@@ -115,6 +124,17 @@ export class AgentFluxAdapter implements AgentPort {
       // Left early (abort, barge-in, an error part): the response is not read any further.
       reader?.cancel().catch(() => {});
       span?.end();
+    }
+  }
+
+  /** The model's stream; an answer asking to wait (Retry-After) pauses the agent and is an AgentThrottledError. */
+  private async open(options: LanguageModelV4CallOptions): Promise<ReadableStream<LanguageModelV4StreamPart>> {
+    try {
+      return (await this.model.doStream(options)).stream;
+    } catch (err) {
+      const wait = this.pause.note(throttleOfError(err));
+      if (wait === null) throw err;
+      throw new AgentThrottledError(`the provider asked to wait ${wait} ms (Retry-After)`, { cause: err });
     }
   }
 

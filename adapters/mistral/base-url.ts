@@ -2,13 +2,31 @@
 export const KOHAMI_ENVS = ['development', 'test', 'production'] as const;
 export type KohamiEnv = (typeof KOHAMI_ENVS)[number];
 
-/** Hosts a Mistral base URL may point at (INV-T02: data stays with the EU endpoints). */
-export const MISTRAL_HOST_WHITELIST = ['api.mistral.ai', 'eu.api.mistral.ai'] as const;
+/**
+ * Where a Mistral host runs inference: `EU` (EU/EFTA data centres), `Global` (wherever Mistral routes
+ * it), `unconfirmed` (a name no source states a region for), `local` (a loopback stand-in: tests, benchmarks).
+ */
+export type MistralRegion = 'EU' | 'Global' | 'unconfirmed' | 'local';
+
+/**
+ * The hosts a Mistral base URL may point at (INV-T02), each with its region. The first two are the
+ * SDK's own servers (@mistralai/mistralai `lib/config.ts`: `eu` and `global`), as Mistral's
+ * regional-inference page names them; EU inference is billed 1.1× list price there. The third is the
+ * seed's name for the EU endpoint, in neither the SDK nor Mistral's docs: it is kept so that a
+ * deployment configured from the seed still starts, but nothing here could reach the network to see
+ * whether it is served, nor where, so it claims no region.
+ */
+export const MISTRAL_HOSTS: Readonly<Record<string, { region: Exclude<MistralRegion, 'local'>; note: string }>> = {
+  'api.eu.mistral.ai': { region: 'EU', note: "the SDK's EU server: inference stays in EU/EFTA data centres" },
+  'api.mistral.ai': { region: 'Global', note: "the SDK's Global server: inference may run outside the EU" },
+  'eu.api.mistral.ai': { region: 'unconfirmed', note: "the seed's name, in neither the SDK nor Mistral's docs: use api.eu.mistral.ai" },
+};
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 export class InvalidMistralBaseUrlError extends Error {
   constructor(url: string) {
-    super(`MISTRAL_BASE_URL ${url} is not an allowed Mistral endpoint (${MISTRAL_HOST_WHITELIST.join(', ')})`);
+    const allowed = Object.entries(MISTRAL_HOSTS).map(([host, { region }]) => `${host} (${region})`);
+    super(`MISTRAL_BASE_URL ${url} is not an allowed Mistral endpoint: https on ${allowed.join(', ')}`);
     this.name = 'InvalidMistralBaseUrlError';
   }
 }
@@ -25,9 +43,23 @@ export function assertMistralBaseUrl(url: string, env: KohamiEnv): void {
     throw new InvalidMistralBaseUrlError(url);
   }
   const host = parsed.hostname;
-  const whitelisted = parsed.protocol === 'https:' && (MISTRAL_HOST_WHITELIST as readonly string[]).includes(host);
+  const whitelisted = parsed.protocol === 'https:' && Object.hasOwn(MISTRAL_HOSTS, host);
   const loopback = env !== 'production' && LOOPBACK_HOSTS.has(host);
   if (!whitelisted && !loopback) throw new InvalidMistralBaseUrlError(url);
+}
+
+/** The host an admitted base URL points at, its region, and what to know of it. */
+export interface MistralHost {
+  host: string;
+  region: MistralRegion;
+  note: string;
+}
+
+/** The Mistral host of a base URL (INV-T02 checked first): said at start and by `/ready`. */
+export function mistralHostOf(baseUrl: string, env: KohamiEnv): MistralHost {
+  assertMistralBaseUrl(baseUrl, env);
+  const { hostname, host } = new URL(baseUrl);
+  return Object.hasOwn(MISTRAL_HOSTS, hostname) ? { host, ...MISTRAL_HOSTS[hostname]! } : { host, region: 'local', note: 'a loopback stand-in for Mistral' };
 }
 
 /**

@@ -1,13 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { APICallError } from 'ai';
-
-/** A provider asking to slow down, or briefly unable to answer: worth waiting for, then trying again. */
-const THROTTLE_STATUSES = new Set([429, 503]);
-/** The pause after a 429/503 that carries no Retry-After. */
-export const DEFAULT_THROTTLE_PAUSE_MS = 1_000;
-/** A Retry-After longer than this is capped: a misbehaving header must not stop the derivations for hours. */
-export const MAX_THROTTLE_PAUSE_MS = 60_000;
+import { DEFAULT_THROTTLE_PAUSE_MS, ProviderPause, throttleOfError } from '../mistral/retry-after.ts';
 
 /**
  * A model call that failed for now: a retryable provider error (408, 409, 429, 5xx, a dropped or
@@ -20,24 +14,6 @@ export function isTransientModelError(err: unknown, signal?: AbortSignal): boole
   return signal?.aborted === true;
 }
 
-/**
- * The wait a provider asked for, in ms, from `retry-after-ms` (OpenAI-style, milliseconds) or
- * `Retry-After` (seconds, or an HTTP date) of the error's response headers — the AI SDK's
- * APICallError keeps them, lowercased, in `responseHeaders`. Null when none is given or readable.
- */
-export function retryAfterMs(err: unknown, now = Date.now()): number | null {
-  if (!APICallError.isInstance(err) || !err.responseHeaders) return null;
-  const headers = err.responseHeaders;
-  const ms = Number(headers['retry-after-ms']);
-  if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_THROTTLE_PAUSE_MS);
-  const value = headers['retry-after'];
-  if (value === undefined) return null;
-  const seconds = Number(value);
-  if (value.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_THROTTLE_PAUSE_MS);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.min(Math.max(0, date - now), MAX_THROTTLE_PAUSE_MS);
-}
-
 /** What one tracked unit of work (a derivation's model stage) met: calls that gave up on a transient failure. */
 export interface TransientReport {
   /** Calls whose last attempt failed for now. */
@@ -48,8 +24,9 @@ export interface TransientReport {
 
 /**
  * The derivations' side of a provider's rate limit, around the sub-agents' model:
- * - a 429 or 503 pauses every call made through the gate for its Retry-After (or 1 s): while it
- *   lasts, a call fails at once with a retryable error instead of reaching the provider;
+ * - a 429 or a 503 pauses every call made through the gate for its Retry-After (retry-after.ts),
+ *   a 503 that names none for 1 s (off the hot path, sparing an overloaded service costs nothing):
+ *   while it lasts, a call fails at once with a retryable error instead of reaching the provider;
  * - `track` runs a unit of work and reports the calls in it that gave up on a transient failure
  *   even though the sub-agent swallowed it (the summarizers and the extractor never throw: they
  *   return null or no facts), so the caller can try the whole unit again later.
@@ -57,12 +34,12 @@ export interface TransientReport {
  * prompt object again on their one retry): a later success of the same prompt clears its failure.
  */
 export class ProviderGate {
-  private pausedUntil = 0;
+  private readonly pause = new ProviderPause();
   private readonly tracking = new AsyncLocalStorage<Map<unknown, number | null>>();
 
   /** ms left of the provider's pause; 0 when calls may go out. */
   get pauseMs(): number {
-    return Math.max(0, this.pausedUntil - Date.now());
+    return this.pause.leftMs;
   }
 
   /** Runs `work`, with every call it makes through a wrapped model watched. */
@@ -109,13 +86,10 @@ export class ProviderGate {
           failed?.delete(options.prompt);
           return result;
         } catch (err) {
-          if (APICallError.isInstance(err) && err.statusCode !== undefined && THROTTLE_STATUSES.has(err.statusCode)) {
-            const wait = retryAfterMs(err) ?? DEFAULT_THROTTLE_PAUSE_MS;
-            this.pausedUntil = Math.max(this.pausedUntil, Date.now() + wait);
-            failed?.set(options.prompt, wait);
-          } else if (isTransientModelError(err, options.abortSignal)) {
-            failed?.set(options.prompt, null);
-          }
+          const overloaded = APICallError.isInstance(err) && err.statusCode === 503 ? DEFAULT_THROTTLE_PAUSE_MS : null;
+          const wait = this.pause.note(throttleOfError(err) ?? overloaded);
+          if (wait !== null) failed?.set(options.prompt, wait);
+          else if (isTransientModelError(err, options.abortSignal)) failed?.set(options.prompt, null);
           throw err;
         } finally {
           options.abortSignal?.removeEventListener('abort', onAbort);

@@ -75,7 +75,24 @@ export interface AgentRequest {
 /** What the agent's stream yields: text to speak, or news that it called a tool (such a reply is never cached). */
 export type AgentChunk = { type: 'text'; text: string } | { type: 'tool'; name: string };
 
-/** Flux 3: a streaming model reply. Yields chunks; throws on failure; stops on abort. */
+/**
+ * The agent's provider asked to wait (HTTP 429, or a 503 naming a Retry-After): the turn ends on the
+ * SOS line rather than call again — the one quick retry would be refused the same way.
+ */
+export class AgentThrottledError extends Error {
+  override name = 'AgentThrottledError';
+}
+
+/** What is left of the wait the agent's provider asked for (Retry-After), read before each agent call. */
+export interface AgentPausePort {
+  /** ms; 0 when the agent may be called at once. */
+  readonly leftMs: number;
+}
+
+/**
+ * Flux 3: a streaming model reply. Yields chunks; throws on failure (AgentThrottledError when the
+ * provider asked to wait); stops on abort.
+ */
 export interface AgentPort {
   stream(request: AgentRequest, signal: AbortSignal): AsyncIterable<AgentChunk>;
 }

@@ -1,17 +1,19 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom, type ActorSystem } from 'xstate';
-import type {
-  AgentPort,
-  AgentRequest,
-  CacheFluxPort,
-  CacheLookup,
-  ChatMessage,
-  Flux,
-  RecallOutcome,
-  RecallPort,
-  RecalledFact,
-  SemanticCachePort,
-  SeniorProfile,
-  WindowSummarizerPort,
+import {
+  AgentThrottledError,
+  type AgentPausePort,
+  type AgentPort,
+  type AgentRequest,
+  type CacheFluxPort,
+  type CacheLookup,
+  type ChatMessage,
+  type Flux,
+  type RecallOutcome,
+  type RecallPort,
+  type RecalledFact,
+  type SemanticCachePort,
+  type SeniorProfile,
+  type WindowSummarizerPort,
 } from './ports.ts';
 import { promptVersion } from './prompt.ts';
 import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type WindowBudget } from './window.ts';
@@ -19,9 +21,20 @@ import { appendToWindow, DEFAULT_WINDOW_BUDGET, foldCount, overflows, type Windo
 // Values, not only types: the kiosk protocol's schemas (runtime/protocol) enumerate them.
 export const CLOSE_REASONS = ['ended', 'pause', 'disconnected', 'replaced', 'shutdown', 'operator', 'erased'] as const;
 export type CloseReason = (typeof CLOSE_REASONS)[number];
-/** `shutdown`: the process shut down (SIGTERM) while the turn was in flight. */
-export const SOS_REASONS = ['budget', 'model_error', 'empty_reply', 'flux_error', 'stall', 'shutdown'] as const;
+/**
+ * `shutdown`: the process shut down (SIGTERM) while the turn was in flight. `rate_limited`: the
+ * agent's provider asked to wait (Retry-After), on this turn's call or for longer than its budget allows.
+ */
+export const SOS_REASONS = ['budget', 'model_error', 'empty_reply', 'flux_error', 'stall', 'shutdown', 'rate_limited'] as const;
 export type SosReason = (typeof SOS_REASONS)[number];
+
+/**
+ * While the provider's pause lasts, the agent is called (once it is over) only if its call still has
+ * this long before the turn's budget runs out; otherwise the SOS line comes at once, not at the end
+ * of a wait. Less would rarely bring a first chunk in time: the model's first token over the network
+ * takes a few hundred ms at best (the benchmarks' fakes give it 300).
+ */
+export const AGENT_CALL_MIN_MS = 500;
 
 /** Defaults for the bounds on a streaming reply (config: AGENT_STALL_MS, REPLY_MAX_MS). */
 export const DEFAULT_AGENT_STALL_MS = 1500;
@@ -83,6 +96,8 @@ export interface SessionInput {
   /** Longest a whole reply may take, first chunk to last. */
   replyMaxMs?: number;
   windowBudget?: WindowBudget;
+  /** The agent's provider's pause (Retry-After), shared by every session; without it, the agent is never held back. */
+  agentPause?: AgentPausePort;
 }
 
 export interface SessionContext extends Omit<SessionInput, 'windowBudget' | 'agentStallMs' | 'replyMaxMs'> {
@@ -121,7 +136,8 @@ export type SessionEvent =
   | { type: 'AGENT.CHUNK'; text: string }
   | { type: 'AGENT.TOOL'; name: string }
   | { type: 'AGENT.DONE' }
-  | { type: 'AGENT.FAILED' };
+  /** `throttled`: the provider asked to wait (AgentThrottledError). */
+  | { type: 'AGENT.FAILED'; throttled?: boolean };
 
 export interface ReplyDone {
   type: 'reply.done';
@@ -161,8 +177,8 @@ export function agentReplyLogic(agent: AgentPort) {
           else if (chunk.text) sendBack({ type: 'AGENT.CHUNK', text: chunk.text });
         }
         if (!controller.signal.aborted) sendBack({ type: 'AGENT.DONE' });
-      } catch {
-        if (!controller.signal.aborted) sendBack({ type: 'AGENT.FAILED' });
+      } catch (err) {
+        if (!controller.signal.aborted) sendBack({ type: 'AGENT.FAILED', throttled: err instanceof AgentThrottledError });
       }
     })();
     return () => controller.abort();
@@ -327,6 +343,12 @@ export const sessionMachine = setup({
       const last = context.turns.at(-1);
       return event.type === 'INTERRUPT' && event.heard !== undefined && last?.turnId === event.turnId && isStrictPrefix(event.heard, last.reply);
     },
+    /** The provider's pause ends too late for the agent's call to have AGENT_CALL_MIN_MS of the turn's budget after it. */
+    agentPausedPastBudget: ({ context }) => {
+      const paused = context.agentPause?.leftMs ?? 0;
+      return paused > 0 && paused + AGENT_CALL_MIN_MS > context.turnBudgetMs - (now() - context.current!.startedAt);
+    },
+    throttled: ({ event }) => event.type === 'AGENT.FAILED' && event.throttled === true,
     // One quick retry, only before anything was spoken; the running budget still bounds it.
     canRetry: ({ context }) => context.current !== null && context.current.chunks === 0 && context.current.retries === 0,
     emptyReply: ({ context }) => (context.current?.reply.trim() ?? '') === '',
@@ -615,11 +637,18 @@ export const sessionMachine = setup({
                           },
                         ],
                       },
-                      { target: 'agent', actions: [{ type: 'setCacheTicket', params: ({ event }) => ({ ticket: event.output.kind === 'miss' ? event.output.ticket : null }) }] },
+                      { target: 'agentAdmission', actions: [{ type: 'setCacheTicket', params: ({ event }) => ({ ticket: event.output.kind === 'miss' ? event.output.ticket : null }) }] },
                     ],
                     // The cache is an optimisation: whatever happens to it, the agent answers.
-                    onError: { target: 'agent' },
+                    onError: { target: 'agentAdmission' },
                   },
+                },
+                // While the provider's Retry-After lasts, the agent is called only if the wait leaves its call time within the budget.
+                agentAdmission: {
+                  always: [
+                    { guard: 'agentPausedPastBudget', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'rate_limited' }] },
+                    { target: 'agent' },
+                  ],
                 },
                 agent: {
                   initial: 'waiting',
@@ -672,6 +701,7 @@ export const sessionMachine = setup({
                       },
                     ],
                     'AGENT.FAILED': [
+                      { guard: 'throttled', target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'rate_limited' }] },
                       { guard: 'canRetry', target: 'agent', reenter: true, actions: 'countRetry' },
                       { target: '#kohamiSession.live.conversation.sos', actions: [{ type: 'setSosReason', params: 'model_error' }] },
                     ],

@@ -161,7 +161,8 @@ function opusHead(packet: Uint8Array): OpusHead {
   return { channels, preSkip: view.getUint16(10, true), inputSampleRate: view.getUint32(12, true) };
 }
 
-function startsWith(packet: Uint8Array, magic: string): boolean {
+/** Whether `packet` begins with the ASCII bytes of `magic`. */
+export function startsWith(packet: Uint8Array, magic: string): boolean {
   if (packet.length < magic.length) return false;
   for (let i = 0; i < magic.length; i++) if (packet[i] !== magic.charCodeAt(i)) return false;
   return true;

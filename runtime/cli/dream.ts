@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createModels } from '../../adapters/models/model-provider.ts';
+import { ProviderGate } from '../../adapters/models/provider-gate.ts';
 import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
 import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
@@ -32,7 +33,8 @@ try {
       memory: new PgVectorMemoryAdapter(db.pool, models.embedder, logger),
       embedder: models.embedder,
       profiles: new PgProfilesRepository(db.pool),
-      consolidator: new MistralSmallConsolidator(models.subagent),
+      // Through a gate, as in the runtime: a 429's Retry-After is not answered with a call at once.
+      consolidator: new MistralSmallConsolidator(new ProviderGate().wrap(models.subagent)),
     });
     const report = await dream.consolidate(values.senior, values.day ?? parisDay(new Date()));
     const lines = report.skipped

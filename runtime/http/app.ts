@@ -65,6 +65,8 @@ export interface HttpAppDeps {
   seniorLimits?: SeniorLimitSettings | undefined;
   /** Voice mode of the kiosk socket. */
   voice?: VoiceSessionFactory;
+  /** The region of the Mistral host in use, or `offline` without a key: said by `/ready`. */
+  mistralRegion: string;
 }
 
 /** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
@@ -104,7 +106,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     if (request.url === '/docs' || request.url.startsWith('/docs/')) reply.headers(BROWSER_HEADERS);
   });
 
-  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting, failure: deps.databaseFailure });
+  await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting, failure: deps.databaseFailure, mistralRegion: deps.mistralRegion });
   await app.register(seniorRoutes, {
     directory: deps.directory,
     consents: deps.consents,

@@ -6,7 +6,7 @@ import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.r
 import { CacheFluxAdapter, type CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { tracedCacheFlux } from '../../adapters/telemetry/traced-ports.ts';
 import { TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
-import type { SeniorProfile } from '../../machines/session/ports.ts';
+import type { AgentPausePort, SeniorProfile } from '../../machines/session/ports.ts';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
 import type { WindowBudget } from '../../machines/session/window.ts';
 import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
@@ -33,6 +33,8 @@ export interface RegistryOptions {
   loadProfile: (seniorId: string) => Promise<SeniorProfile | null>;
   timing: { turnBudgetMs: number; sessionPauseMs: number; kioskGraceMs: number; agentStallMs: number; replyMaxMs: number };
   windowBudget: WindowBudget;
+  /** The agent's provider's pause (Retry-After), read by every session before it calls the agent. */
+  agentPause?: AgentPausePort;
   logger: Logger;
   /** Presence across runtime processes sharing the database. */
   presence: PgPresenceRepository;
@@ -381,6 +383,7 @@ export class SessionRegistry {
         profile,
         cacheFlux: tracedCacheFlux(new CacheFluxAdapter(this.options.variations), seniorId, this.traces),
         windowBudget: this.options.windowBudget,
+        ...(this.options.agentPause ? { agentPause: this.options.agentPause } : {}),
         ...this.options.timing,
       },
     });

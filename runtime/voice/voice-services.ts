@@ -34,6 +34,39 @@ export interface VoiceServiceDeps {
   preemption?: PreemptiveTurns;
   /** Where turns go (the registry) and their spans; see VoiceServices. */
   turns?: VoiceServices['turns'];
+  /** Voxtral's speaker when the runtime made it first, to check its voice at start (`checkSpeechVoice`); made here otherwise. */
+  voxtral?: MistralSpeaker;
+}
+
+/** Voxtral's speaker with MISTRAL_API_KEY; none without. */
+export function createMistralSpeaker(config: Config, logger: Logger): MistralSpeaker | undefined {
+  const key = config.MISTRAL_API_KEY;
+  if (!key) return undefined;
+  return new MistralSpeaker({ apiKey: key, baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE, logger });
+}
+
+export class UnknownVoiceError extends Error {
+  override name = 'UnknownVoiceError';
+}
+
+/** The start-up error names at most this many of the voices listed. */
+const VOICES_NAMED = 40;
+
+/**
+ * MISTRAL_TTS_VOICE against the voices the speech service lists, once at start: a voice it does not
+ * list is an UnknownVoiceError naming the voices found (every sentence would be a 404, spoken by
+ * espeak-ng instead). A service that cannot say — unreachable, slow (`VOICE_CHECK_MS`), rate-limited —
+ * is no reason to refuse to start: a warning, and the first sentence will tell.
+ */
+export async function checkSpeechVoice(speaker: MistralSpeaker, config: Config, logger: Logger): Promise<void> {
+  const check = await speaker.checkVoice();
+  if (check.kind === 'listed') return logger.info({ voice: config.MISTRAL_TTS_VOICE }, 'speech voice checked: the service lists it');
+  if (check.kind === 'unchecked') return logger.warn({ voice: config.MISTRAL_TTS_VOICE, reason: check.reason }, 'speech voice not checked (the service did not answer its voice list): starting anyway');
+  const named = check.voices.slice(0, VOICES_NAMED).join(', ');
+  const more = check.voices.length > VOICES_NAMED ? `, … (${check.voices.length} in all)` : '';
+  throw new UnknownVoiceError(
+    `MISTRAL_TTS_VOICE "${config.MISTRAL_TTS_VOICE}" is not a voice the speech service lists (GET /v1/audio/voices at ${config.MISTRAL_BASE_URL}); ${check.voices.length === 0 ? 'it lists none' : `the voices it lists: ${named}${more}`}`,
+  );
 }
 
 /**
@@ -46,7 +79,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const espeak = new EspeakSpeaker();
   const key = config.MISTRAL_API_KEY;
   const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
-  const voxtral = key ? new MistralSpeaker({ ...mistral, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE }) : undefined;
+  const voxtral = deps.voxtral ?? createMistralSpeaker(config, deps.logger);
   const speaker = voxtral ? new FallbackSpeaker({ primary: voxtral, fallback: espeak, onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }) }) : espeak;
   // Pre-synthesized lines are kept in one voice: Mistral's alone, never the fallback speaker's (its
   // espeak renders would be kept process-wide as Mistral's); the SOS lines' espeak stand-ins are the

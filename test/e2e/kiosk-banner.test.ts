@@ -37,6 +37,11 @@ describe('the start banner', () => {
     expect(line).toMatch(/^ {2}recall floor: {5}similarity ≥ 0\.\d{4}, held-out precision 0\.\d{3}, recall 0\.\d{3} on \d+ held-out turns/);
   });
 
+  it('offline (no MISTRAL_API_KEY) it names no Mistral region, and /ready says `offline`', async () => {
+    expect(bannerLines(config, rt, rt.seed, true).some((l) => l.startsWith('  Mistral region:'))).toBe(false);
+    expect(await (await fetch(`${rt.url}/ready`)).json()).toEqual({ status: 'ready', mistralRegion: 'offline' });
+  });
+
   it('without demo tokens (production) it still prints the page, which then asks for the token', () => {
     const lines = bannerLines(loadConfig({ KOHAMI_ENV: 'production', DATABASE_URL: 'postgres://db.example:5432/kohami' }), rt, null, false);
     expect(urlOf(lines, 'kiosk page:')).toBe(`${rt.url}/kiosk`);

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { FakeMistral } from '../support/fake-mistral.ts';
+import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN } from '../support/runtime.ts';
 
@@ -41,4 +43,20 @@ describe('the runtime process', () => {
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+
+  it('refuses to start with a MISTRAL_TTS_VOICE the speech service does not list, naming the voices it lists', async () => {
+    const voxtral = new FakeVoxtral();
+    const mistral = await new FakeMistral(voxtral).start();
+    try {
+      const { child, output } = startProcess({ MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, MISTRAL_TTS_VOICE: 'fr_inconnu' });
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(1);
+      expect(output()).toContain('kohami-runtime failed to start: MISTRAL_TTS_VOICE "fr_inconnu" is not a voice the speech service lists');
+      expect(output()).toContain(`the voices it lists: ${voxtral.voices.join(', ')}`);
+      expect(output()).not.toContain('test-key');
+    } finally {
+      await mistral.stop();
+      await voxtral.stop();
+    }
+  }, 60_000);
 });

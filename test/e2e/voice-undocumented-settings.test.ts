@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import type { FakeMistral } from '../support/fake-mistral.ts';
-import type { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { isUndocumentedSetting, type FakeVoxtral } from '../support/fake-voxtral.ts';
 import { adminApi, KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
@@ -45,6 +46,7 @@ const fallbacks = async () => Number((await rt.metrics.registry.getSingleMetricA
 
 describe('a service that takes them', () => {
   it('is sent the language and the senior’s name, and her contacts’ names only under the contacts consent', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('accepts-undocumented-fields');
     const seniorId = rt.seed!.seniorId;
     const api = adminApi(rt);
@@ -66,6 +68,7 @@ describe('a service that takes them', () => {
 
 describe('a service that refuses them (the conforming one)', () => {
   it('falls back to the documented fields once for the process, warns and counts it; every senior is heard', async () => {
+    expectContractViolations(isUndocumentedSetting);
     const refused = await utter();
     // The refused set-up, then the documented one: the turn is answered, not the SOS line.
     expect(refused.text).toBe(TEXT);

@@ -32,7 +32,7 @@ describe('/health, the liveness probe, once the database can never answer again'
     const server = await startWirePostgres();
     const rt = await startTestRuntime({}, { DATABASE_URL: server.url });
     runtimes.push(rt);
-    expect(await get(rt, '/ready')).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(await get(rt, '/ready')).toEqual({ status: 200, body: { status: 'ready', mistralRegion: 'offline' } });
 
     await server.stop();
 

@@ -37,20 +37,29 @@ const moodRows = async (senior: string) => (await rt.db.pool.query('SELECT score
 const retried = async () => (await rt.metrics.closeJobsRetried.get()).values.filter((v) => v.labels.cause === 'model').reduce((n, v) => n + v.value, 0);
 
 describe('derivations against a throttling provider (real Mistral adapter, fake server)', () => {
-  it('a 429 with Retry-After: no call reaches the provider before it has passed; the turn is derived after it, summary included', async () => {
+  it.each([
+    ['an injected failure', () => fake.failNext.push({ status: 429, headers: { 'retry-after': '1' } }), (calls: typeof fake.generateLog) => calls.find((c) => c.status === 429)!.answeredAt],
+    ['the rate-limited behaviour', () => fake.behaviours.add('rate-limited'), () => fake.rateLimited.at(-1)!.at],
+  ])('a 429 with Retry-After (%s): no call reaches the provider before it has passed; the turn is derived after it, summary included', async (_how, throttle, refusedAt) => {
     const retriedBefore = await retried();
-    fake.failNext.push({ status: 429, headers: { 'retry-after': '1' } });
+    throttle();
     const logged = fake.generateLog.length;
-    const { senior, kiosk } = await oneTurn('ce matin j’ai arrosé les tomates');
-    await expect.poll(() => moodRows(senior), { timeout: 15_000 }).toEqual([{ score: 72, summary: 'Le senior a parlé de sa journée au jardin.' }]);
-    const calls = fake.generateLog.slice(logged);
-    const throttled = calls.find((c) => c.status === 429)!;
-    // Calls sent once the 429 was answered (the score and summary calls leave together: one may have been on its way).
-    const after = calls.filter((c) => c.at > throttled.answeredAt);
-    expect(after.length).toBeGreaterThan(0);
-    expect(after.every((c) => c.at - throttled.answeredAt >= 1000)).toBe(true);
-    expect(await retried()).toBeGreaterThan(retriedBefore);
-    kiosk.close();
+    try {
+      const { senior, kiosk } = await oneTurn('ce matin j’ai arrosé les tomates');
+      await expect.poll(() => moodRows(senior), { timeout: 15_000 }).toEqual([{ score: 72, summary: 'Le senior a parlé de sa journée au jardin.' }]);
+      const calls = fake.generateLog.slice(logged);
+      const refused = refusedAt(calls);
+      // The score and summary calls leave together: the refused one's sibling was on its way, and may reach the
+      // fake just after the refusal (the fake checks each request against Mistral's contract first). Every
+      // call after it waits the Retry-After.
+      const [, ...later] = calls.filter((c) => c.status !== 429).sort((a, b) => a.at - b.at);
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.every((c) => c.at - refused >= 1000)).toBe(true);
+      expect(await retried()).toBeGreaterThan(retriedBefore);
+      kiosk.close();
+    } finally {
+      fake.behaviours.delete('rate-limited');
+    }
   });
 
   it('503s are tried again with back-off until one succeeds; the summary the summarizer would have dropped is kept', async () => {

@@ -80,8 +80,13 @@ describe('Opus reply audio', () => {
     expect(link.frames.at(-1)).toEqual({ type: 'reply.audio.end', turnId: 'v1', durationMs: sentences.reduce((n, s) => n + fakeSpeechDurationMs(s), 0) });
   });
 
+  /** How the service can fail to give Opus: refused (a 422), or bytes in another container (an MP3's). */
+  const noOpus = {
+    refused: (on: boolean) => void (on ? voxtral.behaviours.add('speech-opus-refused') : voxtral.behaviours.delete('speech-opus-refused')),
+    'not-ogg': (on: boolean) => void (voxtral.speechOpus = on ? 'not-ogg' : 'ogg'),
+  };
   it.each(['refused', 'not-ogg'] as const)('a service whose Opus is %s is asked for PCM, which is encoded: the senior hears the sentence all the same', async (opus) => {
-    voxtral.speechOpus = opus;
+    noOpus[opus](true);
     try {
       const link = recordingLink();
       const speaker = mistral();
@@ -99,7 +104,7 @@ describe('Opus reply audio', () => {
       await next.reply.sent;
       expect(voxtral.speechRequests.at(-1)!.body.response_format).toBe('pcm');
     } finally {
-      voxtral.speechOpus = 'ogg';
+      noOpus[opus](false);
     }
   });
 

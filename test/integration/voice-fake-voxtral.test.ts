@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { AudioClock } from '../support/audio-clock.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { DEFAULT_STREAMING_DELAY_MS, FakeVoxtral, placeWords, type ScriptedUtterance } from '../support/fake-voxtral.ts';
 
 /**
@@ -37,6 +38,8 @@ const record = () => voxtral.sockets.at(-1)!;
 let barriers = 0;
 /** Resolves once the fake has handled every message sent before: an unknown message is answered with an error, in order. */
 async function handled(): Promise<void> {
+  // The barrier is off-contract on purpose: the fake refuses it, after every message before it.
+  expectContractViolations((v) => v.endpoint.startsWith('realtime barrier-'));
   const id = `barrier-${++barriers}`;
   socket.send(JSON.stringify({ type: id }));
   while (!received.some((m) => m.type === 'error' && String((m.error as { message: string }).message).includes(id))) await once(socket, 'message');

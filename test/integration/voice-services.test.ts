@@ -21,7 +21,8 @@ import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { startSession } from '../support/session-harness.ts';
 import { streamingModel } from '../support/models.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral, fakeSpeechDurationMs, fakeSpeechPcm } from '../support/fake-voxtral.ts';
+import { FakeVoxtral, fakeSpeechDurationMs, fakeSpeechPcm, isUndocumentedSetting } from '../support/fake-voxtral.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { toneFrames } from '../support/speech.ts';
 
 // One server answers chat, embeddings and audio, as MISTRAL_BASE_URL does in production.
@@ -109,6 +110,7 @@ describe('MistralTranscriber over the realtime socket', () => {
   it('reopens a dropped socket and replays the utterance: the senior does not repeat themselves', async () => {
     voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Je suis fatiguée aujourd’hui' });
     // A service that takes the names (STT_CONTEXT_BIAS on): the new socket is told them again.
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('accepts-undocumented-fields');
     const s = await transcriber({ contextBias: true }).open({ contextBias: ['Mathilde'], signal: new AbortController().signal });
     for (const frame of toneFrames(600)) s.append(frame);

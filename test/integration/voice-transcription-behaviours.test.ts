@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { flushAnswerMsFor, MistralTranscriber, SETUP_GRACE_MS, type MistralTranscriberOptions, type TranscriptionServiceEvent } from '../../adapters/voice/mistral-transcriber.ts';
 import type { TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
+import { isUndocumentedSetting } from '../support/fake-voxtral.ts';
+import { REFUSED_INPUT_CODE } from '../support/mistral-contract.ts';
 import { relayedVoxtral } from '../support/relayed-voxtral.ts';
 import { toneFrames } from '../support/speech.ts';
 import type { TcpRelay } from '../support/tcp-relay.ts';
@@ -23,6 +26,8 @@ let logged: string[];
 const streams: TranscriptionStream[] = [];
 
 beforeEach(() => {
+  // The opt-in settings break the SDK's schema on purpose (STT_LANGUAGE, STT_CONTEXT_BIAS): any other break still fails a test.
+  expectContractViolations(isUndocumentedSetting);
   relay = relayed();
   voxtral.behaviours.clear();
   voxtral.utterances.length = 0;
@@ -117,6 +122,7 @@ describe('the conforming service (no behaviour)', () => {
   });
 
   it('refuses a session.update with a field the SDK’s payload lacks, with an error event the SDK parses', async () => {
+    const broken = expectContractViolations();
     const socket = new WebSocket(`${voxtral.baseUrl}/audio/transcriptions/realtime?model=m`, { headers: { authorization: 'Bearer k' } });
     const received: unknown[] = [];
     socket.on('message', (data) => received.push(JSON.parse(String(data))));
@@ -124,12 +130,14 @@ describe('the conforming service (no behaviour)', () => {
     socket.send(JSON.stringify({ type: 'session.update', session: { ...DOCUMENTED, language: 'fr' } }));
     await until(() => received.some((m) => (m as { type: string }).type === 'error'));
     const error = received.find((m) => (m as { type: string }).type === 'error');
-    expect(RealtimeTranscriptionError$inboundSchema.parse(error)).toMatchObject({ error: { message: 'session.update: extra fields not permitted: language', code: 422 } });
+    expect(RealtimeTranscriptionError$inboundSchema.parse(error)).toMatchObject({ error: { message: 'session.language: Extra inputs are not permitted', code: REFUSED_INPUT_CODE } });
     expect(voxtral.sockets.at(-1)!.refusedUpdates).toBe(1);
+    expect(broken.map((v) => `${v.endpoint} ${v.path.join('.')}`)).toEqual(['realtime session.update session.language']);
     socket.close();
   });
 
   it('with STT_LANGUAGE and STT_CONTEXT_BIAS on, the refused set-up falls back to the documented fields once for the process: warned, counted, and no senior loses their voice', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.utterances.push({ text: 'Bonjour' }, { text: 'Je suis Lucien' });
     const t = transcriber({ language: 'fr', contextBias: true });
     const first = await open(t, ['Marie']);
@@ -151,6 +159,7 @@ describe('the conforming service (no behaviour)', () => {
 
 describe('accepts-undocumented-fields', () => {
   it('language and names are sent when turned on, and again to a socket that replaces a dropped one', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('accepts-undocumented-fields');
     voxtral.utterances.push({ text: 'perdu', fault: 'drop' }, { text: 'Bonjour Mathilde' });
     const stream = await open(transcriber({ language: 'fr', contextBias: true }), ['Mathilde', ' Mathilde ', 'Lucien', '']);
@@ -454,6 +463,7 @@ describe('no-session-updated', () => {
   });
 
   it('an undocumented field refused by a service that never acknowledges: the same fallback, once', async () => {
+    expectContractViolations(isUndocumentedSetting);
     voxtral.behaviours.add('no-session-updated');
     voxtral.utterances.push({ text: 'Bonjour' });
     const stream = await open(transcriber({ language: 'fr' }));

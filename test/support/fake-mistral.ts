@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { answerRateLimited, ServiceBehaviourSet } from './fake-behaviours.ts';
+import { refuseHttpRequest } from './mistral-contract.ts';
 
 /**
  * More endpoints on the same server (e.g. the audio fakes of fake-voxtral.ts), so one base URL
@@ -37,6 +39,12 @@ export interface StructuredCall {
  */
 export class FakeMistral {
   mode: FakeMistralMode = { kind: 'stream', chunks: ['Bonjour.'] };
+  /** The service behaviours played on chat (streamed or not) and embeddings: `rate-limited` only, so far. */
+  readonly behaviours = new ServiceBehaviourSet();
+  /** The `Retry-After` of a `rate-limited` refusal: delay-seconds or an HTTP date (the behaviour's is 1 s). */
+  rateLimitRetryAfter = '1';
+  /** Each `rate-limited` refusal: its endpoint and when it was answered (Date.now()). */
+  readonly rateLimited: Array<{ endpoint: 'chat' | 'embeddings'; at: number }> = [];
   /** Width of the vectors `/v1/embeddings` returns (1024 is mistral-embed's). */
   embeddingDims = 1024;
   /** An HTTP status for `/v1/embeddings`, or 'hang' for a request never answered. */
@@ -47,7 +55,7 @@ export class FakeMistral {
   /**
    * How a structured (non-streaming) chat call — a sub-agent's — is answered: the JSON value this
    * returns for the call, sent as the message content of a `chat.completion`. Unset: such calls get
-   * the chat stream like any other (which the sub-agents' adapter refuses).
+   * the stream mode's chunks as one `chat.completion` (text, which the sub-agents' adapter refuses).
    */
   structured: ((call: StructuredCall) => unknown) | null = null;
   /**
@@ -84,12 +92,16 @@ export class FakeMistral {
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void readBody(req).then((body) => {
+        if (refuseHttpRequest(req, res, body)) return;
         if (this.mount?.request(req, res, body)) return;
+        // Without the audio fakes mounted, their endpoints are not found (the runtime's voice check warns and starts).
+        if (req.url?.startsWith('/v1/audio/')) return void res.writeHead(404).end();
         this.requests.push({ path: req.url ?? '', body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
         const endpoint = req.url?.endsWith('/embeddings') ? 'embeddings' : 'chat';
         this.open[endpoint] += 1;
         res.once('close', () => (this.open[endpoint] -= 1));
         if (endpoint === 'embeddings') {
+          if (this.behaviours.rateLimits(endpoint)) return this.refuse(endpoint, res);
           if (this.embeddingLatencyMs > 0) return void setTimeout(() => this.embeddings(body, res), this.embeddingLatencyMs);
           return this.embeddings(body, res);
         }
@@ -97,6 +109,7 @@ export class FakeMistral {
         res.once('close', () => {
           if (!res.writableEnded) this.chatAborted += 1;
         });
+        if (this.behaviours.rateLimits(endpoint)) return this.refuse(endpoint, res);
         if (this.generate && body.stream !== true) {
           const arrivedAt = Date.now();
           return void setTimeout(() => this.generated(body, res, arrivedAt), this.generateLatencyMs);
@@ -117,12 +130,20 @@ export class FakeMistral {
     return this;
   }
 
+  /** `rate-limited`: the 429 that refuses a call, logged. */
+  private refuse(endpoint: 'chat' | 'embeddings', res: ServerResponse): void {
+    answerRateLimited(res, this.rateLimitRetryAfter);
+    this.rateLimited.push({ endpoint, at: Date.now() });
+  }
+
   /** Answers one chat request in `mode` (its latency, if any, already waited). */
   private chat(mode: Exclude<FakeMistralMode, { kind: 'hang' }>, body: Record<string, unknown>, res: ServerResponse): void {
     if (mode.kind === 'status') {
       res.writeHead(mode.status, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ object: 'error', message: 'service unavailable', type: 'service_unavailable' }));
     }
+    // A call that did not ask for a stream gets none: Mistral answers it with one chat.completion.
+    if (body.stream !== true && mode.kind === 'stream') return completion(res, body, mode.chunks.join(''));
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (mode.kind === 'malformed') return void res.end('data: {"choices": [{"delta": {"content": "Bon\n\ndata: [DONE]\n\n');
     const base = { id: 'cmpl-1', object: 'chat.completion.chunk', created: 1, model: String(body.model) };

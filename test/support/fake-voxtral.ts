@@ -1,24 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  RealtimeTranscriptionError$inboundSchema,
-  RealtimeTranscriptionSessionCreated$inboundSchema,
-  RealtimeTranscriptionSessionUpdated$inboundSchema,
-  TranscriptionStreamDone$inboundSchema,
-  TranscriptionStreamTextDelta$inboundSchema,
-  type RealtimeTranscriptionSessionUpdatePayload$Outbound,
-} from '@mistralai/mistralai/models/components';
-import { opusCodec } from '../../adapters/voice/opus-codec.ts';
-import { oggOpusStream } from './ogg-opus-writer.ts';
+import { FakeVoxtralSpeech } from './fake-voxtral-speech.ts';
+import { checkingRealtimeAnswers, realtimeRefusal, REFUSED_INPUT_CODE } from './mistral-contract.ts';
 import type { ServiceBehaviour } from './service-behaviours.ts';
+import type { WireIssue } from './zod-wire-walker.ts';
+
+export { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechOgg, fakeSpeechPackets, fakeSpeechPcm, type SpeechRequestRecord, type VoicesRequestRecord } from './fake-voxtral-speech.ts';
 
 /**
  * Loopback stand-ins for Mistral's audio endpoints, speaking their wire formats so the real
  * `@mistralai/mistralai` SDK runs unchanged against them:
  * - realtime transcription, `GET /v1/audio/transcriptions/realtime?model=…` upgraded to a WebSocket;
- * - speech, `POST /v1/audio/speech`, streamed (server-sent events) or not (JSON).
+ * - speech, `POST /v1/audio/speech` and `GET /v1/audio/voices`: the half it extends, fake-voxtral-speech.ts.
  * Mount it on a `FakeMistral` (one base URL answers chat, embeddings and audio, as in production)
  * or `start()` it on its own port.
  */
@@ -77,47 +72,12 @@ export interface TranscriptionSocketRecord {
   interims: InterimRecord[];
 }
 
-export interface SpeechRequestRecord {
-  body: Record<string, unknown>;
-  authorization: string | undefined;
-  /** The connection closed before the whole answer was sent (the client aborted). */
-  closedEarly: boolean;
-  /** The answer was sent in full. */
-  completed: boolean;
-}
-
-/** Float32 PCM at 24 kHz: what Mistral's `response_format: "pcm"` returns. */
-export const FAKE_SPEECH_SAMPLE_RATE = 24_000;
-/** Audio per character of input: a sentence's length decides its duration. */
-const SPEECH_MS_PER_CHAR = 60;
-/** Each server-sent event carries this much audio. */
-const SPEECH_DELTA_MS = 100;
 /** Bytes per ms of the transcription socket's audio (16 kHz s16le mono). */
 const BYTES_PER_MS = 32;
 /** Voxtral realtime's default `target_streaming_delay_ms`. */
 export const DEFAULT_STREAMING_DELAY_MS = 480;
 
-/** The behaviours switched on, telling the fake when one is switched on. */
-class BehaviourSet extends Set<ServiceBehaviour> {
-  private readonly switchedOn: (behaviour: ServiceBehaviour) => void;
-
-  constructor(switchedOn: (behaviour: ServiceBehaviour) => void) {
-    super();
-    this.switchedOn = switchedOn;
-  }
-
-  override add(behaviour: ServiceBehaviour): this {
-    if (!this.has(behaviour)) this.switchedOn(behaviour);
-    return super.add(behaviour);
-  }
-}
-
-export class FakeVoxtral {
-  /** The service's reported misbehaviours this fake plays (test/support/service-behaviours.ts); none: it conforms. */
-  readonly behaviours: Set<ServiceBehaviour> = new BehaviourSet((behaviour) => {
-    // Switched on (again): its one refused upgrade is due.
-    if (behaviour === 'rate-limited') this.upgradeLimited = false;
-  });
+export class FakeVoxtral extends FakeVoxtralSpeech {
   // --- realtime transcription ---
   /** `late-flush`: how late every flush is answered. */
   lateFlushMs = 1500;
@@ -156,27 +116,7 @@ export class FakeVoxtral {
   /** Upgrade attempts refused so far (outage or missing credentials). */
   refused = 0;
   readonly sockets: TranscriptionSocketRecord[] = [];
-  /** `rate-limited`: the socket upgrade has been refused with 429 since the behaviour was switched on. */
-  private upgradeLimited = false;
-  // --- speech ---
-  /** Delay before the response headers of `/v1/audio/speech`. */
-  speechLatencyMs = 0;
-  /** Delay between two streamed deltas. */
-  speechDeltaIntervalMs = 0;
-  /** An HTTP status for the speech endpoint (e.g. 503), or 'hang' for a request never answered. */
-  speechStatus: number | 'hang' = 200;
-  /**
-   * A streamed answer that fails part-way: after `afterMs` of audio the connection is cut (`drop`) or
-   * kept open without another byte (`stall`). Null: answers are whole.
-   */
-  speechFault: { afterMs: number; kind: 'drop' | 'stall' } | null = null;
-  /** 'tone' (a 440 Hz sine) or 'silence'. */
-  speechSignal: 'tone' | 'silence' = 'tone';
-  /** `response_format: "opus"`: an Ogg Opus stream, refused (422) as a service without it would, or bytes that are not Ogg. */
-  speechOpus: 'ogg' | 'refused' | 'not-ogg' = 'ogg';
-  readonly speechRequests: SpeechRequestRecord[] = [];
-
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss = checkingRealtimeAnswers(new WebSocketServer({ noServer: true }));
   private readonly live = new Set<WebSocket>();
   private server: Server | undefined;
   baseUrl = '';
@@ -214,16 +154,6 @@ export class FakeVoxtral {
     return this.live.size;
   }
 
-  /** The HTTP side; true when the request was one of the audio endpoints. */
-  request(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): boolean {
-    if (req.method !== 'POST' || !req.url?.startsWith('/v1/audio/speech')) return false;
-    const record: SpeechRequestRecord = { body, authorization: req.headers.authorization, closedEarly: false, completed: false };
-    this.speechRequests.push(record);
-    res.once('close', () => (record.closedEarly = !record.completed));
-    void this.speech(body, res, record);
-    return true;
-  }
-
   /** The WebSocket side; true when the upgrade was for the realtime transcription path. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -247,8 +177,7 @@ export class FakeVoxtral {
 
   /** `rate-limited`: the first upgrade after the behaviour is switched on is refused, the later ones served. */
   private rateLimitsUpgrade(): boolean {
-    if (!this.behaviours.has('rate-limited') || this.upgradeLimited) return false;
-    return (this.upgradeLimited = true);
+    return this.behaviours.rateLimits('upgrade');
   }
 
   private transcription(ws: WebSocket, model: string, authorization: string | undefined): void {
@@ -271,139 +200,12 @@ export class FakeVoxtral {
     const spans = utterance.speech ?? [{ startMs: this.speechStartMs, endMs: this.speechStartMs + utterance.text.length * this.msPerChar }];
     return placeWords(words, spans);
   }
-
-  private async speech(body: Record<string, unknown>, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
-    if (this.speechStatus === 'hang') return;
-    await sleep(this.speechLatencyMs);
-    if (res.destroyed) return;
-    if (this.speechStatus !== 200) {
-      res.writeHead(this.speechStatus, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'error', message: 'speech service unavailable', type: 'service_unavailable' }));
-      record.completed = true;
-      return;
-    }
-    const formats = this.speechOpus === 'refused' ? ['pcm'] : ['pcm', 'opus'];
-    if (typeof body.input !== 'string' || body.input === '' || !formats.includes(body.response_format as string) || (body.response_format === 'opus' && body.stream !== true)) {
-      res.writeHead(422, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: [{ loc: ['body'], msg: `input and response_format ${formats.map((f) => `"${f}"`).join(' or ')} (opus streamed) are required here`, type: 'value_error' }] }));
-      record.completed = true;
-      return;
-    }
-    if (body.response_format === 'opus') return this.opusSpeech(body.input, res, record);
-    const pcm = fakeSpeechPcm(body.input, this.speechSignal);
-    if (body.stream !== true) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ audio_data: Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64') }));
-      record.completed = true;
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const perDelta = (FAKE_SPEECH_SAMPLE_RATE * SPEECH_DELTA_MS) / 1000;
-    const fault = this.speechFault;
-    const faultAt = fault ? (FAKE_SPEECH_SAMPLE_RATE * fault.afterMs) / 1000 : Infinity;
-    for (let at = 0; at < pcm.length; at += perDelta) {
-      if (res.destroyed) return;
-      if (at >= faultAt) {
-        // Cut once what went out has left, so the client has read it before the connection dies.
-        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
-        return;
-      }
-      const slice = pcm.subarray(at, at + perDelta);
-      const audio_data = Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength).toString('base64');
-      res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);
-      await sleep(this.speechDeltaIntervalMs);
-    }
-    if (res.destroyed) return;
-    record.completed = true;
-    res.end(SPEECH_DONE);
-  }
-
-  /**
-   * `response_format: "opus"`, streamed: the same tone encoded by libopus (@evan/opus, 24 kHz, 20 ms
-   * packets) into an Ogg Opus stream, cut into deltas of `OPUS_DELTA_BYTES` that straddle its pages.
-   */
-  private async opusSpeech(text: string, res: ServerResponse, record: SpeechRequestRecord): Promise<void> {
-    const ogg = this.speechOpus === 'not-ogg' ? new TextEncoder().encode('ID3 not an Ogg stream') : fakeSpeechOgg(text, this.speechSignal);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const fault = this.speechFault;
-    const faultAt = fault ? Math.floor((ogg.length * fault.afterMs) / fakeSpeechDurationMs(text)) : Infinity;
-    for (let at = 0; at < ogg.length; at += OPUS_DELTA_BYTES) {
-      if (res.destroyed) return;
-      if (at >= faultAt) {
-        if (fault!.kind === 'drop') res.write(':\n\n', () => res.socket?.destroy());
-        return;
-      }
-      const audio_data = Buffer.from(ogg.subarray(at, at + OPUS_DELTA_BYTES)).toString('base64');
-      res.write(`event: speech.audio.delta\ndata: ${JSON.stringify({ type: 'speech.audio.delta', audio_data })}\n\n`);
-      await sleep(this.speechDeltaIntervalMs);
-    }
-    if (res.destroyed) return;
-    record.completed = true;
-    res.end(SPEECH_DONE);
-  }
 }
 
-const SPEECH_DONE = `event: speech.audio.done\ndata: ${JSON.stringify({ type: 'speech.audio.done', usage: { prompt_tokens: 1, total_tokens: 1 } })}\n\n`;
-/** Ogg bytes per Opus delta: about 200 ms of the tone's packets, not a whole number of pages. */
-const OPUS_DELTA_BYTES = 700;
-
-/** The fake's speech as `response_format: "opus"` gives it: 20 ms packets (the tone's length is a whole number of them) in Ogg pages of five. */
-export function fakeSpeechOgg(text: string, signal: 'tone' | 'silence'): Uint8Array {
-  return oggOpusStream(fakeSpeechPackets(text, signal), { inputSampleRate: FAKE_SPEECH_SAMPLE_RATE, packetsPerPage: 5 });
-}
-
-/** The Opus packets inside `fakeSpeechOgg`. */
-export function fakeSpeechPackets(text: string, signal: 'tone' | 'silence'): Uint8Array[] {
-  const pcm = fakeSpeechPcm(text, signal);
-  const encoder = opusCodec().encoder(FAKE_SPEECH_SAMPLE_RATE);
-  try {
-    const packets: Uint8Array[] = [];
-    const frame = new Int16Array(encoder.frameSamples);
-    for (let at = 0; at < pcm.length; at += frame.length) {
-      frame.fill(0);
-      for (let i = 0; i < frame.length && at + i < pcm.length; i++) frame[i] = Math.round(pcm[at + i]! * 32767);
-      packets.push(encoder.encode(frame));
-    }
-    return packets;
-  } finally {
-    encoder.close();
-  }
-}
-
-/** Float32 LE mono at 24 kHz, `SPEECH_MS_PER_CHAR` per character of text: a 440 Hz tone at half scale, or silence. */
-export function fakeSpeechPcm(text: string, signal: 'tone' | 'silence'): Float32Array {
-  const samples = Math.round((text.length * SPEECH_MS_PER_CHAR * FAKE_SPEECH_SAMPLE_RATE) / 1000);
-  const pcm = new Float32Array(samples);
-  if (signal === 'tone') for (let i = 0; i < samples; i++) pcm[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / FAKE_SPEECH_SAMPLE_RATE);
-  return pcm;
-}
-
-export function fakeSpeechDurationMs(text: string): number {
-  return text.length * SPEECH_MS_PER_CHAR;
-}
-
-/** The documented fields of `session.update`'s settings: the SDK's outbound payload, key for key. */
-const SESSION_FIELDS: Record<keyof RealtimeTranscriptionSessionUpdatePayload$Outbound, true> = { audio_format: true, target_streaming_delay_ms: true };
-
-/**
- * The conforming service's verdict on a `session.update`'s settings: null when every field is one of the
- * SDK's payload, else why it is refused. Just the top-level fields: the contract's strict check of every
- * message (test/support/mistral-contract.ts) takes its place.
- */
-export function sessionUpdateRefusal(session: unknown): string | null {
-  if (typeof session !== 'object' || session === null) return 'session.update: session must be an object';
-  const extra = Object.keys(session).filter((field) => !(field in SESSION_FIELDS));
-  return extra.length === 0 ? null : `session.update: extra fields not permitted: ${extra.join(', ')}`;
-}
-
-/** The SDK's inbound schema of each event the fake sends: an event it could not parse is the fake's bug. */
-const INBOUND_SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: unknown } }> = {
-  'session.created': RealtimeTranscriptionSessionCreated$inboundSchema,
-  'session.updated': RealtimeTranscriptionSessionUpdated$inboundSchema,
-  error: RealtimeTranscriptionError$inboundSchema,
-  'transcription.text.delta': TranscriptionStreamTextDelta$inboundSchema,
-  'transcription.done': TranscriptionStreamDone$inboundSchema,
-};
+/** The settings `accepts-undocumented-fields` takes, though the SDK's `session.update` payload lacks them. */
+const UNDOCUMENTED_SETTINGS = ['language', 'context_bias'];
+/** A break `accepts-undocumented-fields` takes (and a test that sends those settings on purpose declares). */
+export const isUndocumentedSetting = (issue: WireIssue) => issue.kind === 'extra_forbidden' && issue.path.length === 2 && issue.path[0] === 'session' && UNDOCUMENTED_SETTINGS.includes(String(issue.path[1]));
 
 /** `held-last-words`: live text stays this many words behind what was said. */
 const HELD_WORDS = 2;
@@ -483,27 +285,32 @@ class FakeRealtimeSession {
   }
 
   private receive(data: string): void {
+    // Every message is held to the SDK's schemas (mistral-contract.ts): a break is refused, unless a behaviour takes it.
+    const refusal = realtimeRefusal(data, (issue) => this.is('accepts-undocumented-fields') && isUndocumentedSetting(issue));
     let message: Record<string, unknown>;
     try {
       message = JSON.parse(data) as Record<string, unknown>;
     } catch {
-      return this.send({ type: 'error', error: { message: 'invalid JSON', code: 4000 } });
+      return this.refuse(refusal!);
     }
-    if (message.type === 'session.update') return this.update(message.session);
+    if (message.type === 'session.update') return this.update(message.session, refusal);
+    if (refusal !== null) return this.refuse(refusal);
     if (message.type === 'input_audio.append') return this.append(String(message.audio));
     if (message.type === 'input_audio.flush') return this.flush();
     if (message.type === 'input_audio.end') return this.end();
-    this.send({ type: 'error', error: { message: `unknown message type ${String(message.type)}`, code: 4001 } });
   }
 
-  private update(update: unknown): void {
+  private refuse(why: string): void {
+    this.send({ type: 'error', error: { message: why, code: REFUSED_INPUT_CODE } });
+  }
+
+  private update(update: unknown, refusal: string | null): void {
     // Mistral locks the session once audio flows.
     if (this.record.audioBytes > 0) return this.send({ type: 'error', error: { message: 'session is locked once audio started', code: 4009 } });
     this.record.updates.push(update as Record<string, unknown>);
-    const refusal = this.is('accepts-undocumented-fields') ? null : sessionUpdateRefusal(update);
     if (refusal !== null) {
       this.record.refusedUpdates += 1;
-      return this.send({ type: 'error', error: { message: refusal, code: 422 } });
+      return this.refuse(refusal);
     }
     // Only the documented settings are the session's (an accepted undocumented one is not echoed).
     const settings = update as Record<string, unknown>;
@@ -665,8 +472,7 @@ class FakeRealtimeSession {
   }
 
   private send(event: Record<string, unknown>): void {
-    const parsed = INBOUND_SCHEMAS[String(event.type)]?.safeParse(event);
-    if (!parsed?.success) throw new Error(`fake-voxtral: its ${String(event.type)} event does not parse with the SDK's inbound schema: ${JSON.stringify(parsed?.error ?? 'no schema')}`);
+    // Checked against the SDK's inbound schema as it leaves (checkingRealtimeAnswers): an event off it is the fake's bug.
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(event));
   }
 }
@@ -721,10 +527,6 @@ function continuation(utterance: ScriptedUtterance, words: string[], ends: numbe
     speech: spans.map((s) => ({ startMs: s.startMs + shift, endMs: s.endMs + shift })),
     wordEndsMs: ends.slice(said).map((end) => end + shift),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

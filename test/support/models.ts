@@ -65,6 +65,18 @@ export function failingModel(failures: number, chunks: string[] = ['Je suis là.
   });
 }
 
+/** Refuses its first call as Mistral does over a rate limit (an APICallError: 429 and its `retry-after`), then streams `chunks`. */
+export function throttledModel(retryAfter: string, chunks: string[] = ['Je suis là.']) {
+  let calls = 0;
+  return new MockLanguageModelV4({
+    doStream: async (options) => {
+      calls += 1;
+      if (calls === 1) throw new APICallError({ message: 'Rate limit exceeded', url: 'chat', requestBodyValues: {}, statusCode: 429, responseHeaders: { 'retry-after': retryAfter }, isRetryable: true });
+      return { stream: streamOf(chunks, options) };
+    },
+  });
+}
+
 /** First chunk at once, then waits for `release()` before each further chunk: lets a test barge in mid-reply. */
 export function controllableModel(chunks: string[]) {
   const waiters: Array<() => void> = [];

@@ -18,7 +18,7 @@ export const SERVICE_BEHAVIOURS = {
   // --- speech ---
   'speech-raw-opus': '`response_format: "opus"` streams raw Opus packets, one per delta, in no container',
   'speech-opus-refused': '`response_format: "opus"` is refused with a 422',
-  'speech-slow-first-packet': 'the first speech delta comes 2 s after the request',
+  'speech-slow-first-packet': "an `opus` answer's first delta comes 2 s after the request (PCM's at once: the docs give PCM ~0.7–0.8 s to first audio)",
   'unknown-voice': 'the configured voice is not among the voices listed: speech with it answers 404',
   // --- every endpoint ---
   'rate-limited': 'the first call to each endpoint after it is switched on (chat, embeddings, speech, voices, the socket upgrade) answers 429 with `Retry-After: 1`; later calls are served',

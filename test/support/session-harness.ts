@@ -2,6 +2,7 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
 import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
+import { ProviderPause } from '../../adapters/mistral/retry-after.ts';
 import type { RecallOutcome } from '../../machines/session/ports.ts';
 import { agentReplyLogic, sessionMachine, type SessionEmitted, type SessionInput } from '../../machines/session/session.machine.ts';
 
@@ -10,12 +11,16 @@ export const PAUSE = 3_600_000;
 export const GRACE = 30_000;
 const variations = loadCacheVariations();
 
-/** One session actor on a simulated clock, its agent the real AgentFluxAdapter over `model`; every emitted event recorded. */
+/**
+ * One session actor on a simulated clock, its agent the real AgentFluxAdapter over `model`; every
+ * emitted event recorded. The adapter and the machine share `agentPause`, the provider's Retry-After.
+ */
 export function startSession(model: LanguageModelV4, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}) {
   const clock = new SimulatedClock();
+  const agentPause = new ProviderPause();
   const machine = sessionMachine.provide({
     actors: {
-      agentReply: agentReplyLogic(new AgentFluxAdapter(model)),
+      agentReply: agentReplyLogic(new AgentFluxAdapter(model, undefined, undefined, agentPause)),
       ...(recall ? { recall: fromPromise(recall) } : {}),
     },
   });
@@ -29,6 +34,7 @@ export function startSession(model: LanguageModelV4, recall?: () => Promise<Reca
       turnBudgetMs: BUDGET,
       sessionPauseMs: PAUSE,
       kioskGraceMs: GRACE,
+      agentPause,
       ...input,
     },
   });
@@ -42,7 +48,7 @@ export function startSession(model: LanguageModelV4, recall?: () => Promise<Reca
       .filter((e) => e.type === 'reply.delta' && e.turnId === turnId)
       .map((e) => (e as { text: string }).text)
       .join('');
-  return { actor, clock, emitted, done, heard };
+  return { actor, clock, emitted, done, heard, agentPause };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertMistralBaseUrl, InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { assertMistralBaseUrl, InvalidMistralBaseUrlError, mistralHostOf } from '../../adapters/mistral/base-url.ts';
 import { ConfigError, loadConfig } from '../../runtime/config.ts';
 import { createModels } from '../../adapters/models/model-provider.ts';
 
@@ -63,13 +63,24 @@ describe('configuration', () => {
 });
 
 describe('INV-T02: Mistral base URL whitelist, checked at construction', () => {
-  it('admits the EU endpoints over https', () => {
-    expect(() => assertMistralBaseUrl('https://api.mistral.ai/v1', 'production')).not.toThrow();
-    expect(() => assertMistralBaseUrl('https://eu.api.mistral.ai/v1', 'production')).not.toThrow();
+  it('admits the SDK’s EU and Global servers and the seed’s name over https, each with its region; the default is the EU server', () => {
+    expect(mistralHostOf('https://api.eu.mistral.ai/v1', 'production')).toMatchObject({ host: 'api.eu.mistral.ai', region: 'EU' });
+    expect(mistralHostOf('https://api.mistral.ai/v1', 'production')).toMatchObject({ host: 'api.mistral.ai', region: 'Global' });
+    expect(mistralHostOf('https://eu.api.mistral.ai/v1', 'production')).toMatchObject({ host: 'eu.api.mistral.ai', region: 'unconfirmed' });
+    expect(mistralHostOf('http://127.0.0.1:9999/v1', 'test')).toMatchObject({ host: '127.0.0.1:9999', region: 'local' });
+    const defaults = loadConfig({ KOHAMI_ENV: 'production', DATABASE_URL: 'postgres://db.example:5432/kohami' });
+    expect(defaults.MISTRAL_BASE_URL).toBe('https://api.eu.mistral.ai/v1');
+    expect(mistralHostOf(defaults.MISTRAL_BASE_URL, 'production').region).toBe('EU');
+  });
+
+  it('refuses the SDK’s US server (not the EU, not wanted), naming the hosts it admits and their regions', () => {
+    expect(() => assertMistralBaseUrl('https://api.us.mistral.ai/v1', 'production')).toThrow(
+      'MISTRAL_BASE_URL https://api.us.mistral.ai/v1 is not an allowed Mistral endpoint: https on api.eu.mistral.ai (EU), api.mistral.ai (Global), eu.api.mistral.ai (unconfirmed)',
+    );
   });
 
   it('refuses any other host, plain http, and a look-alike', () => {
-    for (const url of ['https://api.openai.com/v1', 'http://api.mistral.ai/v1', 'https://api.mistral.ai.evil.example/v1', 'not a url']) {
+    for (const url of ['https://api.openai.com/v1', 'http://api.mistral.ai/v1', 'http://api.eu.mistral.ai/v1', 'https://api.mistral.ai.evil.example/v1', 'https://constructor/v1', 'not a url']) {
       expect(() => assertMistralBaseUrl(url, 'development')).toThrow(InvalidMistralBaseUrlError);
     }
   });

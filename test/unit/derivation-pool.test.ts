@@ -1,7 +1,7 @@
 import { APICallError } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ProviderGate, retryAfterMs } from '../../adapters/models/provider-gate.ts';
+import { ProviderGate } from '../../adapters/models/provider-gate.ts';
 import { backoffMs, DerivationPool, RETRY_BASE_MS, type Derivation } from '../../runtime/jobs/derivation-pool.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { createMetrics, type Metrics } from '../../runtime/metrics.ts';
@@ -134,15 +134,6 @@ describe('back-off', () => {
 });
 
 describe('the provider’s Retry-After', () => {
-  it('is read from the AI SDK’s APICallError headers: seconds, an HTTP date, or retry-after-ms', () => {
-    const err = (headers: Record<string, string>) => new APICallError({ message: '429', url: 'u', requestBodyValues: {}, statusCode: 429, responseHeaders: headers });
-    expect(retryAfterMs(err({ 'retry-after': '3' }))).toBe(3000);
-    expect(retryAfterMs(err({ 'retry-after-ms': '250' }))).toBe(250);
-    expect(retryAfterMs(err({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }))).toBeGreaterThan(3000);
-    expect(retryAfterMs(err({}))).toBeNull();
-    expect(retryAfterMs(err({ 'retry-after': '99999' }))).toBe(60_000);
-  });
-
   it('a 429 pauses every call through the gate for its Retry-After; a summary the sub-agent swallowed is derived again after it', async () => {
     const calls: number[] = [];
     const model = gate.wrap(

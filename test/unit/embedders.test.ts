@@ -1,13 +1,15 @@
 import { MockEmbeddingModelV4 } from 'ai/test';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AiSdkEmbedder } from '../../adapters/embedders/ai-sdk-embedder.ts';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHttpError } from '../../adapters/embedders/mistral-embed-client.ts';
+import { MistralEmbedClient, MistralEmbedClientDimsMismatchError, MistralEmbedHttpError, MistralEmbedThrottledError } from '../../adapters/embedders/mistral-embed-client.ts';
 import { NoopMemoryEmbedder } from '../../adapters/embedders/noop-memory-embedder.ts';
 import { isDegenerateVector } from '../../machines/memory/memory.port.ts';
 import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { cosineDistance } from '../support/embeddings.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
+import { ioTurns, untilIo } from '../support/io-turns.ts';
 
 describe('isDegenerateVector', () => {
   it('flags empty, all-zero and non-finite vectors, and nothing else', () => {
@@ -125,6 +127,46 @@ describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against
     }
   });
 
+  describe('rate-limited (429, Retry-After: 1)', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      mistral.behaviours.add('rate-limited');
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+      mistral.behaviours.clear();
+      mistral.rateLimitRetryAfter = '1';
+    });
+
+    it('the one retry waits the Retry-After, and a call made meanwhile waits for the pause’s end: no request before it', async () => {
+      const client = new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' });
+      const before = mistral.requests.length;
+      const settled: string[] = [];
+      const first = client.embed(['a']).finally(() => settled.push('first'));
+      await untilIo(() => client.pauseMs > 0);
+      expect(client.pauseMs).toBe(1000);
+      const second = client.embed(['b']).finally(() => settled.push('second'));
+      await vi.advanceTimersByTimeAsync(999);
+      await ioTurns();
+      expect(mistral.requests.length - before).toBe(1);
+      expect(settled).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect((await first)[0]).toHaveLength(1024);
+      expect((await second)[0]).toHaveLength(1024);
+      expect(mistral.requests.length - before).toBe(3);
+    });
+
+    it('a pause longer than the call’s time bound: the 429 fails the call at once, and a call meanwhile fails unsent', async () => {
+      mistral.rateLimitRetryAfter = '30';
+      const client = new MistralEmbedClient({ apiKey: 'k', baseUrl: mistral.baseUrl, env: 'test' });
+      const before = mistral.requests.length;
+      await expect(client.embed(['a'])).rejects.toMatchObject({ status: 429, retryable: true });
+      expect(client.pauseMs).toBe(30_000);
+      await expect(client.embed(['b'])).rejects.toThrow(MistralEmbedThrottledError);
+      expect(mistral.requests.length - before).toBe(1);
+    });
+  });
+
   it('an abort rejects with its reason and drops the request’s connection; so does the call’s own time bound', async () => {
     mistral.embeddingStatus = 'hang';
     try {
@@ -145,6 +187,8 @@ describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against
   });
 
   it('an answer that is not JSON, or has a vector too few, is refused', async () => {
+    // Both answers break the contract on purpose (the second also lacks the list's id, object, model and usage).
+    const broken = expectContractViolations();
     const server = await new FakeMistral({
       request(req, res) {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -156,6 +200,8 @@ describe('MistralEmbedClient, the runtime’s lean mistral-embed client, against
     try {
       await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: `${server.baseUrl}/broken`, env: 'test' }).embed(['a'])).rejects.toThrow('not JSON');
       await expect(new MistralEmbedClient({ apiKey: 'k', baseUrl: server.baseUrl, env: 'test' }).embed(['a', 'b'])).rejects.toThrow('1 vectors for 2 inputs');
+      expect(broken.every((v) => v.side === 'answer')).toBe(true);
+      expect(broken.map((v) => v.path.join('.') || v.message)).toEqual(['not JSON', 'id', 'object', 'model', 'usage']);
     } finally {
       await server.stop();
     }

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MistralAgentModel } from '../../adapters/models/mistral-agent-model.ts';
 import { InvalidMistralBaseUrlError } from '../../adapters/mistral/base-url.ts';
+import { expectContractViolations } from '../support/contract-violations.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 
 /**
@@ -106,6 +107,8 @@ describe('MistralAgentModel', () => {
   });
 
   it('gathers tool calls (whole, or in pieces by index) and emits them at the end, as the AI SDK does', async () => {
+    // A piece without its function's name is off the SDK's schema (Mistral sends whole calls): played on purpose, as the AI SDK reads it.
+    const broken = expectContractViolations();
     const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\r\n\r\n`;
     rawEvents = [
       ': a comment line\n\n',
@@ -123,14 +126,17 @@ describe('MistralAgentModel', () => {
       { type: 'tool-call', toolCallId: 'call_2', toolName: 'search_memory', input: '{"query":"jardin"}' },
     ]);
     expect(got.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'tool-calls' } });
+    expect(new Set(broken.map((v) => v.path.join('.')))).toEqual(new Set(['choices.0.delta.tool_calls.0.function.name']));
   });
 
   it('an event that is not JSON is an error part (the stream still ends), as with the AI SDK', async () => {
+    const broken = expectContractViolations();
     mistral.mode = { kind: 'malformed' };
     const expected = (await parts(sdk)).map((p) => p.type);
     const got = await parts(lean);
     expect(got.map((p) => p.type)).toEqual(expected);
     expect(got.some((p) => p.type === 'error')).toBe(true);
+    expect(broken.map((v) => `${v.side} ${v.message}`)).toContain('answer not JSON');
   });
 
   it.each([

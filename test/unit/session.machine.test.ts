@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.machine.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AGENT_CALL_MIN_MS, DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.machine.ts';
 import { stallAfter } from '../support/fault-models.ts';
-import { controllableModel, failingModel, hangingModel, streamingModel } from '../support/models.ts';
+import { controllableModel, failingModel, hangingModel, streamingModel, throttledModel } from '../support/models.ts';
 import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';
 
 const conv = (actor: ReturnType<typeof startSession>['actor']) => (actor.getSnapshot().value as { live: { conversation: unknown } }).live.conversation;
@@ -220,5 +220,47 @@ describe('session machine', () => {
       actor.send({ type: 'CLOSE', reason: 'operator' });
       expect(done('t1')).toMatchObject({ flux: 'agent', interrupted: true, text: 'Il était ' });
     });
+  });
+});
+
+describe('the provider’s Retry-After (the agent’s pause)', () => {
+  const SOS = 'Bien sûr, je vous écoute.';
+  // The pause runs on Date and setTimeout; the machine's own timers on its simulated clock.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
+
+  it('a 429 ends the turn on the SOS line at once (rate_limited), without the quick retry, and pauses the agent for its Retry-After', async () => {
+    const model = throttledModel('1');
+    const { actor, done, agentPause } = startSession(model);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'quelle heure est-il ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'sos', text: SOS, latencyMs: 0 });
+    expect(actor.getSnapshot().context.turns[0]!.sosReason).toBe('rate_limited');
+    expect(model.doStreamCalls).toHaveLength(1);
+    expect(agentPause.leftMs).toBe(1000);
+  });
+
+  it(`while the pause ends ${AGENT_CALL_MIN_MS} ms or more before the turn's budget does, the call waits for its end, then the agent answers`, async () => {
+    const model = streamingModel(['Il est midi.']);
+    const { actor, done, agentPause } = startSession(model);
+    agentPause.note(BUDGET - AGENT_CALL_MIN_MS);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'quelle heure est-il ?' });
+    await vi.advanceTimersByTimeAsync(BUDGET - AGENT_CALL_MIN_MS - 1);
+    await settle();
+    expect(model.doStreamCalls).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'agent', text: 'Il est midi.' });
+    expect(model.doStreamCalls).toHaveLength(1);
+  });
+
+  it('while the pause ends later than that, the SOS line comes at once (rate_limited) and no call is made', async () => {
+    const model = streamingModel(['jamais']);
+    const { actor, done, agentPause } = startSession(model);
+    agentPause.note(BUDGET - AGENT_CALL_MIN_MS + 1);
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'quelle heure est-il ?' });
+    await until(() => done('t1'));
+    expect(done('t1')).toMatchObject({ flux: 'sos', text: SOS, latencyMs: 0 });
+    expect(actor.getSnapshot().context.turns[0]!.sosReason).toBe('rate_limited');
+    expect(model.doStreamCalls).toHaveLength(0);
   });
 });

@@ -13,7 +13,7 @@ export interface AudioFormat {
 /** Which flow answered a turn; `checkin` is voice mode's idle check-in line (it answers no turn). */
 export type Flux = 'cache' | 'recall' | 'agent' | 'semantic_cache' | 'sos' | 'neutral' | 'checkin';
 /** Why the SOS line was spoken (only with flux `sos`). */
-export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall' | 'shutdown' | 'transcription';
+export type SosReason = 'budget' | 'model_error' | 'empty_reply' | 'flux_error' | 'stall' | 'shutdown' | 'rate_limited' | 'transcription';
 export type CloseReason = 'ended' | 'pause' | 'disconnected' | 'replaced' | 'shutdown' | 'operator' | 'erased';
 export type ServerErrorCode =
   | 'invalid_json'
