@@ -545,10 +545,10 @@ class MistralTranscriptionStream implements TranscriptionStream {
       } catch (err) {
         if (this.lifetime.signal.aborted) throw err;
         lastError = err;
-        if (err instanceof UpgradeRefusedError && err.status === 429) {
+        if (err instanceof UpgradeRefusedError && err.throttleMs !== null) {
           this.settings.onServiceEvent('rate_limited');
-          // The wait the service asked for, within the flush's own bound.
-          retryAfterMs = Math.min(err.retryAfterMs ?? this.backoff(this.dials), this.settings.flushTimeoutMs);
+          // The wait the service asked for (a 429's, or a 503 naming one), within the flush's own bound.
+          retryAfterMs = Math.min(err.throttleMs, this.settings.flushTimeoutMs);
         }
         this.settings.logger?.debug({ dials: this.dials, err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription connect failed');
         if (++failed >= this.settings.connectAttempts) {
