@@ -1,17 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { hasSox, pcmOf, RECORDING_RATE, RECORDING_SUFFIX, recordingOf, soxDecode, STAMPS, type Recording } from '../adapters/voice/french-recordings.ts';
 
 /**
- * The speech of bench:turns: Debian's `tuxpaint-stamps-default` (GPL-2), ~928 French descriptions of
- * Tux Paint's stamps recorded by people (`*_desc_fr.ogg`, the text on the `fr.utf8=` line of the
- * stamp's `.txt`). Decoded to 16 kHz mono s16 with sox, cached under the system's temp directory
- * (never in the repository), composed deterministically (seeded) into the bench's utterances.
+ * The speech of bench:turns: Debian's `tuxpaint-stamps-default` (adapters/voice/french-recordings.ts),
+ * every French description recorded. Decoded to 16 kHz mono s16 with sox, cached under the system's
+ * temp directory (never in the repository), composed deterministically (seeded) into the bench's utterances.
  */
-export const STAMPS = '/usr/share/tuxpaint/stamps';
-export const RATE = 16_000;
+export const RATE = RECORDING_RATE;
 const CACHE = path.join(tmpdir(), 'kohami-bench-turns');
 /** 10 ms analysis frames. */
 const FRAME = RATE / 100;
@@ -24,12 +23,8 @@ export const UNFINISHED_CUES = new Set(
   'et mais ou donc car de du des à au aux en pour par avec sans sur sous dans chez vers le la les un une son sa ses mon ma mes ce cette qui que dont euh'.split(' '),
 );
 
-export interface Clip {
-  /** The stamp's path under STAMPS, without the suffix: one clip per stamp. */
-  stamp: string;
-  text: string;
-  ogg: string;
-}
+/** One clip per stamp. */
+export type Clip = Recording;
 
 /** Speech whose text and voiced extent are known. */
 export interface Speech {
@@ -56,15 +51,6 @@ export function ensureData(): void {
   execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 }
 
-function hasSox(): boolean {
-  try {
-    execFileSync('sox', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Every clip with its text, sorted by stamp (the order does not depend on the file system). */
 export function listClips(): Clip[] {
   const clips: Clip[] = [];
@@ -72,12 +58,9 @@ export function listClips(): Clip[] {
     for (const name of readdirSync(dir)) {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) walk(full);
-      else if (name.endsWith('_desc_fr.ogg')) {
-        const base = full.slice(0, -'_desc_fr.ogg'.length);
-        if (!existsSync(`${base}.txt`)) continue;
-        const line = readFileSync(`${base}.txt`, 'utf8').split('\n').find((l) => l.startsWith('fr.utf8='));
-        const text = line?.slice('fr.utf8='.length).replace(/[“”"«»()]/g, '').replace(/\s+/g, ' ').trim();
-        if (text) clips.push({ stamp: path.relative(STAMPS, base), text, ogg: full });
+      else if (name.endsWith(RECORDING_SUFFIX)) {
+        const clip = recordingOf(path.relative(STAMPS, full.slice(0, -RECORDING_SUFFIX.length)));
+        if (clip) clips.push(clip);
       }
     }
   };
@@ -90,11 +73,8 @@ export function decode(clip: Clip, tempo = 1): Int16Array {
   mkdirSync(CACHE, { recursive: true });
   const key = createHash('sha1').update(`${clip.ogg}:${tempo}`).digest('hex').slice(0, 16);
   const raw = path.join(CACHE, `${key}.raw`);
-  if (!existsSync(raw)) {
-    execFileSync('sox', ['-V1', clip.ogg, '-r', String(RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', raw, ...(tempo !== 1 ? ['tempo', '-s', String(tempo)] : [])]);
-  }
-  const bytes = readFileSync(raw);
-  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+  if (!existsSync(raw)) writeFileSync(raw, soxDecode(clip.ogg, tempo));
+  return pcmOf(readFileSync(raw));
 }
 
 /** Pink noise from sox (`synth pinknoise`), `seconds` long, at `gain` of full scale, seeded. */
@@ -104,8 +84,7 @@ export function pinkNoise(seconds: number, gain: number): Int16Array {
   if (!existsSync(raw)) {
     execFileSync('sox', ['-R', '-n', '-r', String(RATE), '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', raw, 'synth', String(seconds), 'pinknoise', 'vol', String(gain)]);
   }
-  const bytes = readFileSync(raw);
-  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+  return pcmOf(readFileSync(raw));
 }
 
 /** RMS level (dB full scale) of each 10 ms frame. */

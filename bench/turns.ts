@@ -173,7 +173,10 @@ interface Outcome {
   finals: number;
   /** The utterance (all have speech) was answered with the SOS line. */
   sos: boolean;
-  /** A turn's transcript repeated the lane's previous utterance. */
+  /**
+   * A turn's transcript held the lane's previous utterance and more (a final that repeats the earlier
+   * ones); a final of the previous utterance alone that came late is its own turn, not a repetition.
+   */
   repeats: boolean;
   /** The turns' transcripts (for BENCH_CUTS). */
   transcripts: string[];
@@ -269,7 +272,7 @@ class Lane {
       firstAudioMs: firstAudio === undefined ? undefined : firstAudio - speechEndAt,
       finals: this.finals.length,
       sos: this.sos,
-      repeats: previous !== '' && !words(item.script.text).includes(previous) && this.finals.some((f) => words(f.text).includes(previous)),
+      repeats: previous !== '' && !words(item.script.text).includes(previous) && this.finals.some((f) => words(f.text).includes(previous) && words(f.text) !== previous),
       transcripts: this.finals.map((f) => f.text),
     };
   }

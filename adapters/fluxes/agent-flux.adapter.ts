@@ -21,7 +21,7 @@ const MAX_OUTPUT_TOKENS = 300;
 const SEARCH_MEMORY_INPUT = z.object({ query: z.string().min(1).max(300) });
 
 /** Built once: its JSON schema is a constant, not converted from zod on every turn. */
-const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
+export const SEARCH_MEMORY_TOOL: LanguageModelV4FunctionTool = {
   type: 'function',
   name: 'search_memory',
   description: [

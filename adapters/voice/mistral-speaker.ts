@@ -244,7 +244,7 @@ export class MistralSpeaker implements SpeakerPort {
 
 const codec = opusCodec();
 /** Whether libopus, the kiosk's decoder, takes `packet` (a raw Opus answer's first packet is tried once). */
-function decodable(packet: Uint8Array): boolean {
+export function decodable(packet: Uint8Array): boolean {
   const decoder = codec.decoder(MISTRAL_TTS_SAMPLE_RATE);
   try {
     decoder.decode(packet);

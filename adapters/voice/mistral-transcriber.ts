@@ -237,6 +237,8 @@ interface Flush {
   owedBy: Set<Line>;
   /** The next socket adopted gets its audio and its flush again: none left owes it. */
   replay: boolean;
+  /** Its socket answered neither the flush nor the end: the replay is ended at once, its answer awaited no longer than the service takes to answer. */
+  endReplay: boolean;
 }
 
 /** One socket to the service, and what the stream knows of it. */
@@ -369,6 +371,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
         audio,
         owedBy: new Set(),
         replay: !this.line,
+        endReplay: false,
         resolve: (text) => settle(() => resolve(text)),
         reject: (err) => {
           const owing = [...flush.owedBy];
@@ -422,7 +425,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
    * A flush left unanswered (reported: pipecat#4487). First its socket is ended — `input_audio.end` is
    * answered with the final text of its pending audio, as the service's clients relied on before flush
    * existed — and new audio goes to a fresh socket. Unanswered still, the utterance goes on a fresh socket
-   * of its own (its audio replayed, then the flush), whose flush has as long again before it is ended too.
+   * of its own: its audio replayed, flushed and ended at once (so that its answer comes as soon as the
+   * service answers anything), the audio spoken since held until it has answered.
    */
   private unanswered(line: Line, flush: Flush): void {
     if (!line.ending) {
@@ -435,6 +439,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     }
     this.settings.onServiceEvent('flush_replayed');
     this.settings.logger?.debug('voice transcription flush unanswered after its end: replaying it on a fresh socket');
+    flush.endReplay = true;
     this.replay(flush);
   }
 
@@ -540,10 +545,10 @@ class MistralTranscriptionStream implements TranscriptionStream {
       } catch (err) {
         if (this.lifetime.signal.aborted) throw err;
         lastError = err;
-        if (err instanceof UpgradeRefusedError && err.status === 429) {
+        if (err instanceof UpgradeRefusedError && err.throttleMs !== null) {
           this.settings.onServiceEvent('rate_limited');
-          // The wait the service asked for, within the flush's own bound.
-          retryAfterMs = Math.min(err.retryAfterMs ?? this.backoff(this.dials), this.settings.flushTimeoutMs);
+          // The wait the service asked for (a 429's, or a 503 naming one), within the flush's own bound.
+          retryAfterMs = Math.min(err.throttleMs, this.settings.flushTimeoutMs);
         }
         this.settings.logger?.debug({ dials: this.dials, err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription connect failed');
         if (++failed >= this.settings.connectAttempts) {
@@ -569,7 +574,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     for (;;) {
       const deadline = Date.now() + this.settings.connectTimeoutMs;
       const undocumented = this.settings.fields.undocumented(this.names);
-      const dialled = await dialRealtime({ serverUrl: this.settings.serverUrl, apiKey: this.settings.apiKey, model: this.settings.model, timeoutMs: deadline - Date.now() });
+      const dialled = await dialRealtime({ serverUrl: this.settings.serverUrl, apiKey: this.settings.apiKey, model: this.settings.model, timeoutMs: deadline - Date.now(), signal: this.lifetime.signal });
       countSocket(dialled.socket, this.settings.sockets);
       try {
         const { line, first } = await this.setUp(dialled, undocumented, deadline);
@@ -621,6 +626,10 @@ class MistralTranscriptionStream implements TranscriptionStream {
       line.replaying = true;
       for (const pcm of flush.audio) this.send(line, pcm);
       this.sendFlush(line, flush);
+      if (flush.endReplay) {
+        line.ending = true;
+        void line.connection.endAudio().catch(ignore);
+      }
     } else this.sendCurrent(line);
     this.armIdleClose(line);
   }

@@ -2,18 +2,23 @@ import { RealtimeConnection, type AudioFormat, type RealtimeEvent } from '@mistr
 import { SDK_METADATA } from '@mistralai/mistralai/lib/config.js';
 import { RealtimeTranscriptionSessionCreated$inboundSchema, RealtimeTranscriptionSessionUpdateMessage$outboundSchema } from '@mistralai/mistralai/models/components';
 import WebSocket from 'ws';
+import { retryAfterMs, throttleMs } from '../mistral/retry-after.ts';
 
 /** The socket upgrade was answered with an HTTP status instead of a socket (429: rate limited). */
 export class UpgradeRefusedError extends Error {
   override name = 'UpgradeRefusedError';
   readonly status: number;
-  /** The answer's `Retry-After`, in ms; undefined when it gave none (or one that is not a time). */
+  /** The answer's `Retry-After` (ms, capped); undefined when it named none. */
   readonly retryAfterMs: number | undefined;
+  /** The wait before the next dial it asks for (ms): a 429's Retry-After (1 s when it names none), a 503's if it names one; null: none. */
+  readonly throttleMs: number | null;
 
-  constructor(status: number, retryAfterMs: number | undefined) {
-    super(`transcription socket refused with HTTP ${status}${retryAfterMs === undefined ? '' : ` (retry after ${retryAfterMs} ms)`}`);
+  constructor(status: number, headers: Readonly<Record<string, string | string[] | undefined>>) {
+    const wait = retryAfterMs(headers) ?? undefined;
+    super(`transcription socket refused with HTTP ${status}${wait === undefined ? '' : ` (retry after ${wait} ms)`}`);
     this.status = status;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = wait;
+    this.throttleMs = throttleMs(status, headers);
   }
 }
 
@@ -31,7 +36,7 @@ export interface RealtimeSocket {
  * « Unexpected server response: 429 » and drops the answer's headers, so its `Retry-After` could not be
  * honoured; and the keep-alive needs the socket's ping and pong, which the SDK hides.
  */
-export function dialRealtime(options: { serverUrl: string; apiKey: string; model: string; timeoutMs: number }): Promise<RealtimeSocket> {
+export function dialRealtime(options: { serverUrl: string; apiKey: string; model: string; timeoutMs: number; signal?: AbortSignal }): Promise<RealtimeSocket> {
   const url = new URL('v1/audio/transcriptions/realtime', `${options.serverUrl.replace(/\/+$/, '')}/`);
   url.searchParams.set('model', options.model);
   const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': SDK_METADATA.userAgent } });
@@ -46,7 +51,7 @@ export function dialRealtime(options: { serverUrl: string; apiKey: string; model
     const onResponse = (request: { destroy(): void }, response: { statusCode?: number; headers: Record<string, string | string[] | undefined>; resume(): void }) => {
       response.resume();
       request.destroy();
-      fail(new UpgradeRefusedError(response.statusCode ?? 0, retryAfterMs(response.headers['retry-after'])));
+      fail(new UpgradeRefusedError(response.statusCode ?? 0, response.headers));
     };
     const onMessage = (data: WebSocket.RawData) => {
       const event = parseJson(String(data));
@@ -71,9 +76,12 @@ export function dialRealtime(options: { serverUrl: string; apiKey: string; model
       resolve({ connection, events, socket });
     };
     const onClose = () => fail(new Error('transcription socket closed before session.created'));
+    // The stream closed while its socket was opening: the socket goes at once, not once it is open.
+    const onAbort = () => fail(new Error('transcription stream closed'));
     const timer = setTimeout(() => fail(new Error('transcription socket: no session.created in time')), Math.max(0, options.timeoutMs));
     const cleanup = () => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
       socket.off('unexpected-response', onResponse);
       socket.off('message', onMessage);
       socket.off('close', onClose);
@@ -81,17 +89,9 @@ export function dialRealtime(options: { serverUrl: string; apiKey: string; model
     socket.on('unexpected-response', onResponse);
     socket.on('message', onMessage);
     socket.on('close', onClose);
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-/** `Retry-After` in seconds or as an HTTP date, in ms from now. */
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value.trim() === '') return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /**

@@ -13,12 +13,15 @@ export interface FallbackSpeakerOptions {
   /**
    * Bound on the primary's silence: its first audio, then each next chunk once the consumer asks for
    * it (a consumer's own pause, a slow kiosk, does not count). Past it, what is left of the sentence
-   * goes to the fallback. Default 1,500 ms (MistralSpeaker's own `stallMs`, 3 s, stays the outer bound).
+   * goes to the fallback. Default FIRST_AUDIO_MS (MistralSpeaker's own `stallMs`, 3 s, stays the outer bound).
    */
   firstAudioMs?: number;
   /** Each failure of the primary (for `kohami_speech_errors_total`); never given the text. */
   onSpeechError?: (error: Error) => void;
 }
+
+/** The primary's first audio later than this, and the fallback speaks the sentence. */
+export const FIRST_AUDIO_MS = 1_500;
 
 /**
  * Milliseconds of speech per character of French text, until the primary has finished a sentence to
@@ -67,7 +70,7 @@ export class FallbackSpeaker implements SpeakerPort {
     this.options = options;
     this.sampleRate = options.primary.sampleRate;
     this.voiceId = `${options.primary.voiceId}|${options.fallback.voiceId}`;
-    this.firstAudioMs = options.firstAudioMs ?? 1_500;
+    this.firstAudioMs = options.firstAudioMs ?? FIRST_AUDIO_MS;
     this.samplesPerChar = (PRIOR_MS_PER_CHAR * this.sampleRate) / 1000;
     const opus = options.primary.synthesizeOpus?.bind(options.primary);
     if (opus) {

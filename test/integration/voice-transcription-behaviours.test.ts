@@ -26,6 +26,8 @@ let logged: string[];
 const streams: TranscriptionStream[] = [];
 
 beforeEach(() => {
+  // The opt-in settings break the SDK's schema on purpose (STT_LANGUAGE, STT_CONTEXT_BIAS): any other break still fails a test.
+  expectContractViolations(isUndocumentedSetting);
   relay = relayed();
   voxtral.behaviours.clear();
   voxtral.utterances.length = 0;
@@ -36,11 +38,9 @@ beforeEach(() => {
   events = [];
   logged = [];
 });
-afterEach(async () => {
+afterEach(() => {
   vi.useRealTimers();
   for (const stream of streams.splice(0)) stream.close();
-  // A socket still opening would be counted in the next test.
-  await until(() => voxtral.openSockets === 0);
 });
 
 function transcriber(extra: Partial<MistralTranscriberOptions> = {}): MistralTranscriber {
@@ -318,7 +318,7 @@ describe('flush-unanswered', () => {
     expect(events).toEqual(['flush_unanswered', 'flush_unanswered']);
   });
 
-  it('a socket that answers neither its flush nor its end: the utterance is replayed on a fresh socket, and that one’s end answers it', async () => {
+  it('a socket that answers neither its flush nor its end: the utterance is replayed on a fresh socket, flushed and ended at once, whose answer is taken', async () => {
     voxtral.behaviours.add('flush-unanswered');
     // The first socket is stuck on the utterance; the fresh one hears it again.
     voxtral.utterances.push({ text: 'Bonjour Marie', fault: 'hang' }, { text: 'Bonjour Marie' });
@@ -333,16 +333,14 @@ describe('flush-unanswered', () => {
     // The fresh socket, after the back-off (the stuck one never answered: it was not healthy).
     await settle();
     vi.advanceTimersByTime(BACKOFF_MS);
-    await until(() => voxtral.sockets.length === 2 && voxtral.sockets[1]!.flushes === 1);
-    expect(voxtral.sockets[1]!.audioBytes).toBe(400 * 32);
-    expect(flushed.settled).toBe(false);
-    vi.advanceTimersByTime(flushAnswerMs());
+    await until(() => voxtral.sockets.length === 2 && voxtral.sockets[1]!.ends === 1);
+    expect(voxtral.sockets[1]!).toMatchObject({ audioBytes: 400 * 32, flushes: 1 });
     await until(() => flushed.settled);
     await expect(flushed.promise).resolves.toBe('Bonjour Marie');
     expect(voxtral.sockets.map((s) => s.ends)).toEqual([1, 1]);
     // The stuck socket is given up once the text came from the other.
     await until(() => voxtral.sockets[0]!.closed);
-    expect(events).toEqual(['flush_unanswered', 'flush_replayed', 'flush_unanswered']);
+    expect(events).toEqual(['flush_unanswered', 'flush_replayed']);
   });
 });
 

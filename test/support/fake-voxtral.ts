@@ -161,7 +161,7 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
     const model = url.searchParams.get('model');
     if (this.rateLimitsUpgrade()) {
       this.refused += 1;
-      socket.end('HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(`HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${this.rateLimitRetryAfter}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return true;
     }
     if (this.refuseConnections > 0 || !model || !req.headers.authorization) {
