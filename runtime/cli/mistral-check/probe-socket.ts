@@ -3,7 +3,6 @@ import type WebSocket from 'ws';
 import { describeServiceError, dialRealtime, sessionUpdateMessage, type RealtimeSocket } from '../../../adapters/voice/realtime-socket.ts';
 import { INPUT_SAMPLE_RATE } from '../../../machines/voice/voice.port.ts';
 import { delay } from '../../../adapters/mistral/retry-after.ts';
-import { abortable } from './waits.ts';
 
 /** One event as it arrived, and when (performance.now()). */
 export interface TimedEvent {
@@ -61,10 +60,7 @@ export class ProbeSocket {
 
   /** The socket upgraded and its `session.created` received, within `boundMs`; a refused upgrade rejects with UpgradeRefusedError. */
   static async open(serverUrl: string, apiKey: string, model: string, boundMs: number, signal: AbortSignal): Promise<ProbeSocket> {
-    const dialling = dialRealtime({ serverUrl, apiKey, model, timeoutMs: boundMs });
-    // Dialled after the run was given up: closed at once, not left open.
-    void dialling.then((dialled) => signal.aborted && dialled.socket.terminate(), () => undefined);
-    return new ProbeSocket(await abortable(dialling, signal));
+    return new ProbeSocket(await dialRealtime({ serverUrl, apiKey, model, timeoutMs: boundMs, signal }));
   }
 
   get isClosed(): boolean {
