@@ -57,20 +57,22 @@ export interface MistralTranscriberOptions {
   /** Failed connection attempts in a row before a (re)connection gives up. Default 3. */
   connectAttempts?: number;
   /**
-   * Reconnect back-off: before the k-th socket since the last healthy one, a wait of
+   * Reconnect back-off: after the k-th socket lost since the last healthy one, a wait of
    * `backoffMs × 2^(k−1)` (at most `maxBackoffMs`), jittered down to half of it. The count carries
-   * across sockets the service accepted and then dropped, and across failed connects alike: it
-   * resets only once a socket has been healthy (it delivered a transcript, or stayed open
-   * `healthyAfterMs`). Defaults 100 ms, 2,000 ms, 10,000 ms. An upgrade refused with 429 waits its
-   * `Retry-After` instead (at most `flushTimeoutMs`).
+   * across sockets the service accepted and then dropped (or errored on, or the network cut), and
+   * across failed connects alike; a socket the stream ended or closed itself is no loss. It resets
+   * only once a socket has been healthy (it delivered a transcript, or stayed open `healthyAfterMs`).
+   * Defaults 100 ms, 2,000 ms, 10,000 ms. An upgrade refused with 429 waits its `Retry-After` instead
+   * (at most `flushTimeoutMs`).
    */
   backoffMs?: number;
   maxBackoffMs?: number;
   healthyAfterMs?: number;
   /**
-   * Sockets opened after the first without a healthy one in between, before the stream gives up:
-   * the utterance's flush (pending or next) fails with TranscriberUnavailableError and the stream
-   * opens no socket again. Default 5: at most 6 sockets per stream and utterance, whatever the service does.
+   * Sockets lost (or connects failed) without a healthy one in between, beyond which the stream gives
+   * up: the utterance's flush (pending or next) fails with TranscriberUnavailableError and the stream
+   * opens no socket again. Default 5: at most 6 sockets lost per stream and utterance, whatever the
+   * service does (the stream's own ends of unanswered flushes add at most a few, bounded by the flush's).
    */
   maxReconnects?: number;
   logger?: Logger;
@@ -286,11 +288,13 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private readonly listeners: Array<(text: string) => void> = [];
   private readonly lifetime = new AbortController();
   /**
-   * Sockets dialled since the last healthy one (0: the next dial is the stream's first, or follows a
-   * healthy socket). It grows with failed connects and with sockets accepted then dropped alike, so
-   * a service that accepts and drops every socket meets the same back-off and bound as one that refuses.
+   * Sockets lost since the last healthy one (0: the next dial is the stream's first, or follows a healthy
+   * socket). It grows with failed connects and with sockets the service or the network took away alike
+   * (dropped, cut, errored), so a service that accepts and drops every socket meets the same back-off and
+   * bound as one that refuses; a socket the stream itself ended or closed (an unanswered flush, a replay's
+   * order, an idle one) is no loss and waits for nothing.
    */
-  private dials = 0;
+  private losses = 0;
   /** performance.now() by which the pending flush gives up (Infinity when none waits). */
   private flushDeadline = Infinity;
   /** The service lost audio of the utterance in progress while no flush waited: its flush fails with this. */
@@ -458,7 +462,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
     if (repeated > 0) this.settings.onServiceEvent('cumulative_final');
     if (!flush?.owedBy.has(line)) return;
     // A transcript: the socket is healthy, the next drop reconnects without waiting.
-    this.dials = 0;
+    this.losses = 0;
     const others = [...flush.owedBy].filter((l) => l !== line);
     line.replaying = false;
     flush.resolve(text);
@@ -508,22 +512,22 @@ class MistralTranscriptionStream implements TranscriptionStream {
   }
 
   /**
-   * Dials until a socket is adopted. Before every dial but a healthy stream's first, the back-off of
-   * `dials` (see MistralTranscriberOptions.backoffMs) — or the `Retry-After` of a 429; `connectAttempts`
-   * failed connects in a row end this call, `maxReconnects` dials without a healthy socket end the stream.
+   * Dials until a socket is adopted. After a loss, the back-off of `losses` (see
+   * MistralTranscriberOptions.backoffMs) — or the `Retry-After` of a 429; `connectAttempts` failed
+   * connects in a row end this call, more than `maxReconnects` losses without a healthy socket end the stream.
    */
   private async connectWithBackoff(): Promise<Line> {
     let lastError: unknown;
     let retryAfterMs: number | undefined;
     for (let failed = 0; ; ) {
-      if (this.dials > this.settings.maxReconnects) {
+      if (this.losses > this.settings.maxReconnects) {
         this.exhausted = new TranscriberUnavailableError(`transcription socket reopened ${this.settings.maxReconnects} times without a transcript: giving up on this stream`, {
           cause: lastError,
         });
         throw this.exhausted;
       }
-      if (this.dials > 0) {
-        const delay = retryAfterMs ?? this.backoff(this.dials);
+      if (this.losses > 0) {
+        const delay = retryAfterMs ?? this.backoff(this.losses);
         // A flush that would time out before the next socket is even dialled fails now, as the
         // service's failure it is (the kiosk is told), not later as a late transcript.
         if (this.pending && performance.now() + delay >= this.flushDeadline) {
@@ -532,7 +536,6 @@ class MistralTranscriptionStream implements TranscriptionStream {
         await sleep(delay, this.lifetime.signal);
       }
       this.lifetime.signal.throwIfAborted();
-      this.dials += 1;
       retryAfterMs = undefined;
       try {
         const line = await this.connectOnce();
@@ -545,12 +548,13 @@ class MistralTranscriptionStream implements TranscriptionStream {
       } catch (err) {
         if (this.lifetime.signal.aborted) throw err;
         lastError = err;
+        this.losses += 1;
         if (err instanceof UpgradeRefusedError && err.throttleMs !== null) {
           this.settings.onServiceEvent('rate_limited');
           // The wait the service asked for (a 429's, or a 503 naming one), within the flush's own bound.
           retryAfterMs = Math.min(err.throttleMs, this.settings.flushTimeoutMs);
         }
-        this.settings.logger?.debug({ dials: this.dials, err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription connect failed');
+        this.settings.logger?.debug({ losses: this.losses, err: { name: (err as Error).name, message: (err as Error).message } }, 'voice transcription connect failed');
         if (++failed >= this.settings.connectAttempts) {
           throw new TranscriberUnavailableError(`transcription service unreachable after ${failed} attempts`, { cause: lastError });
         }
@@ -559,9 +563,9 @@ class MistralTranscriptionStream implements TranscriptionStream {
   }
 
   /** Equal jitter: half the exponential delay for sure, the other half at random, so the session's kiosks do not reconnect in step. */
-  private backoff(dials: number): number {
+  private backoff(losses: number): number {
     const { backoffMs, maxBackoffMs } = this.settings;
-    const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (dials - 1));
+    const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (losses - 1));
     return delay / 2 + (Math.random() * delay) / 2;
   }
 
@@ -703,6 +707,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
    */
   private serviceError(line: Line, event: unknown): void {
     const reason = describeServiceError(event);
+    this.lose(line);
     if (line.unconfirmed) {
       this.settings.fields.refuse(reason);
       return this.drop(line, 'close');
@@ -729,6 +734,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
   private drop(line: Line, how: 'close' | 'terminate' | 'gone', reopen: 'needed' | 'always' | 'never' = 'needed'): void {
     if (line.closed) return;
     line.closed = true;
+    // Closed by the service or the network, not by the stream: a loss.
+    if (how !== 'close') this.lose(line);
     clearAnswerTimer(line);
     if (line.idleTimer) clearTimeout(line.idleTimer);
     if (this.line === line) this.detach(line);
@@ -744,7 +751,12 @@ class MistralTranscriptionStream implements TranscriptionStream {
 
   /** The current socket goes: one open `healthyAfterMs` was healthy, and the back-off starts over. */
   private socketGone(line: Line): void {
-    if (performance.now() - line.adoptedAt >= this.settings.healthyAfterMs) this.dials = 0;
+    if (performance.now() - line.adoptedAt >= this.settings.healthyAfterMs) this.losses = 0;
+  }
+
+  /** A socket the service or the network took away: one loss more, unless it had been healthy. */
+  private lose(line: Line): void {
+    this.losses = performance.now() - line.adoptedAt >= this.settings.healthyAfterMs ? 0 : this.losses + 1;
   }
 
   /** The audio since the last flush, to a socket that has heard none of it. */
