@@ -159,6 +159,8 @@ const schema = z
      */
     STT_FLUSH_ANSWER_MS: positiveMs.optional(),
     /** Voice mode: a transcription socket that carried no audio this long is closed (the service ends idle ones at 30 s); the next speech opens another. */
+    /** `end`: every utterance ends its transcription socket rather than flushing it (`flush` switches to it on the first flush left unanswered). */
+    STT_FLUSH_MODE: z.enum(['flush', 'end']).default('flush'),
     STT_IDLE_CLOSE_MS: z.coerce.number().int().min(1000).max(600_000).default(20_000),
     /** Voice mode: sent as `language` in the recognizer's set-up, a field its API does not document (`mistral:check` says if it is taken). Unset: not sent. */
     STT_LANGUAGE: optionalText.pipe(z.string().regex(/^[a-z]{2,3}$/, 'must be a language code such as fr').optional()),

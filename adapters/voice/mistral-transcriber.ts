@@ -18,7 +18,7 @@ export class TranscriberUnavailableError extends Error {
  * (the service refused the undocumented settings: every set-up since carries the documented ones alone —
  * once per process), `no_session_updated` (a set-up went ahead on silence), `rate_limited` (an upgrade
  * answered 429), `cumulative_final` (a final repeated the socket's earlier ones), `flush_unanswered` (a
- * flush got no answer in time: its socket was ended), `flush_replayed` (nor did the end: the utterance went
+ * flush got no answer in time: its socket was ended, and so is every utterance's since), `flush_replayed` (nor did the end: the utterance went
  * on a fresh socket), `service_closed` (the service ended an idle socket, or errored on one owing nothing).
  */
 export type TranscriptionServiceEvent = 'setup_fallback' | 'no_session_updated' | 'rate_limited' | 'cumulative_final' | 'flush_unanswered' | 'flush_replayed' | 'service_closed';
@@ -46,6 +46,12 @@ export interface MistralTranscriberOptions {
    * flush has as long before it is ended too. Default flushAnswerMsFor(flushTimeoutMs).
    */
   flushAnswerMs?: number;
+  /**
+   * STT_FLUSH_MODE: `flush` (the default) flushes the socket at each end of speech and keeps it; `end`
+   * ends it (`input_audio.end`, whose answer is the final text) and opens the next one at once. A stream
+   * in `flush` mode that sees a flush left unanswered switches the whole transcriber to `end`.
+   */
+  flushMode?: FlushMode;
   /** STT_IDLE_CLOSE_MS: a socket that carried no audio this long is closed (the service ends idle ones at 30 s). Default 20,000 ms. */
   idleCloseMs?: number;
   /**
@@ -81,6 +87,8 @@ export interface MistralTranscriberOptions {
   /** Told of each departure from the documented contract the stream worked around (the runtime's counters). */
   onServiceEvent?: (event: TranscriptionServiceEvent) => void;
 }
+
+export type FlushMode = 'flush' | 'end';
 
 /** Each `opened()` is followed, once the socket has closed (by either side, or cut), by exactly one `closed()`. */
 export interface SocketCounter {
@@ -133,6 +141,7 @@ export class MistralTranscriber implements TranscriberPort {
       apiKey: options.apiKey,
       model: options.model ?? MISTRAL_STT_MODEL,
       live: { fragments: false },
+      flushes: { mode: options.flushMode ?? 'flush' },
       fields: new SessionFields({ language: options.language, contextBias: options.contextBias === true, logger: options.logger, onServiceEvent: options.onServiceEvent }),
       ...(options.streamingDelayMs !== undefined ? { streamingDelayMs: options.streamingDelayMs } : {}),
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
@@ -213,6 +222,8 @@ interface StreamSettings {
   fields: SessionFields;
   /** What the process's streams have learnt of the service's live text: it sends words in pieces. */
   live: { fragments: boolean };
+  /** How an utterance is closed, and what the streams have learnt: once a flush goes unanswered, `end`. */
+  flushes: { mode: FlushMode };
   streamingDelayMs?: number;
   connectTimeoutMs: number;
   flushTimeoutMs: number;
@@ -239,7 +250,7 @@ interface Flush {
   owedBy: Set<Line>;
   /** The next socket adopted gets its audio and its flush again: none left owes it. */
   replay: boolean;
-  /** Its socket answered neither the flush nor the end: the replay is ended at once, its answer awaited no longer than the service takes to answer. */
+  /** Its replay is ended at once, with its flush (its socket answered neither the flush nor the end, or every utterance ends its socket). */
   endReplay: boolean;
 }
 
@@ -252,6 +263,8 @@ interface Line {
   live: string;
   /** It was sent `input_audio.end`: its next final answers what it owes, then it closes. */
   ending: boolean;
+  /** It was sent audio: a socket that has heard nothing can carry a replay as it is. */
+  heard: boolean;
   /** It carries a replay of a flushed utterance: its live text repeats words already shown. */
   replaying: boolean;
   /** Its set-up carried undocumented settings and went ahead unacknowledged: a late error is their refusal. */
@@ -311,8 +324,19 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.names = names;
   }
 
+  /** Adopted once no longer connecting: adopting a socket may end it at once (a replay), and open the next. */
   connected(): Promise<Line> {
-    this.connecting ??= this.connectWithBackoff().finally(() => (this.connecting = undefined));
+    this.connecting ??= this.connectWithBackoff().then(
+      (line) => {
+        this.connecting = undefined;
+        this.adopt(line);
+        return line;
+      },
+      (err: unknown) => {
+        this.connecting = undefined;
+        throw err;
+      },
+    );
     return this.connecting;
   }
 
@@ -375,7 +399,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
         audio,
         owedBy: new Set(),
         replay: !this.line,
-        endReplay: false,
+        endReplay: this.settings.flushes.mode === 'end',
         resolve: (text) => settle(() => resolve(text)),
         reject: (err) => {
           const owing = [...flush.owedBy];
@@ -385,8 +409,9 @@ class MistralTranscriptionStream implements TranscriptionStream {
         },
       };
       this.pending = flush;
-      if (this.line) this.sendFlush(this.line, flush);
-      else this.reconnect();
+      if (!this.line) return this.reconnect();
+      this.sendFlush(this.line, flush);
+      if (this.settings.flushes.mode === 'end') this.end(this.line);
     });
   }
 
@@ -436,9 +461,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
     if (!line.ending) {
       this.settings.onServiceEvent('flush_unanswered');
       this.settings.logger?.debug('voice transcription flush unanswered: ending its socket');
-      line.ending = true;
-      if (this.line === line) this.detach(line);
-      void line.connection.endAudio().catch(ignore);
+      this.endEveryUtterance();
+      this.end(line);
       return this.awaitAnswer(line, flush);
     }
     this.settings.onServiceEvent('flush_replayed');
@@ -447,10 +471,34 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.replay(flush);
   }
 
-  /** The flushed audio goes again, first, on a fresh socket: the one carrying later audio (if any) is replaced. */
+  /**
+   * A service seen leaving a flush unanswered is not trusted with one again: from now on every utterance
+   * of the transcriber's streams ends its socket, whose answer costs one round trip rather than
+   * STT_FLUSH_ANSWER_MS and then one (the next socket is opened as the utterance ends, ready for the next).
+   */
+  private endEveryUtterance(): void {
+    if (this.settings.flushes.mode === 'end') return;
+    this.settings.flushes.mode = 'end';
+    this.settings.logger?.warn('the transcription service left a flush unanswered: every utterance now ends its socket (STT_FLUSH_MODE=end)');
+  }
+
+  /** `line` owes the flush's answer: it is ended (its answer is the final text), and a fresh socket opened for the speech to come. */
+  private end(line: Line): void {
+    line.ending = true;
+    if (this.line === line) this.detach(line);
+    void line.connection.endAudio().catch(ignore);
+    this.reconnect();
+  }
+
+  /**
+   * The flushed audio goes again, first, on a socket that has heard nothing else: the current one if it has
+   * heard nothing yet (opened as the last utterance ended), else a fresh one (the one carrying later audio is replaced).
+   */
   private replay(flush: Flush): void {
     flush.replay = true;
-    if (this.line) this.drop(this.line, 'close');
+    const spare = this.line;
+    if (spare && !spare.heard) return this.carryReplay(spare, flush);
+    if (spare) this.drop(spare, 'close');
     else this.reconnect();
   }
 
@@ -512,7 +560,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   }
 
   /**
-   * Dials until a socket is adopted. After a loss, the back-off of `losses` (see
+   * Dials until a socket is set up. After a loss, the back-off of `losses` (see
    * MistralTranscriberOptions.backoffMs) — or the `Retry-After` of a 429; `connectAttempts` failed
    * connects in a row end this call, more than `maxReconnects` losses without a healthy socket end the stream.
    */
@@ -543,7 +591,6 @@ class MistralTranscriptionStream implements TranscriptionStream {
           void line.connection.close();
           throw new TranscriberUnavailableError('transcription stream closed');
         }
-        this.adopt(line);
         return line;
       } catch (err) {
         if (this.lifetime.signal.aborted) throw err;
@@ -625,17 +672,18 @@ class MistralTranscriptionStream implements TranscriptionStream {
     this.told = '';
     this.keepAlive(line);
     const flush = this.pending;
-    if (flush?.replay) {
-      flush.replay = false;
-      line.replaying = true;
-      for (const pcm of flush.audio) this.send(line, pcm);
-      this.sendFlush(line, flush);
-      if (flush.endReplay) {
-        line.ending = true;
-        void line.connection.endAudio().catch(ignore);
-      }
-    } else this.sendCurrent(line);
+    if (flush?.replay) this.carryReplay(line, flush);
+    else this.sendCurrent(line);
     this.armIdleClose(line);
+  }
+
+  /** `line`, which has heard nothing, gets the flushed utterance's audio and its flush (and its end, when the replay is ended at once). */
+  private carryReplay(line: Line, flush: Flush): void {
+    flush.replay = false;
+    line.replaying = true;
+    for (const pcm of flush.audio) this.send(line, pcm);
+    this.sendFlush(line, flush);
+    if (flush.endReplay) this.end(line);
   }
 
   /** Pings `line` while it is current; no pong by the next ping and it is replaced. */
@@ -745,8 +793,8 @@ class MistralTranscriptionStream implements TranscriptionStream {
     else if (how === 'close') void line.connection.close();
     if (reopen === 'never' || this.lifetime.signal.aborted) return;
     // The replay must come before the audio sent since: a socket carrying that audio is replaced.
-    if (flush?.replay && this.line) return this.drop(this.line, 'close');
-    if (reopen === 'always' || flush?.replay || this.current.length > 0) this.reconnect();
+    if (flush?.replay) return this.replay(flush);
+    if (reopen === 'always' || this.current.length > 0) this.reconnect();
   }
 
   /** The current socket goes: one open `healthyAfterMs` was healthy, and the back-off starts over. */
@@ -765,6 +813,7 @@ class MistralTranscriptionStream implements TranscriptionStream {
   }
 
   private send(line: Line, pcm: Int16Array): void {
+    line.heard = true;
     line.audioAt = performance.now();
     for (let at = 0; at < pcm.length; at += MAX_APPEND_SAMPLES) {
       const part = pcm.subarray(at, at + MAX_APPEND_SAMPLES);
@@ -785,6 +834,7 @@ function newLine(dialled: RealtimeSocket): Line {
     finals: new SocketFinals(),
     live: '',
     ending: false,
+    heard: false,
     replaying: false,
     unconfirmed: false,
     closed: false,

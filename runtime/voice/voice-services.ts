@@ -166,6 +166,7 @@ function transcriberFor(config: Config, mistral: { apiKey: string; baseUrl: stri
     flushTimeoutMs: config.STT_BUDGET_MS,
     flushAnswerMs: config.STT_FLUSH_ANSWER_MS,
     idleCloseMs: config.STT_IDLE_CLOSE_MS,
+    flushMode: config.STT_FLUSH_MODE,
     ...(config.STT_STREAMING_DELAY_MS !== undefined ? { streamingDelayMs: config.STT_STREAMING_DELAY_MS } : {}),
     ...(config.STT_LANGUAGE !== undefined ? { language: config.STT_LANGUAGE } : {}),
     contextBias: config.STT_CONTEXT_BIAS === 'on',

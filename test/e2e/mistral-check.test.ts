@@ -222,10 +222,10 @@ const FOUND: Record<
   'cumulative-final': { row: 'final', verdict: 'note', observed: /^cumulative: the 2nd final repeats the 1st/, exit: 0 },
   'held-last-words': { row: 'last-words', verdict: 'note', observed: /^words came only with the flush: «/, exit: 0 },
   fragments: { row: 'live-words', verdict: 'note', observed: /^word fragments: \d+ of \d+ deltas continue a word/, exit: 0 },
-  'flush-unanswered': { row: 'flush-answered', verdict: 'break', observed: /^none of 2 answered within 5,000 ms/, exit: 1 },
-  'flush-unanswered-after-first': { row: 'flush-answered', verdict: 'note', observed: /^the 2nd not answered within 5,000 ms \(1 of 2 answered\)/, exit: 0 },
+  'flush-unanswered': { row: 'flush-answered', verdict: 'break', observed: /^none of 2 answered within 5,000 ms/, exit: 1, settings: ['STT_FLUSH_MODE=end'] },
+  'flush-unanswered-after-first': { row: 'flush-answered', verdict: 'note', observed: /^the 2nd not answered within 5,000 ms \(1 of 2 answered\)/, exit: 0, settings: ['STT_FLUSH_MODE=end'] },
   // 1.5 s late: over the 1 s target, under an STT_BUDGET_MS a loaded machine cannot reach.
-  'late-flush': { row: 'flush-time', verdict: 'note', observed: /^\d,\d{3} ms, \d,\d{3} ms: over 1,000 ms, the answer to a finished sentence waits on it$/, exit: 0, env: { STT_BUDGET_MS: '6000' } },
+  'late-flush': { row: 'flush-time', verdict: 'note', observed: /^\d,\d{3} ms, \d,\d{3} ms: over 1,000 ms, the answer to a finished sentence waits on it$/, exit: 0, settings: ['STT_FLUSH_MODE=end'], env: { STT_BUDGET_MS: '6000' } },
   // Its 30 s made half a second, well under the runtime's own idle close here (STT_IDLE_CLOSE_MS, 3 s).
   'idle-error': {
     row: 'idle',

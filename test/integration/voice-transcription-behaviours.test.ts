@@ -286,7 +286,7 @@ describe('flush-unanswered-after-first', () => {
     expect(voxtral.sockets[0]!.audioBytes).toBe(sentBefore);
     vi.advanceTimersByTime(flushAnswerMs());
     await until(() => voxtral.sockets.length === 2 && voxtral.sockets[1]!.audioBytes === 300 * 32);
-    await expect(second).resolves.toBe('Je suis fatiguée');
+    await expect(settled(second)).resolves.toBe('Je suis fatiguée');
     speak(stream, 100);
     const third = watch(flush(stream));
     await until(() => third.settled);
@@ -296,23 +296,54 @@ describe('flush-unanswered-after-first', () => {
 });
 
 describe('flush-unanswered', () => {
-  it('no flush is ever answered: each utterance is answered by its socket’s end, none repeats another', async () => {
+  it('no flush is ever answered: the first utterance is answered by its socket’s end at STT_FLUSH_ANSWER_MS; from then on each ends its socket at once, none repeats another', async () => {
     voxtral.behaviours.add('flush-unanswered');
-    voxtral.utterances.push({ text: 'Bonjour Marie' }, { text: 'Quel temps fait-il' });
+    voxtral.utterances.push({ text: 'Bonjour Marie' }, { text: 'Quel temps fait-il' }, { text: 'Il fait beau' }, { text: 'Merci' });
     const stream = await open(transcriber());
+    // Another transcriber (another process) has learnt nothing: it still flushes.
+    const other = await open(transcriber());
+    const otherSocket = voxtral.sockets[1]!;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    speak(stream, 400);
+    const first = watch(flush(stream));
+    await until(() => voxtral.sockets[0]!.flushes === 1);
+    vi.advanceTimersByTime(flushAnswerMs());
+    await expect(settled(first.promise)).resolves.toBe('Bonjour Marie');
+    // Learnt for the transcriber: the next socket was opened as the first ended, and every utterance now
+    // ends its socket with its flush — answered in one round trip, the clock never moving.
+    await until(() => voxtral.sockets.length === 3);
     const texts: string[] = [];
     for (let i = 0; i < 2; i++) {
+      const socket = voxtral.sockets.at(-1)!;
       speak(stream, 400);
-      const flushed = watch(flush(stream));
-      await until(() => voxtral.sockets.length === i + 1 && voxtral.sockets[i]!.flushes === 1);
-      vi.advanceTimersByTime(flushAnswerMs());
-      await until(() => flushed.settled);
-      texts.push(await flushed.promise);
+      texts.push(await settled(flush(stream)));
+      expect(socket).toMatchObject({ flushes: 1, ends: 1, audioBytes: 400 * 32 });
+      await until(() => voxtral.sockets.at(-1) !== socket);
     }
-    expect(texts).toEqual(['Bonjour Marie', 'Quel temps fait-il']);
-    expect(voxtral.sockets.map((s) => s.ends)).toEqual([1, 1]);
-    expect(events).toEqual(['flush_unanswered', 'flush_unanswered']);
+    expect(texts).toEqual(['Quel temps fait-il', 'Il fait beau']);
+    expect(events).toEqual(['flush_unanswered']);
+    expect(logged.filter((line) => line.includes('STT_FLUSH_MODE=end'))).toHaveLength(1);
+    speak(other, 400);
+    const otherFlush = watch(flush(other));
+    await until(() => otherSocket.flushes === 1);
+    await settle();
+    expect(otherSocket.ends).toBe(0);
+    vi.advanceTimersByTime(flushAnswerMs());
+    await expect(settled(otherFlush.promise)).resolves.toBe('Merci');
+  });
+
+  it('STT_FLUSH_MODE=end: the first utterance already ends its socket, and the next is opened for the speech to come', async () => {
+    voxtral.behaviours.add('flush-unanswered');
+    voxtral.utterances.push({ text: 'Bonjour Marie' }, { text: 'Quel temps fait-il' });
+    const stream = await open(transcriber({ flushMode: 'end' }));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    for (const [i, text] of ['Bonjour Marie', 'Quel temps fait-il'].entries()) {
+      speak(stream, 400);
+      await expect(settled(flush(stream))).resolves.toBe(text);
+      expect(voxtral.sockets[i]).toMatchObject({ flushes: 1, ends: 1 });
+      await until(() => voxtral.sockets.length === i + 2);
+    }
+    expect(events).toEqual([]);
   });
 
   it('a socket that answers neither its flush nor its end: the utterance is replayed on a fresh socket, flushed and ended at once, whose answer is taken', async () => {
@@ -332,7 +363,8 @@ describe('flush-unanswered', () => {
     expect(voxtral.sockets[1]!).toMatchObject({ audioBytes: 400 * 32, flushes: 1 });
     await until(() => flushed.settled);
     await expect(flushed.promise).resolves.toBe('Bonjour Marie');
-    expect(voxtral.sockets.map((s) => s.ends)).toEqual([1, 1]);
+    // Every utterance now ends its socket: a third is opened for the speech to come.
+    expect(voxtral.sockets.slice(0, 2).map((s) => s.ends)).toEqual([1, 1]);
     // The stuck socket is given up once the text came from the other.
     await until(() => voxtral.sockets[0]!.closed);
     expect(events).toEqual(['flush_unanswered', 'flush_replayed']);

@@ -249,12 +249,13 @@ function flushRows(ctx: CheckContext, heard: Heard[]): void {
   const n = heard.length;
   if (errors.length > 0) ctx.report.set('flush-answered', 'break', `${errors.length} of ${n} answered with an error: ${errors[0]!.error}`);
   else if (answered.length === n) ctx.report.set('flush-answered', 'ok', `${n} of ${n} answered`);
-  else if (answered.length === 0) ctx.report.set('flush-answered', 'break', `none of ${n} answered within ${formatMs(ctx.bounds.flushMs)}: no utterance would be transcribed`);
+  else if (answered.length === 0) ctx.report.set('flush-answered', 'break', `none of ${n} answered within ${formatMs(ctx.bounds.flushMs)}: every utterance must end its socket instead`);
   else {
     const missing = heard.map((h, i) => (h.final === undefined ? ordinal(i) : null)).filter(Boolean);
-    ctx.report.set('flush-answered', 'note', `the ${missing.join(' and ')} not answered within ${formatMs(ctx.bounds.flushMs)} (${answered.length} of ${n} answered): the runtime moves the utterance to a fresh socket`);
+    ctx.report.set('flush-answered', 'note', `the ${missing.join(' and ')} not answered within ${formatMs(ctx.bounds.flushMs)} (${answered.length} of ${n} answered): the runtime ends the socket, and every utterance's since`);
   }
   const times = heard.filter((h) => h.answeredMs !== undefined).map((h) => h.answeredMs!);
+  adviseFlushMode(ctx, errors.length === 0 && answered.length < n, times);
   if (times.length === 0) return ctx.report.set('flush-time', 'note', 'not measured: no flush answered');
   const shown = times.map(formatMs).join(', ');
   const slowest = Math.max(...times);
@@ -262,6 +263,18 @@ function flushRows(ctx: CheckContext, heard: Heard[]): void {
   if (slowest > budget) return ctx.report.set('flush-time', 'break', `${shown}: past STT_BUDGET_MS (${formatMs(budget)}), the runtime gives up on the utterance and speaks the SOS line`);
   if (slowest > SLOW_FLUSH_MS) return ctx.report.set('flush-time', 'note', `${shown}: over ${formatMs(SLOW_FLUSH_MS)}, the answer to a finished sentence waits on it`);
   ctx.report.set('flush-time', 'ok', shown);
+}
+
+/**
+ * A flush unanswered, or answered after STT_FLUSH_ANSWER_MS, would cost the first utterance that wait before
+ * the runtime switches to ending every utterance's socket: the report says to start there.
+ */
+function adviseFlushMode(ctx: CheckContext, unanswered: boolean, times: number[]): void {
+  const bound = ctx.config.STT_FLUSH_ANSWER_MS;
+  const late = times.filter((t) => t > bound);
+  if (!unanswered && late.length === 0) return;
+  const why = unanswered ? 'flushes go unanswered' : `flushes are answered after STT_FLUSH_ANSWER_MS (${formatMs(bound)})`;
+  ctx.report.advise('STT_FLUSH_MODE', 'end', `${why}: each utterance ends its socket, answered in one round trip`);
 }
 
 function finalRow(ctx: CheckContext, heard: Heard[], phrases: ProbePhrase[]): void {
