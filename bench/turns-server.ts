@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { VOXTRAL_STREAMING_DELAY_MS } from '../adapters/voice/mistral-transcriber.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
@@ -13,7 +14,7 @@ import { grantAllConsents, seedBenchSeniors } from './support/seed-seniors.ts';
  */
 const lanes = Number(process.argv[2]);
 const config = benchRuntimeConfig(JSON.parse(process.env.BENCH_RUNTIME_ENV ?? '{}') as Record<string, string>);
-const rt = await startRuntime(config, { logger: createLogger('silent'), rateLimit: { perSecond: 1e6, burst: 1e6 } });
+const rt = await startRuntime(config, { logger: createLogger(process.env.BENCH_LOG ?? 'silent', pino.destination(2)), rateLimit: { perSecond: 1e6, burst: 1e6 } });
 await seedBenchSeniors(rt, lanes, { tokenPrefix: 'kiosk_turns_', namePrefix: 'Turns' });
 await grantAllConsents(rt);
 process.send!({ type: 'ready', url: `${rt.url.replace('http', 'ws')}/v1/kiosk`, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS });
