@@ -7,7 +7,7 @@ import { OpusAnswerError, OpusAnswerReader } from '../../machines/voice/opus-ans
 import type { SpeakerPort, SpeechPiece } from '../../machines/voice/voice.port.ts';
 import { Float32LeDecoder } from '../../machines/voice/resample.ts';
 import { mistralSdkServerUrl, type KohamiEnv } from '../mistral/base-url.ts';
-import { ProviderPause, throttleMs } from '../mistral/retry-after.ts';
+import { ProviderPause, retryAfterMs, throttleMs } from '../mistral/retry-after.ts';
 import { opusCodec } from './opus-codec.ts';
 
 export const MISTRAL_TTS_MODEL = 'voxtral-mini-tts-2603';
@@ -36,7 +36,8 @@ const VOICES_PER_PAGE = 100;
 const MAX_VOICE_PAGES = 10;
 
 /** What `GET /v1/audio/voices` said of the configured voice: listed, not listed (with the voices that are), or nothing (why). */
-export type VoiceCheck = { kind: 'listed' } | { kind: 'unknown'; voices: string[] } | { kind: 'unchecked'; reason: string };
+/** `unchecked` with `rateLimited`: the list was answered 429, with the wait it asked for if it named one. */
+export type VoiceCheck = { kind: 'listed' } | { kind: 'unknown'; voices: string[] } | { kind: 'unchecked'; reason: string; rateLimited?: { retryAfterMs: number | undefined } };
 
 /** The speech service failed (HTTP error, stalled or broken stream). */
 export class SpeechServiceError extends Error {
@@ -169,7 +170,10 @@ export class MistralSpeaker implements SpeakerPort {
     } catch (err) {
       if (err instanceof MistralError) this.noteRetryAfter(err);
       if (request.signal.aborted) return { kind: 'unchecked', reason: `no answer within ${timeoutMs} ms` };
-      return { kind: 'unchecked', reason: err instanceof MistralError ? `HTTP ${err.statusCode}` : (err as Error).message };
+      if (!(err instanceof MistralError)) return { kind: 'unchecked', reason: (err as Error).message };
+      const unchecked = { kind: 'unchecked' as const, reason: `HTTP ${err.statusCode}` };
+      if (err.statusCode !== 429) return unchecked;
+      return { ...unchecked, rateLimited: { retryAfterMs: retryAfterMs(Object.fromEntries(err.headers)) ?? undefined } };
     } finally {
       clearTimeout(timer);
     }

@@ -4,6 +4,7 @@ import { CompleteAcceptEnum } from '@mistralai/mistralai/sdk/speech.js';
 import { MISTRAL_EMBED_MODEL } from '../../../adapters/embedders/mistral-embed-client.ts';
 import { SEARCH_MEMORY_TOOL } from '../../../adapters/fluxes/agent-flux.adapter.ts';
 import { mistralSdkServerUrl } from '../../../adapters/mistral/base-url.ts';
+import { DEFAULT_THROTTLE_PAUSE_MS, delay } from '../../../adapters/mistral/retry-after.ts';
 import { MistralEndpoint } from '../../../adapters/mistral/mistral-endpoint.ts';
 import { createModels } from '../../../adapters/models/model-provider.ts';
 import { FIRST_AUDIO_MS } from '../../voice/fallback-speaker.ts';
@@ -70,7 +71,13 @@ export async function voiceProbe(ctx: CheckContext): Promise<void> {
   const { config } = ctx;
   const voice = config.MISTRAL_TTS_VOICE;
   const speaker = new MistralSpeaker({ apiKey: ctx.apiKey, baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV, model: config.MISTRAL_TTS_MODEL, voice });
-  const found = await abortable(speaker.checkVoice(ctx.bounds.httpMs), ctx.signal);
+  let found = await abortable(speaker.checkVoice(ctx.bounds.httpMs), ctx.signal);
+  // A 429 on the list is reported and retried once after its Retry-After, as every other call of the check.
+  if (found.kind === 'unchecked' && found.rateLimited) {
+    ctx.report.rateLimits.push({ call: 'voice list', retryAfterMs: found.rateLimited.retryAfterMs });
+    await delay(Math.min(found.rateLimited.retryAfterMs ?? DEFAULT_THROTTLE_PAUSE_MS, ctx.bounds.retryCapMs), ctx.signal);
+    found = await abortable(speaker.checkVoice(ctx.bounds.httpMs), ctx.signal);
+  }
   if (found.kind === 'listed') return ctx.report.set('voice', 'ok', `${voice} is listed`);
   if (found.kind === 'unchecked') return ctx.report.set('voice', 'note', `the list could not be read: ${found.reason} (the runtime starts all the same)`);
   const french = found.voices.filter((v) => v.toLowerCase().startsWith('fr'));
