@@ -1,4 +1,5 @@
 import type { FactCategory } from './memory.port.ts';
+import { readerFold as fold } from './reader-fold.ts';
 
 /** Mood tiers over a 0–100 score (documented in docs/memory.md). */
 export const MOOD_TIERS = ['preoccupant', 'melancolique', 'neutre', 'enjoue'] as const;
@@ -83,6 +84,11 @@ export const VERBATIM_RUN_WORDS = 5;
 export const VERBATIM_UTTERANCE_WORDS = 3;
 /** Quotation marks around this many words or more are quoted speech, whatever they quote. */
 export const VERBATIM_QUOTE_WORDS = 2;
+/**
+ * A run or an utterance of this many letters or more is refused whatever separates its letters in
+ * the derived text (« s a f i l l e », « s.a.f.i.l.l.e », « fi-lle »); shorter ones only word for word.
+ */
+export const VERBATIM_SPELLED_LETTERS = 10;
 
 /** Which rule refused a text: safe to log, it names no conversation content. */
 export type VerbatimRule = 'utterance' | 'run' | 'quote';
@@ -102,23 +108,12 @@ export const verbatimSourcesOf = (exchanges: readonly Exchange[]): VerbatimSourc
   texts: exchanges.map((e) => e.replyText),
 });
 
-/**
- * Accents (NFKD also turns full-width and other compatibility forms into plain letters),
- * invisible format characters (a zero-width space would otherwise split a word in two) and
- * ligatures folded away; case kept, for proper names.
- */
-const fold = (text: string) =>
-  text
-    .normalize('NFKD')
-    .replace(/[\p{M}\p{Cf}]/gu, '')
-    .replace(/œ/g, 'oe')
-    .replace(/Œ/g, 'OE')
-    .replace(/æ/g, 'ae')
-    .replace(/Æ/g, 'AE');
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/** Words as the guard compares them: folded, lowercased, split on anything else (« l'hôpital » = « l hopital »). */
-export const verbatimWords = (text: string): string[] => fold(text).toLowerCase().match(WORD) ?? [];
+/** The words of a text already folded: lowercased, split on anything else. */
+const wordsOf = (folded: string): string[] => folded.toLowerCase().match(WORD) ?? [];
+/** Words as the guard compares them: read as a reader sees them (reader-fold.ts), lowercased, split on anything else (« l'hôpital » = « l hopital »). */
+export const verbatimWords = (text: string): string[] => wordsOf(fold(text));
 
 /**
  * Words that carry no one's wording: French function words, numbers spelled out, days, months
@@ -139,7 +134,7 @@ const PLAIN_WORDS = new Set(
 );
 
 /** Where a capital is no sign of a name: the start of a sentence, of a quotation, of a line. */
-const SENTENCE_BREAK = /[.!?…:;\n«»“”„‹›"]/u;
+const SENTENCE_BREAK = /[.!?…:;\n"]/u;
 
 /**
  * Proper names as the conversation wrote them: capitalized words not at a sentence start. Taken
@@ -153,10 +148,10 @@ function namesIn(text: string, into: Set<string>): void {
   }
 }
 
-/** Quotation marks of any style; one opens, the next closes, whatever their kinds (so « … ” and „ … “ pair too). */
-const QUOTE_MARK = /[«»“”„‹›"]/u;
+/** Quotation marks of every style and script, folded to one; one opens, the next closes, whatever their kinds (so « … ” and „ … “ pair too). */
+const QUOTE_MARK = '"';
 /** A word of a quotation, elisions and hyphens kept inside it: « l'hôpital » is one word. */
-const QUOTED_WORD = /[\p{L}\p{N}]+(?:['’‐-][\p{L}\p{N}]+)*/gu;
+const QUOTED_WORD = /[\p{L}\p{N}]+(?:['‐-][\p{L}\p{N}]+)*/gu;
 /** Verbs (and their forms) that introduce reported speech before a colon: « a dit : », « répond : », « s'est exclamée : »… */
 const REPORTING_VERB = new RegExp(
   '^(?:(?:dit|dis|disait|disaient|disant|dira|dirait|dire|dites|confie|confia|confiait|crie|cria|criait|jure|jura|cite|citait|citant)$' +
@@ -168,14 +163,14 @@ const REPORTING_REACH = 3;
 /** Phrases that announce a quotation without a colon. */
 const QUOTING_PHRASES = ['je cite', 'je la cite', 'je le cite', 'selon ses mots', 'selon ses propres mots', 'ses propres mots', 'en ces termes', 'mot pour mot', 'textuellement', 'citation', 'entre guillemets'];
 
-function quotesSpeech(text: string): boolean {
-  const folded = fold(text);
+/** Whether `folded` (a text as readerFold reads it) quotes speech. */
+function quotesSpeech(folded: string): boolean {
   // Between an odd mark and the next one is inside a quotation; an unclosed one runs to the end.
   const quoted = folded.split(QUOTE_MARK).filter((_, i) => i % 2 === 1);
   if (quoted.some((span) => (span.match(QUOTED_WORD) ?? []).length >= VERBATIM_QUOTE_WORDS)) return true;
   const beforeColons = folded.split(':').slice(0, -1);
-  if (beforeColons.some((before) => verbatimWords(before).slice(-REPORTING_REACH).some((w) => REPORTING_VERB.test(w)))) return true;
-  const padded = ` ${verbatimWords(text).join(' ')} `;
+  if (beforeColons.some((before) => wordsOf(before).slice(-REPORTING_REACH).some((w) => REPORTING_VERB.test(w)))) return true;
+  const padded = ` ${wordsOf(folded).join(' ')} `;
   return QUOTING_PHRASES.some((phrase) => padded.includes(` ${phrase} `));
 }
 
@@ -191,8 +186,11 @@ function* windows(words: readonly string[], n: number): Generator<string> {
  *   (« a dit : ») or a quoting phrase (« je cite »);
  * - `utterance`: a whole senior utterance of VERBATIM_UTTERANCE_WORDS words or more;
  * - `run`: VERBATIM_RUN_WORDS consecutive words of any source.
- * Words are compared folded (case, accents, punctuation and apostrophes aside). A run or an
- * utterance made only of proper names, numbers, dates and function words does not count.
+ * Texts are compared as a reader sees them (reader-fold.ts: look-alike letters of other scripts,
+ * invisible characters, compatibility forms, accents, case, punctuation and apostrophes aside;
+ * quotation marks of every script), word for word, and letter for letter for the runs and
+ * utterances of VERBATIM_SPELLED_LETTERS letters or more, whatever separates the letters. A run
+ * or an utterance made only of proper names, numbers, dates and function words does not count.
  */
 export function verbatimGuard(sources: VerbatimSources): (text: string) => VerbatimRule | null {
   const all = [...sources.utterances, ...sources.texts];
@@ -224,13 +222,45 @@ export function verbatimGuard(sources: VerbatimSources): (text: string) => Verba
     }
   }
 
+  const spelled = new SpelledIndex();
+  for (const utterances of short.values()) for (const utterance of utterances) spelled.add(utterance, 'utterance');
+  for (const run of runs) spelled.add(run, 'run');
+
   return (text) => {
-    if (quotesSpeech(text)) return 'quote';
-    const words = verbatimWords(text);
+    const folded = fold(text);
+    if (quotesSpeech(folded)) return 'quote';
+    const words = wordsOf(folded);
     for (const [n, utterances] of short) for (const window of windows(words, n)) if (utterances.has(window)) return 'utterance';
     for (const window of windows(words, VERBATIM_RUN_WORDS)) if (runs.has(window)) return 'run';
-    return null;
+    return spelled.find(words.join(''));
   };
+}
+
+/**
+ * Runs and utterances by their letters alone (« s a f i l l e C l a i r e » holds « ma fille
+ * claire habite a »'s letters once its separators are gone), keyed by their first
+ * VERBATIM_SPELLED_LETTERS letters so a check costs one look-up per letter of the text.
+ */
+class SpelledIndex {
+  private readonly byPrefix = new Map<string, Array<{ letters: string; rule: VerbatimRule }>>();
+
+  /** `joined`: words joined by spaces; too short to be told from chance, it is left to the word rules. */
+  add(joined: string, rule: VerbatimRule): void {
+    const letters = joined.replaceAll(' ', '');
+    if (letters.length < VERBATIM_SPELLED_LETTERS) return;
+    const key = letters.slice(0, VERBATIM_SPELLED_LETTERS);
+    const entries = this.byPrefix.get(key) ?? [];
+    if (entries.length === 0) this.byPrefix.set(key, entries);
+    entries.push({ letters, rule });
+  }
+
+  /** The rule of the first indexed run or utterance `letters` holds, or null. */
+  find(letters: string): VerbatimRule | null {
+    for (let i = 0; i + VERBATIM_SPELLED_LETTERS <= letters.length; i++) {
+      for (const entry of this.byPrefix.get(letters.slice(i, i + VERBATIM_SPELLED_LETTERS)) ?? []) if (letters.startsWith(entry.letters, i)) return entry.rule;
+    }
+    return null;
+  }
 }
 
 /** The guard for one text (seed name): the rule `output` breaks against `sources`, or null. */
