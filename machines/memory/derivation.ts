@@ -141,8 +141,8 @@ const SENTENCE_BREAK = /[.!?…:;\n"]/u;
  * from the sources only, never from the derived text: a model that capitalized a quotation word
  * by word would otherwise make it pass as names.
  */
-function namesIn(text: string, into: Set<string>): void {
-  for (const sentence of fold(text).split(SENTENCE_BREAK)) {
+function namesIn(folded: string, into: Set<string>): void {
+  for (const sentence of folded.split(SENTENCE_BREAK)) {
     const words = sentence.match(WORD) ?? [];
     for (const word of words.slice(1)) if (/^\p{Lu}/u.test(word)) into.add(word.toLowerCase());
   }
@@ -193,15 +193,17 @@ function* windows(words: readonly string[], n: number): Generator<string> {
  * or an utterance made only of proper names, numbers, dates and function words does not count.
  */
 export function verbatimGuard(sources: VerbatimSources): (text: string) => VerbatimRule | null {
-  const all = [...sources.utterances, ...sources.texts];
+  // Each source folded once: folding is most of what compiling costs.
+  const utterances = sources.utterances.map(fold);
+  const all = [...utterances, ...sources.texts.map(fold)];
   const names = new Set((sources.names ?? []).flatMap(verbatimWords));
-  for (const text of all) namesIn(text, names);
+  for (const folded of all) namesIn(folded, names);
   const isRemarkable = (w: string) => !PLAIN_WORDS.has(w) && !names.has(w) && !/\p{N}/u.test(w);
   const remarkable = (words: readonly string[]) => words.some(isRemarkable);
 
   const runs = new Set<string>();
-  for (const text of all) {
-    const words = verbatimWords(text);
+  for (const folded of all) {
+    const words = wordsOf(folded);
     // The last remarkable word seen: a window holds one when it starts at or before it.
     let lastRemarkable = -1;
     for (let end = 0; end < words.length; end++) {
@@ -213,9 +215,9 @@ export function verbatimGuard(sources: VerbatimSources): (text: string) => Verba
   // Utterances of VERBATIM_RUN_WORDS words or more are already refused by their runs: only the
   // shorter ones (a whole turn, or one sentence of a turn) need a set of their own.
   const short = new Map<number, Set<string>>();
-  for (const utterance of sources.utterances) {
+  for (const utterance of utterances) {
     for (const unit of [utterance, ...utterance.split(/[.!?…;\n]/u)]) {
-      const words = verbatimWords(unit);
+      const words = wordsOf(unit);
       if (words.length < VERBATIM_UTTERANCE_WORDS || words.length >= VERBATIM_RUN_WORDS || !remarkable(words)) continue;
       const ofLength = short.get(words.length) ?? new Set<string>();
       short.set(words.length, ofLength.add(words.join(' ')));

@@ -6,8 +6,9 @@ import { LATIN_LOOKALIKE } from './lookalikes.ts';
  * script reads, to the caregiver, exactly like the sentence it copies.
  */
 
-const NON_ASCII = /[^\x00-\x7F]/gu;
-const latin = (c: string) => LATIN_LOOKALIKE.get(c) ?? c;
+/** The look-alikes as one character class: the engine scans for them, a replacement runs only where one is. */
+const LOOKALIKE = new RegExp(`[${[...LATIN_LOOKALIKE.keys()].join('')}]`, 'gu');
+const latin = (c: string) => LATIN_LOOKALIKE.get(c)!;
 
 /**
  * Characters a reader does not see: combining marks (accents, once NFKD has split them off;
@@ -48,10 +49,10 @@ const COLON = /[ːꓽ꞉˸∶։׃܃܄᛬᠃᠉⁚ःઃ]/gu;
  */
 export function readerFold(text: string): string {
   return text
-    .replace(NON_ASCII, latin)
+    .replace(LOOKALIKE, latin)
     .normalize('NFKD')
     .replace(INVISIBLE, '')
-    .replace(NON_ASCII, latin)
+    .replace(LOOKALIKE, latin)
     .replace(/œ/g, 'oe')
     .replace(/Œ/g, 'OE')
     .replace(/æ/g, 'ae')
