@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VERBATIM_SPELLED_LETTERS, verbatimGuard, verbatimSourcesOf, verbatimWords, type Exchange } from '../../machines/memory/derivation.ts';
+import { VERBATIM_SPELLED_LETTERS, verbatimGuard, verbatimSourcesOf, verbatimWords, type Exchange, type VerbatimRule } from '../../machines/memory/derivation.ts';
 import { readerFold } from '../../machines/memory/reader-fold.ts';
 
 /*
@@ -20,15 +20,15 @@ const [{ transcript }] = session as [Exchange];
 /** The issue's attack: Latin a e o p c swapped for the Cyrillic letters drawn the same. */
 const cyrillic = (text: string) => text.replace(/[aeopc]/g, (c) => 'аеорс'['aeopc'.indexOf(c)]!);
 
-/** Each text with the rule it must break. */
-const refused = (cases: ReadonlyArray<readonly [string, string]>) => {
+/** Each text with the rule it must break, or null when it must pass. */
+const judged = (cases: ReadonlyArray<readonly [string, VerbatimRule | null]>) => {
   for (const [text, rule] of cases) expect([text, guard(text)]).toEqual([text, rule]);
 };
 
 describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () => {
   it('refuses the whole transcript spelled with Cyrillic а е о р с, and a copied clause in Greek or Armenian letters', () => {
     expect(cyrillic(transcript)).not.toBe(transcript);
-    refused([
+    judged([
       [cyrillic(transcript), 'run'],
       [`Le senior a raconté que ${cyrillic('sa fille Claire habite à Lyon')}.`, 'run'],
       ['Le senior a raconté que sα fιlle Clαιre hαbιte à Lyοn.', 'run'],
@@ -39,7 +39,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('refuses mixed-script words: one look-alike per word, from several scripts', () => {
-    refused([
+    judged([
       ['Elle a dit que sа fіlle Clаirе hаbitе à Lyοn.', 'run'],
       ['Le compagnon a répété je suіs contеnt dе vοus еntеndrе.', 'run'],
       ['Elle doit aller à lʼhôpital mardi prochain.', 'run'],
@@ -49,7 +49,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('refuses invisible characters inside words: Hangul fillers, the blank Braille pattern, control characters', () => {
-    refused([
+    judged([
       ['Le senior a raconté que sa fi\u3164lle Cla\u115Fire habite à Lyon.', 'run'],
       ['Le senior a raconté que sa fil\u2800le Claire hab\u2800ite à Lyon.', 'run'],
       ['Le senior a raconté que sa fi\u0007lle Claire ha\u001Bbite à Lyon.', 'run'],
@@ -58,7 +58,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('refuses spacing tricks: letters spaced out or split by punctuation or hair spaces', () => {
-    refused([
+    judged([
       ['Le senior a raconté que s a f i l l e C l a i r e h a b i t e à L y o n.', 'run'],
       ['Le senior a raconté que s.a.f.i.l.l.e.C.l.a.i.r.e h.a.b.i.t.e à L.y.o.n.', 'run'],
       ['Le senior a raconté que sa fi-lle Cl-ai-re ha-bi-te à Ly-on.', 'run'],
@@ -68,7 +68,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('reads quotation marks of every script as quotation marks', () => {
-    refused(
+    judged(
       [
         'Le senior parle de ‘sa fille’ souvent.',
         'Le senior parle de 「sa fille」 souvent.',
@@ -87,7 +87,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('sees through full-width and half-width forms: letters, apostrophes, corner brackets', () => {
-    refused([
+    judged([
       ['Le senior parle de ｢ｓａ ｆｉｌｌｅ｣ souvent.', 'quote'],
       ['Le senior parle de ＇sa fille＇ souvent.', 'quote'],
       ['Le senior a raconté que ｓａ ｆｉｌｌе Ｃｌａｉｒе habite à Lyon.', 'run'],
@@ -95,7 +95,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('refuses combining marks and the marked letters Unicode does not decompose (ł ø đ ħ ŧ)', () => {
-    refused([
+    judged([
       ['Le senior a raconté que sa fiłłe Cłaire habite à Łyon.', 'run'],
       ['Le senior a raconté que sa fille Claire habiŧe à Lyøn.', 'run'],
       ['Le senior a raconté que s̶a̶ ̶f̶i̶l̶l̶e̶ Claire ħabite à Lyon.', 'run'],
@@ -104,20 +104,20 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
   });
 
   it('lets near-misses through: paraphrases, one word in any quotation marks, accents and French typography', () => {
-    for (const text of [
-      'Sa fille Claire vit à Lyon et lui rendra visite le 14 juillet.',
-      'Le senior a évoqué une sortie au marché avec sa voisine Josiane, et des fraises achetées ensemble.',
-      'Il a évoqué le « tricot » et la chorale.',
-      'Il a évoqué le\u00A0«\u202Ftricot\u202F» et la chorale\u202F; il semblait serein\u202F!',
-      'Il a évoqué le ‘tricot’, le 「jardin」 et le “marché”.',
-      'Elle a été très émue par la fête de l’école ; aujourd’hui elle se sent mieux.',
-      "Elle a rendez-vous à l'hôpital mardi et s'inquiète un peu.",
-      'Elle a payé 10 € au marché, soit 3 × moins que l’an dernier.',
-      'Sa fille habite à Lyon ; elle est allée au marché avec sa voisine.',
-      'Le senior est de bonne humeur : il a salué son compagnon.',
-    ]) {
-      expect([text, guard(text)]).toEqual([text, null]);
-    }
+    judged(
+      [
+        'Sa fille Claire vit à Lyon et lui rendra visite le 14 juillet.',
+        'Le senior a évoqué une sortie au marché avec sa voisine Josiane, et des fraises achetées ensemble.',
+        'Il a évoqué le « tricot » et la chorale.',
+        'Il a évoqué le\u00A0«\u202Ftricot\u202F» et la chorale\u202F; il semblait serein\u202F!',
+        'Il a évoqué le ‘tricot’, le 「jardin」 et le “marché”.',
+        'Elle a été très émue par la fête de l’école ; aujourd’hui elle se sent mieux.',
+        "Elle a rendez-vous à l'hôpital mardi et s'inquiète un peu.",
+        'Elle a payé 10 € au marché, soit 3 × moins que l’an dernier.',
+        'Sa fille habite à Lyon ; elle est allée au marché avec sa voisine.',
+        'Le senior est de bonne humeur : il a salué son compagnon.',
+      ].map((text) => [text, null] as const),
+    );
   });
 
   it('folds for comparison only: look-alikes to Latin letters, every quotation mark to ", apostrophes kept', () => {
