@@ -234,14 +234,16 @@ export function verbatimGuard(sources: VerbatimSources): (text: string) => Verba
     const words = wordsOf(folded);
     for (const [n, utterances] of short) for (const window of windows(words, n)) if (utterances.has(window)) return 'utterance';
     for (const window of windows(words, VERBATIM_RUN_WORDS)) if (runs.has(window)) return 'run';
-    return spelled.find(words.join(''));
+    return spelled.find(words);
   };
 }
 
 /**
  * Runs and utterances by their letters alone (« s a f i l l e C l a i r e » holds « ma fille
  * claire habite a »'s letters once its separators are gone), keyed by their first
- * VERBATIM_SPELLED_LETTERS letters so a check costs one look-up per letter of the text.
+ * VERBATIM_SPELLED_LETTERS letters so a check costs one look-up per word of the text. A match
+ * starts and ends where a word of the text does: letters alone would otherwise find « raconte
+ * moi une histoire d » (from « d'amour ») in « raconte-moi une histoire drôle ».
  */
 class SpelledIndex {
   private readonly byPrefix = new Map<string, Array<{ letters: string; rule: VerbatimRule }>>();
@@ -256,10 +258,16 @@ class SpelledIndex {
     entries.push({ letters, rule });
   }
 
-  /** The rule of the first indexed run or utterance `letters` holds, or null. */
-  find(letters: string): VerbatimRule | null {
-    for (let i = 0; i + VERBATIM_SPELLED_LETTERS <= letters.length; i++) {
-      for (const entry of this.byPrefix.get(letters.slice(i, i + VERBATIM_SPELLED_LETTERS)) ?? []) if (letters.startsWith(entry.letters, i)) return entry.rule;
+  /** The rule of the first indexed run or utterance whose letters `words` hold from one word's start to another's end, or null. */
+  find(words: readonly string[]): VerbatimRule | null {
+    const letters = words.join('');
+    const boundaries = new Set<number>();
+    let offset = 0;
+    for (const word of words) boundaries.add((offset += word.length));
+    for (let start = 0, w = 0; start + VERBATIM_SPELLED_LETTERS <= letters.length; start += words[w++]!.length) {
+      for (const entry of this.byPrefix.get(letters.slice(start, start + VERBATIM_SPELLED_LETTERS)) ?? []) {
+        if (letters.startsWith(entry.letters, start) && boundaries.has(start + entry.letters.length)) return entry.rule;
+      }
     }
     return null;
   }

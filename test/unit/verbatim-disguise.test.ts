@@ -120,6 +120,16 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
     );
   });
 
+  it('reads letters across separators only from a word’s start to a word’s end: a shared prefix is no copy', () => {
+    for (const [said, text] of [
+      ["Raconte-moi une histoire d'amour.", 'Raconte-moi une histoire drôle.'],
+      ["Qu'est-ce que j'ai mangé hier midi ?", "Qu'est-ce que je mange demain midi ?"],
+      ['Mets-moi une chanson d’Aznavour.', 'Mets-moi une chanson de Brassens.'],
+    ]) {
+      expect([text, verbatimGuard(verbatimSourcesOf([{ transcript: said, replyText: 'Volontiers.' }]))(text)]).toEqual([text, null]);
+    }
+  });
+
   it('folds for comparison only: look-alikes to Latin letters, every quotation mark to ", apostrophes kept', () => {
     expect(readerFold('Сlаіrе')).toBe('Claire');
     expect(readerFold('‘a’ 「b」 « c » l’hôpital')).toBe('"a" "b" " c " l\'hopital');
