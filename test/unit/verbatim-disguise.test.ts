@@ -125,7 +125,7 @@ describe('the verbatim guard reads what a reader sees (issue 33, item 5)', () =>
       ["Raconte-moi une histoire d'amour.", 'Raconte-moi une histoire drôle.'],
       ["Qu'est-ce que j'ai mangé hier midi ?", "Qu'est-ce que je mange demain midi ?"],
       ['Mets-moi une chanson d’Aznavour.', 'Mets-moi une chanson de Brassens.'],
-    ]) {
+    ] as const) {
       expect([text, verbatimGuard(verbatimSourcesOf([{ transcript: said, replyText: 'Volontiers.' }]))(text)]).toEqual([text, null]);
     }
   });
