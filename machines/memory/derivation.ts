@@ -1,4 +1,5 @@
 import type { FactCategory } from './memory.port.ts';
+import { readerFold as fold } from './reader-fold.ts';
 
 /** Mood tiers over a 0–100 score (documented in docs/memory.md). */
 export const MOOD_TIERS = ['preoccupant', 'melancolique', 'neutre', 'enjoue'] as const;
@@ -83,6 +84,11 @@ export const VERBATIM_RUN_WORDS = 5;
 export const VERBATIM_UTTERANCE_WORDS = 3;
 /** Quotation marks around this many words or more are quoted speech, whatever they quote. */
 export const VERBATIM_QUOTE_WORDS = 2;
+/**
+ * A run or an utterance of this many letters or more is refused whatever separates its letters in
+ * the derived text (« s a f i l l e », « s.a.f.i.l.l.e », « fi-lle »); shorter ones only word for word.
+ */
+export const VERBATIM_SPELLED_LETTERS = 10;
 
 /** Which rule refused a text: safe to log, it names no conversation content. */
 export type VerbatimRule = 'utterance' | 'run' | 'quote';
@@ -102,23 +108,12 @@ export const verbatimSourcesOf = (exchanges: readonly Exchange[]): VerbatimSourc
   texts: exchanges.map((e) => e.replyText),
 });
 
-/**
- * Accents (NFKD also turns full-width and other compatibility forms into plain letters),
- * invisible format characters (a zero-width space would otherwise split a word in two) and
- * ligatures folded away; case kept, for proper names.
- */
-const fold = (text: string) =>
-  text
-    .normalize('NFKD')
-    .replace(/[\p{M}\p{Cf}]/gu, '')
-    .replace(/œ/g, 'oe')
-    .replace(/Œ/g, 'OE')
-    .replace(/æ/g, 'ae')
-    .replace(/Æ/g, 'AE');
 const WORD = /[\p{L}\p{N}]+/gu;
 
-/** Words as the guard compares them: folded, lowercased, split on anything else (« l'hôpital » = « l hopital »). */
-export const verbatimWords = (text: string): string[] => fold(text).toLowerCase().match(WORD) ?? [];
+/** The words of a text already folded: lowercased, split on anything else. */
+const wordsOf = (folded: string): string[] => folded.toLowerCase().match(WORD) ?? [];
+/** Words as the guard compares them: read as a reader sees them (reader-fold.ts), lowercased, split on anything else (« l'hôpital » = « l hopital »). */
+export const verbatimWords = (text: string): string[] => wordsOf(fold(text));
 
 /**
  * Words that carry no one's wording: French function words, numbers spelled out, days, months
@@ -139,24 +134,24 @@ const PLAIN_WORDS = new Set(
 );
 
 /** Where a capital is no sign of a name: the start of a sentence, of a quotation, of a line. */
-const SENTENCE_BREAK = /[.!?…:;\n«»“”„‹›"]/u;
+const SENTENCE_BREAK = /[.!?…:;\n"]/u;
 
 /**
  * Proper names as the conversation wrote them: capitalized words not at a sentence start. Taken
  * from the sources only, never from the derived text: a model that capitalized a quotation word
  * by word would otherwise make it pass as names.
  */
-function namesIn(text: string, into: Set<string>): void {
-  for (const sentence of fold(text).split(SENTENCE_BREAK)) {
+function namesIn(folded: string, into: Set<string>): void {
+  for (const sentence of folded.split(SENTENCE_BREAK)) {
     const words = sentence.match(WORD) ?? [];
     for (const word of words.slice(1)) if (/^\p{Lu}/u.test(word)) into.add(word.toLowerCase());
   }
 }
 
-/** Quotation marks of any style; one opens, the next closes, whatever their kinds (so « … ” and „ … “ pair too). */
-const QUOTE_MARK = /[«»“”„‹›"]/u;
+/** Quotation marks of every style and script, folded to one; one opens, the next closes, whatever their kinds (so « … ” and „ … “ pair too). */
+const QUOTE_MARK = '"';
 /** A word of a quotation, elisions and hyphens kept inside it: « l'hôpital » is one word. */
-const QUOTED_WORD = /[\p{L}\p{N}]+(?:['’‐-][\p{L}\p{N}]+)*/gu;
+const QUOTED_WORD = /[\p{L}\p{N}]+(?:['‐-][\p{L}\p{N}]+)*/gu;
 /** Verbs (and their forms) that introduce reported speech before a colon: « a dit : », « répond : », « s'est exclamée : »… */
 const REPORTING_VERB = new RegExp(
   '^(?:(?:dit|dis|disait|disaient|disant|dira|dirait|dire|dites|confie|confia|confiait|crie|cria|criait|jure|jura|cite|citait|citant)$' +
@@ -168,14 +163,14 @@ const REPORTING_REACH = 3;
 /** Phrases that announce a quotation without a colon. */
 const QUOTING_PHRASES = ['je cite', 'je la cite', 'je le cite', 'selon ses mots', 'selon ses propres mots', 'ses propres mots', 'en ces termes', 'mot pour mot', 'textuellement', 'citation', 'entre guillemets'];
 
-function quotesSpeech(text: string): boolean {
-  const folded = fold(text);
+/** Whether `folded` (a text as readerFold reads it) quotes speech. */
+function quotesSpeech(folded: string): boolean {
   // Between an odd mark and the next one is inside a quotation; an unclosed one runs to the end.
   const quoted = folded.split(QUOTE_MARK).filter((_, i) => i % 2 === 1);
   if (quoted.some((span) => (span.match(QUOTED_WORD) ?? []).length >= VERBATIM_QUOTE_WORDS)) return true;
   const beforeColons = folded.split(':').slice(0, -1);
-  if (beforeColons.some((before) => verbatimWords(before).slice(-REPORTING_REACH).some((w) => REPORTING_VERB.test(w)))) return true;
-  const padded = ` ${verbatimWords(text).join(' ')} `;
+  if (beforeColons.some((before) => wordsOf(before).slice(-REPORTING_REACH).some((w) => REPORTING_VERB.test(w)))) return true;
+  const padded = ` ${wordsOf(folded).join(' ')} `;
   return QUOTING_PHRASES.some((phrase) => padded.includes(` ${phrase} `));
 }
 
@@ -191,19 +186,24 @@ function* windows(words: readonly string[], n: number): Generator<string> {
  *   (« a dit : ») or a quoting phrase (« je cite »);
  * - `utterance`: a whole senior utterance of VERBATIM_UTTERANCE_WORDS words or more;
  * - `run`: VERBATIM_RUN_WORDS consecutive words of any source.
- * Words are compared folded (case, accents, punctuation and apostrophes aside). A run or an
- * utterance made only of proper names, numbers, dates and function words does not count.
+ * Texts are compared as a reader sees them (reader-fold.ts: look-alike letters of other scripts,
+ * invisible characters, compatibility forms, accents, case, punctuation and apostrophes aside;
+ * quotation marks of every script), word for word, and letter for letter for the runs and
+ * utterances of VERBATIM_SPELLED_LETTERS letters or more, whatever separates the letters. A run
+ * or an utterance made only of proper names, numbers, dates and function words does not count.
  */
 export function verbatimGuard(sources: VerbatimSources): (text: string) => VerbatimRule | null {
-  const all = [...sources.utterances, ...sources.texts];
+  // Each source folded once: folding is most of what compiling costs.
+  const utterances = sources.utterances.map(fold);
+  const all = [...utterances, ...sources.texts.map(fold)];
   const names = new Set((sources.names ?? []).flatMap(verbatimWords));
-  for (const text of all) namesIn(text, names);
+  for (const folded of all) namesIn(folded, names);
   const isRemarkable = (w: string) => !PLAIN_WORDS.has(w) && !names.has(w) && !/\p{N}/u.test(w);
   const remarkable = (words: readonly string[]) => words.some(isRemarkable);
 
   const runs = new Set<string>();
-  for (const text of all) {
-    const words = verbatimWords(text);
+  for (const folded of all) {
+    const words = wordsOf(folded);
     // The last remarkable word seen: a window holds one when it starts at or before it.
     let lastRemarkable = -1;
     for (let end = 0; end < words.length; end++) {
@@ -215,22 +215,62 @@ export function verbatimGuard(sources: VerbatimSources): (text: string) => Verba
   // Utterances of VERBATIM_RUN_WORDS words or more are already refused by their runs: only the
   // shorter ones (a whole turn, or one sentence of a turn) need a set of their own.
   const short = new Map<number, Set<string>>();
-  for (const utterance of sources.utterances) {
+  for (const utterance of utterances) {
     for (const unit of [utterance, ...utterance.split(/[.!?…;\n]/u)]) {
-      const words = verbatimWords(unit);
+      const words = wordsOf(unit);
       if (words.length < VERBATIM_UTTERANCE_WORDS || words.length >= VERBATIM_RUN_WORDS || !remarkable(words)) continue;
       const ofLength = short.get(words.length) ?? new Set<string>();
       short.set(words.length, ofLength.add(words.join(' ')));
     }
   }
 
+  const spelled = new SpelledIndex();
+  for (const utterances of short.values()) for (const utterance of utterances) spelled.add(utterance, 'utterance');
+  for (const run of runs) spelled.add(run, 'run');
+
   return (text) => {
-    if (quotesSpeech(text)) return 'quote';
-    const words = verbatimWords(text);
+    const folded = fold(text);
+    if (quotesSpeech(folded)) return 'quote';
+    const words = wordsOf(folded);
     for (const [n, utterances] of short) for (const window of windows(words, n)) if (utterances.has(window)) return 'utterance';
     for (const window of windows(words, VERBATIM_RUN_WORDS)) if (runs.has(window)) return 'run';
-    return null;
+    return spelled.find(words);
   };
+}
+
+/**
+ * Runs and utterances by their letters alone (« s a f i l l e C l a i r e » holds « ma fille
+ * claire habite a »'s letters once its separators are gone), keyed by their first
+ * VERBATIM_SPELLED_LETTERS letters so a check costs one look-up per word of the text. A match
+ * starts and ends where a word of the text does: letters alone would otherwise find « raconte
+ * moi une histoire d » (from « d'amour ») in « raconte-moi une histoire drôle ».
+ */
+class SpelledIndex {
+  private readonly byPrefix = new Map<string, Array<{ letters: string; rule: VerbatimRule }>>();
+
+  /** `joined`: words joined by spaces; too short to be told from chance, it is left to the word rules. */
+  add(joined: string, rule: VerbatimRule): void {
+    const letters = joined.replaceAll(' ', '');
+    if (letters.length < VERBATIM_SPELLED_LETTERS) return;
+    const key = letters.slice(0, VERBATIM_SPELLED_LETTERS);
+    const entries = this.byPrefix.get(key) ?? [];
+    if (entries.length === 0) this.byPrefix.set(key, entries);
+    entries.push({ letters, rule });
+  }
+
+  /** The rule of the first indexed run or utterance whose letters `words` hold from one word's start to another's end, or null. */
+  find(words: readonly string[]): VerbatimRule | null {
+    const letters = words.join('');
+    const boundaries = new Set<number>();
+    let offset = 0;
+    for (const word of words) boundaries.add((offset += word.length));
+    for (let start = 0, w = 0; start + VERBATIM_SPELLED_LETTERS <= letters.length; start += words[w++]!.length) {
+      for (const entry of this.byPrefix.get(letters.slice(start, start + VERBATIM_SPELLED_LETTERS)) ?? []) {
+        if (letters.startsWith(entry.letters, start) && boundaries.has(start + entry.letters.length)) return entry.rule;
+      }
+    }
+    return null;
+  }
 }
 
 /** The guard for one text (seed name): the rule `output` breaks against `sources`, or null. */

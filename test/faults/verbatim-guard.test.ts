@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { everyStoredText } from '../support/canary-sweep.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { quotingModel, streamingModel, systemPromptOf } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -48,21 +49,6 @@ let rt: TestRuntime;
 
 /** Calls of the sub-agent whose system prompt contains `marker`. */
 const callsOf = (marker: string) => [...model.state.calls].filter(([system]) => system.includes(marker)).reduce((n, [, calls]) => n + calls, 0);
-
-/** Every text-like value of every table (pg-boss's included), as one string. */
-async function everyStoredText(): Promise<string> {
-  const cols = await rt.db.pool.query<{ table_schema: string; table_name: string; column_name: string }>(
-    `SELECT table_schema, table_name, column_name FROM information_schema.columns
-      WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
-        AND data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'USER-DEFINED', 'bytea')`,
-  );
-  const values: string[] = [];
-  for (const c of cols.rows) {
-    const rows = await rt.db.pool.query<{ v: string | null }>(`SELECT "${c.column_name}"::text AS v FROM "${c.table_schema}"."${c.table_name}"`);
-    for (const r of rows.rows) if (r.v !== null) values.push(r.v);
-  }
-  return values.join('\n');
-}
 
 async function filesContaining(root: string, needle: string): Promise<string[]> {
   const hits: string[] = [];
@@ -127,7 +113,7 @@ describe('a sub-agent that quotes its input (issue 10, item 2)', () => {
   });
 
   it('no copied fragment is in any column of any table, nor any canary in the logs', async () => {
-    const stored = await everyStoredText();
+    const stored = await everyStoredText(rt.db.pool);
     expect(stored).toContain(clean.fact);
     expect([...model.state.copied].filter((piece) => stored.includes(piece))).toEqual([]);
     for (const needle of [CANARY, REPLY_CANARY]) expect(rt.logs.text).not.toContain(needle);
