@@ -10,6 +10,11 @@ import type { SessionRegistry } from './session-registry.ts';
 /** RAM stores holding a senior's data (the semantic cache, the pre-synthesized voice lines), by name. */
 export type InMemoryStores = Record<string, { invalidateSenior(seniorId: string): number }>;
 
+/** What makes the erased rows' bytes go from the database's files and WAL, later (runtime/jobs/erasure-purge.ts). */
+export interface PurgeRequests {
+  request(): Promise<void>;
+}
+
 /** How the processes sharing a database tell each other of an erasure (see `RemoteErasures`). */
 export interface ErasureAcrossProcesses {
   notices: PgErasureNoticesRepository;
@@ -33,8 +38,9 @@ export interface ErasureAcrossProcesses {
  * (SessionRegistry.fence) and the in-memory stores drop the senior, here and — through a notice in
  * the database — in every other process sharing it, which the erasure waits for. Then the memory
  * stores (each reports its own count, Zep included), then every table of the schema that has a
- * `senior_id` column, then the senior row (PgErasureRepository).
- * Idempotent: a second run returns zero counts.
+ * `senior_id` column, then the senior row (PgErasureRepository). Last, a purge is asked for: the
+ * deleted rows' bytes leave the database's files and WAL within ERASURE_PURGE_DELAY_S and one purge.
+ * Idempotent: a second run returns zero counts (and asks for a purge again).
  */
 export class SeniorErasure {
   private readonly tables: Pick<PgErasureRepository, 'fence' | 'eraseSenior'>;
@@ -42,6 +48,7 @@ export class SeniorErasure {
   private readonly registry: SessionRegistry;
   private readonly inMemory: InMemoryStores;
   private readonly across: ErasureAcrossProcesses | null;
+  private readonly purge: PurgeRequests | null;
 
   constructor(
     tables: Pick<PgErasureRepository, 'fence' | 'eraseSenior'>,
@@ -49,12 +56,14 @@ export class SeniorErasure {
     registry: SessionRegistry,
     inMemory: InMemoryStores = {},
     across: ErasureAcrossProcesses | null = null,
+    purge: PurgeRequests | null = null,
   ) {
     this.tables = tables;
     this.memoryStores = memoryStores;
     this.registry = registry;
     this.inMemory = inMemory;
     this.across = across;
+    this.purge = purge;
   }
 
   async erase(seniorId: string): Promise<Record<string, number>> {
@@ -70,6 +79,8 @@ export class SeniorErasure {
     for (const [name, store] of Object.entries(this.memoryStores)) counts[name] = await store.deleteSenior(seniorId);
     // A store and a table may share a name (memory_facts): their counts add up.
     for (const [table, n] of Object.entries(await this.tables.eraseSenior(seniorId))) counts[table] = (counts[table] ?? 0) + n;
+    // Not answered before it is queued: a failure here fails the request, and running it again (idempotent) asks again.
+    await this.purge?.request();
     return counts;
   }
 
