@@ -10,7 +10,7 @@ const PURGE_EXPIRE_S = 1800;
  * The purge after erasures (PgErasurePurgeRepository), as a pg-boss job with no payload: each erasure
  * asks for one to run `delaySeconds` later. The queue is `stately` (one job waiting, one running),
  * so erasures in the meantime share the waiting job, which purges them all — every erasure's bytes
- * are gone within `delaySeconds` + pg-boss's polling (2 s) + one purge of its answer, whichever process
+ * are gone within `delaySeconds` + pg-boss's polling (2 s) + two purges (one already running, then theirs) of its answer, whichever process
  * runs the job; one asked for while a purge runs gets the next. Durable: a job whose process died is
  * run by another process, or by this one after its restart (it expires after PURGE_EXPIRE_S).
  */
