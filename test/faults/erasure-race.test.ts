@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eraseWhileStarting, raceOffsets, type RaceOutcome, type RaceSides } from '../support/erasure-race.ts';
-import { runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
-import { ADMIN_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { processMetric as metric, runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { sharedDatabase, type SharedDatabase } from '../support/shared-database.ts';
 
 /**
@@ -60,14 +60,6 @@ describe('erasure racing a session start, two processes on one database', () => 
   let a: RuntimeProcess;
   let b: RuntimeProcess;
   let pool: pg.Pool;
-
-  /** One sample of a process's /metrics, summed over label sets. */
-  async function metric(p: RuntimeProcess, name: string): Promise<number> {
-    const text = await (await fetch(`${p.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-    let sum = 0;
-    for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-    return sum;
-  }
 
   beforeAll(async () => {
     wire = await sharedDatabase();
