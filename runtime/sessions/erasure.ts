@@ -39,7 +39,7 @@ export interface ErasureAcrossProcesses {
  * the database — in every other process sharing it, which the erasure waits for. Then the memory
  * stores (each reports its own count, Zep included), then every table of the schema that has a
  * `senior_id` column, then the senior row (PgErasureRepository). Last, a purge is asked for: the
- * deleted rows' bytes leave the database's files and WAL within ERASURE_PURGE_DELAY_S and one purge.
+ * deleted rows' bytes leave the database's files and WAL within ERASURE_PURGE_DELAY_S and two purges.
  * Idempotent: a second run returns zero counts (and asks for a purge again).
  */
 export class SeniorErasure {
