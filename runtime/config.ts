@@ -100,6 +100,11 @@ const schema = z
      * through the others (their sessions of the senior close as `erased`, their caches are purged).
      */
     ERASURE_POLL_MS: z.coerce.number().int().min(20).max(1000).default(250),
+    /**
+     * After an erasure, the purge that makes the deleted rows unreadable on disk (VACUUM FULL of the
+     * senior tables, a WAL switch and a CHECKPOINT) runs this long later; erasures meanwhile share it.
+     */
+    ERASURE_PURGE_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(60),
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
     SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),

@@ -13,6 +13,7 @@ import { createModels } from '../adapters/models/model-provider.ts';
 import { PgConsentAdapter } from '../adapters/postgres/pg-consent.adapter.ts';
 import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
+import { PgErasurePurgeRepository } from '../adapters/postgres/pg-erasure-purge.repository.ts';
 import { PgErasureRepository } from '../adapters/postgres/pg-erasure.repository.ts';
 import { PgMemoryFactsRepository } from '../adapters/postgres/pg-memory-facts.repository.ts';
 import { PgSeniorExportRepository } from '../adapters/postgres/pg-senior-export.repository.ts';
@@ -47,6 +48,7 @@ import { mistralHostOf, type MistralHost } from '../adapters/mistral/base-url.ts
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
+import { ErasurePurge } from './jobs/erasure-purge.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses, type InMemoryStores } from './sessions/erasure.ts';
 import { Takeovers } from './sessions/takeover.ts';
 import { buildHttpApp } from './http/app.ts';
@@ -340,6 +342,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     maintenanceSeconds: config.DREAM_JOB_MAINTENANCE_S,
   });
   await dreams.start();
+  const erasurePurge = new ErasurePurge(dreams.boss, new PgErasurePurgeRepository(db.pool), config.ERASURE_PURGE_DELAY_S, logger);
+  await erasurePurge.start();
 
   const prefetchTurn = (seniorId: string, transcript: string): void => {
     if (transcript.length === 0 || transcript.length > PREFETCH_MAX_CHARS) return;
@@ -389,7 +393,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     directory,
     consents,
     memory: memory.memory,
-    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across),
+    erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across, erasurePurge),
     semanticCache,
     moodScores,
     facts: memoryFacts,

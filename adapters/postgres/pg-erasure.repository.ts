@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { SENIOR_LOCK_SQL } from './pg-presence.repository.ts';
+import { inTransaction } from './transaction.ts';
 
 /** Tables erased last, in this order: everything else references them. */
 const ROOT_TABLES = ['devices', 'seniors'];
@@ -25,6 +27,19 @@ export class PgErasureRepository {
 
   constructor(pool: pg.Pool) {
     this.pool = pool;
+  }
+
+  /**
+   * The fence, the erasure's first step: marks the senior's row as being erased under the senior's
+   * advisory lock, which a presence claim takes too. Once it has committed, no session of the senior
+   * starts in any process sharing the database (the claim refuses), and every claim committed before
+   * it has its row in `session_presence`. The sweep deletes the row, fence included.
+   */
+  async fence(seniorId: string): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      await client.query(SENIOR_LOCK_SQL, [seniorId]);
+      await client.query('UPDATE seniors SET erasing_since = COALESCE(erasing_since, now()) WHERE id = $1::uuid', [seniorId]);
+    });
   }
 
   /** Rows deleted per table (`seniors` included); zero counts when the senior is already gone. */

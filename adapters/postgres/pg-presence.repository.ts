@@ -2,6 +2,17 @@ import type pg from 'pg';
 import type { SessionView } from '../../machines/session/session-view.ts';
 import { SIGNAL_CHANNEL, signalPayload } from './pg-signals.ts';
 
+/**
+ * The senior's advisory lock, for the transaction: a presence claim and an erasure's fence take it,
+ * so one of them commits before the other reads.
+ */
+export const SENIOR_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('kohami.senior:' || $1, 0))`;
+
+/** A claim for a senior being erased (the erasure's fence is set) or erased (the row is gone): no session may start. */
+export class SeniorErasedError extends Error {
+  override name = 'SeniorErasedError';
+}
+
 /** A process's beat: its row, fresh. */
 const BEAT_SQL = `INSERT INTO presence_processes (process_id) VALUES ($1) ON CONFLICT (process_id) DO UPDATE SET heartbeat_at = now()`;
 
@@ -35,7 +46,8 @@ export interface ClaimedFrom {
  * `session_presence`: the live sessions of every runtime process sharing the database, live while
  * their process's row in `presence_processes` is fresh (one row per beat, not one per session).
  * A claim takes the senior's advisory lock for its transaction, so two processes starting
- * a session for one senior at once are serialized and the later one takes over.
+ * a session for one senior at once are serialized and the later one takes over, and a claim and an
+ * erasure's fence (`PgErasureRepository.fence`) are ordered: no claim succeeds after the fence.
  */
 export class PgPresenceRepository {
   /** The view last written to each of this process's session rows. */
@@ -48,7 +60,8 @@ export class PgPresenceRepository {
   }
 
   /**
-   * Registers the session as the senior's live one; returns the session it replaced, if any. When
+   * Registers the session as the senior's live one; returns the session it replaced, if any. Refuses
+   * (`SeniorErasedError`, nothing written) a senior an erasure has fenced or removed. When
    * that one lives in another live process, the claim NOTIFYs it (`takeover`, delivered at the
    * claim's commit, so never for a claim that failed).
    */
@@ -59,7 +72,10 @@ export class PgPresenceRepository {
       // Outside the transaction: the process row stays locked for this statement only, not for each claim.
       await client.query(BEAT_SQL, [processId]);
       await client.query('BEGIN');
-      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('kohami.senior:' || $1, 0))`, [seniorId]);
+      await client.query(SENIOR_LOCK_SQL, [seniorId]);
+      // Read under the lock: an erasure's fence committed before this claim is seen, one after it sees this row.
+      const senior = await client.query<{ fenced: boolean }>('SELECT erasing_since IS NOT NULL AS fenced FROM seniors WHERE id = $1::uuid', [seniorId]);
+      if (senior.rows[0]?.fenced !== false) throw new SeniorErasedError('the senior is being erased, or was');
       const previous = await client.query<{ session_id: string; process_id: string; live: boolean }>(
         `SELECT p.session_id, p.process_id, COALESCE(pp.heartbeat_at >= now() - make_interval(secs => $2::float8 / 1000), false) AS live
            FROM session_presence p LEFT JOIN presence_processes pp ON pp.process_id = p.process_id

@@ -31,7 +31,9 @@ const TERMINATE = 0x58; // 'X'
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
 const ROLLBACK = simpleQuery('ROLLBACK');
 
-const db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector } });
+// wal_recycle off: a WAL segment the checkpoint retires is removed, not renamed for reuse with the
+// rows it logged still in it (an erasure's purge relies on it: runtime/jobs/erasure-purge.ts).
+const db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector }, startParams: [...PGlite.defaultStartParams, '-c', 'wal_recycle=off'] });
 // PGlite's initdb leaves its files 0666 (set explicitly, whatever the umask), and an older version of
 // this runtime left the directory 0755: every file becomes 0600 and every directory 0700 before anyone
 // is served. Symbolic links (a tablespace's) are not followed: what they point to is not ours to change.

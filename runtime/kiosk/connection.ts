@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
+import { SeniorErasedError } from '../../adapters/postgres/pg-presence.repository.ts';
 import {
-  SeniorNotFoundError,
   SessionStartError,
   ShuttingDownError,
   StartSupersededError,
@@ -216,6 +216,8 @@ export class KioskConnection {
   }
 
   private onStarted(started: LiveSession, resumed: boolean, audio: NegotiatedAudio | null): void {
+    // Closed between its spawn and this answer (an erasure's fence): its kiosk has heard why, and no session.ready follows.
+    if (started.actor.getSnapshot().status !== 'active') return;
     if (this.session && this.session !== started) this.context.registry.detach(this.session, this.link);
     this.session = started;
     this.endVoice();
@@ -251,9 +253,10 @@ export class KioskConnection {
       this.send({ type: 'session.closed', reason: 'replaced' });
       return;
     }
-    if (err instanceof SeniorNotFoundError) {
-      this.log.warn({ seniorId: this.seniorId }, 'session start failed: senior not found');
-      this.socket.close(1008, 'senior not found');
+    if (err instanceof SeniorErasedError) {
+      // Refused at whatever step the start was: the senior is being erased, or was. Not a failure.
+      this.log.info({ seniorId: this.seniorId }, 'session start refused: senior erased');
+      this.send({ type: 'session.closed', reason: 'erased' });
       return;
     }
     // Enough for an operator to act (which step, what kind of failure), never a message: a driver's

@@ -10,6 +10,11 @@ import type { SessionRegistry } from './session-registry.ts';
 /** RAM stores holding a senior's data (the semantic cache, the pre-synthesized voice lines), by name. */
 export type InMemoryStores = Record<string, { invalidateSenior(seniorId: string): number }>;
 
+/** What makes the erased rows' bytes go from the database's files and WAL, later (runtime/jobs/erasure-purge.ts). */
+export interface PurgeRequests {
+  request(): Promise<void>;
+}
+
 /** How the processes sharing a database tell each other of an erasure (see `RemoteErasures`). */
 export interface ErasureAcrossProcesses {
   notices: PgErasureNoticesRepository;
@@ -26,40 +31,46 @@ export interface ErasureAcrossProcesses {
   logger: Logger;
 }
 
-/** How long an erasure waits for another process's session of the senior to close, in polls of that process. */
-const REMOTE_CLOSE_POLLS = 4;
-
 /**
- * RGPD erasure of one senior. The live session closes and the in-memory stores drop the senior,
- * here and — through a notice in the database — in every other process sharing it, which the
- * erasure waits for (bounded). Then the memory stores (each reports its own count, Zep included),
- * then every table of the schema that has a `senior_id` column, then the senior row
- * (PgErasureRepository).
- * Idempotent: a second run returns zero counts.
+ * RGPD erasure of one senior. First the fence (PgErasureRepository.fence): from its commit no
+ * session of the senior starts in any process sharing the database, and every start already past
+ * its claim is known. Then the senior's session and any start in flight close here as `erased`
+ * (SessionRegistry.fence) and the in-memory stores drop the senior, here and — through a notice in
+ * the database — in every other process sharing it, which the erasure waits for. Then the memory
+ * stores (each reports its own count, Zep included), then every table of the schema that has a
+ * `senior_id` column, then the senior row (PgErasureRepository). Last, a purge is asked for: the
+ * deleted rows' bytes leave the database's files and WAL within ERASURE_PURGE_DELAY_S and two purges.
+ * Idempotent: a second run returns zero counts (and asks for a purge again).
  */
 export class SeniorErasure {
-  private readonly tables: PgErasureRepository;
+  private readonly tables: Pick<PgErasureRepository, 'fence' | 'eraseSenior'>;
   private readonly memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>;
   private readonly registry: SessionRegistry;
   private readonly inMemory: InMemoryStores;
   private readonly across: ErasureAcrossProcesses | null;
+  private readonly purge: PurgeRequests | null;
 
   constructor(
-    tables: PgErasureRepository,
+    tables: Pick<PgErasureRepository, 'fence' | 'eraseSenior'>,
     memoryStores: Record<string, Pick<MemoryPort, 'deleteSenior'>>,
     registry: SessionRegistry,
     inMemory: InMemoryStores = {},
     across: ErasureAcrossProcesses | null = null,
+    purge: PurgeRequests | null = null,
   ) {
     this.tables = tables;
     this.memoryStores = memoryStores;
     this.registry = registry;
     this.inMemory = inMemory;
     this.across = across;
+    this.purge = purge;
   }
 
   async erase(seniorId: string): Promise<Record<string, number>> {
-    this.registry.close(seniorId, 'erased');
+    // Before anything else, and in the database: a start anywhere either claimed before it (and is
+    // stopped below, here or in its process) or is refused by its claim. If it fails, nothing changed.
+    await this.tables.fence(seniorId);
+    this.registry.fence(seniorId);
     const counts: Record<string, number> = {};
     for (const [name, store] of Object.entries(this.inMemory)) counts[name] = store.invalidateSenior(seniorId);
     // Before the stores and the sweep: the others stop answering the senior at once, and the sweep
@@ -68,25 +79,28 @@ export class SeniorErasure {
     for (const [name, store] of Object.entries(this.memoryStores)) counts[name] = await store.deleteSenior(seniorId);
     // A store and a table may share a name (memory_facts): their counts add up.
     for (const [table, n] of Object.entries(await this.tables.eraseSenior(seniorId))) counts[table] = (counts[table] ?? 0) + n;
+    // Not answered before it is queued: a failure here fails the request, and running it again (idempotent) asks again.
+    await this.purge?.request();
     return counts;
   }
 
   /**
    * Publishes the notice (only while another process is live) and waits until no other live
-   * process holds a session of the senior, at most REMOTE_CLOSE_POLLS of their polls: once this
-   * answers, a turn sent to that session is refused, not answered. Past the wait the erasure goes
-   * on; the other process closes the session at its next poll or heartbeat, still as `erased`.
+   * process holds a session of the senior (a start past its claim included: it holds the row): once
+   * this answers, a turn sent to that session is refused, not answered. The wait is bounded by the
+   * presence rule itself: a process that beats reads the notices at its beat, before anything else,
+   * and one that has not beaten for `staleMs` is dead; past `staleMs` and one poll the erasure goes on.
    */
   private async tellOtherProcesses(across: ErasureAcrossProcesses, seniorId: string): Promise<void> {
     if (!(await across.notices.publish(seniorId, across.processId, across.staleMs, across.retainMs))) return;
     // A lost signal costs only speed: the others still read the notice at their next poll.
     await across.signals?.send({ kind: 'erasure', to: EVERY_PROCESS, by: across.processId }).catch(() => {});
-    const deadline = performance.now() + REMOTE_CLOSE_POLLS * across.pollMs;
+    const deadline = performance.now() + across.staleMs + across.pollMs;
     const step = Math.max(10, Math.floor(across.pollMs / 5));
     try {
       while (await across.presence.heldElsewhere(seniorId, across.processId, across.staleMs)) {
         if (performance.now() >= deadline) {
-          across.logger.warn({ seniorId }, 'erasure: another process still holds the senior’s session; it closes it at its next poll or heartbeat');
+          across.logger.warn({ seniorId }, 'erasure: a process still holds the senior’s session past the presence bound; it closes it as erased at its next poll or heartbeat');
           return;
         }
         await delay(step);
@@ -100,7 +114,8 @@ export class SeniorErasure {
 
 /**
  * The other side of an erasure made through another process on the same database: its notice
- * closes this process's session of the senior as `erased` (never derived from) and drops the
+ * closes this process's session of the senior as `erased` (never derived from), ends a start of the
+ * senior in flight here without a session (SessionRegistry.fence), and drops the
  * senior from this process's in-memory stores.
  *
  * Notices are read when the erasing process signals one (`wake`), every `pollMs` while another
@@ -187,7 +202,7 @@ export class RemoteErasures {
       kept.add(notice.id);
       if (this.applied.has(notice.id)) continue;
       this.applied.add(notice.id);
-      const closed = this.registry.close(notice.seniorId, 'erased');
+      const closed = this.registry.fence(notice.seniorId);
       for (const store of Object.values(this.inMemory)) store.invalidateSenior(notice.seniorId);
       if (closed) this.across.logger.info({ seniorId: notice.seniorId, by: notice.processId }, 'senior erased through another process: session closed, caches purged');
     }

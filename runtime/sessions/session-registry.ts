@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { createActor, type Subscription } from 'xstate';
-import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
+import { SeniorErasedError, type PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import { CacheFluxAdapter, type CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { tracedCacheFlux } from '../../adapters/telemetry/traced-ports.ts';
 import { TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
@@ -60,8 +60,6 @@ export interface RegistryOptions {
   traces?: TurnTraces;
 }
 
-export class SeniorNotFoundError extends Error {}
-
 /** The steps of a new session's start that touch the database, as logged when one fails. */
 export type StartStep = 'load_profile' | 'claim_presence';
 
@@ -111,6 +109,8 @@ function deferred<T>(): Deferred<T> {
 interface PendingStart {
   link: KioskLink;
   waiter: Deferred<{ session: LiveSession; resumed: boolean }>;
+  /** An erasure of the senior began meanwhile (`fence`): the start ends without a session at its next step. */
+  erased: boolean;
 }
 
 /** The process is shutting down (SIGTERM): no new session starts here; the kiosk should reconnect elsewhere. */
@@ -259,7 +259,7 @@ export class SessionRegistry {
     }
     if (existing) existing.actor.send({ type: 'CLOSE', reason: 'replaced' });
 
-    const record: PendingStart = { link, waiter: deferred() };
+    const record: PendingStart = { link, waiter: deferred(), erased: false };
     this.starting.set(seniorId, record);
     this.create(seniorId, record).then(
       (session) => record.waiter.resolve({ session, resumed: false }),
@@ -273,18 +273,21 @@ export class SessionRegistry {
       const profile = await this.options.loadProfile(seniorId).catch((err: unknown) => {
         throw new SessionStartError('load_profile', err);
       });
-      if (!profile) throw new SeniorNotFoundError(seniorId);
+      // The socket was opened with a token of this senior: only an erasure removes a senior.
+      if (!profile || record.erased) throw new SeniorErasedError('the senior is being erased, or was');
       const sessionId = randomUUID();
       // Another live process's session for this senior is told at the claim's commit; this one answers
       // once that one has stopped (bounded: see Takeovers), and its heartbeat is the fallback.
+      // The claim itself refuses a senior an erasure has fenced (SeniorErasedError, passed on as it is).
       const previous = await this.options.presence.claim(seniorId, sessionId, this.options.processId, this.options.presenceStaleMs).catch((err: unknown) => {
-        throw new SessionStartError('claim_presence', err);
+        throw err instanceof SeniorErasedError ? err : new SessionStartError('claim_presence', err);
       });
       if (previous?.live && previous.processId !== this.options.processId) await this.options.takeovers?.released(previous.sessionId);
-      // A shutdown may have begun during the awaits: the new session would be born orphaned.
-      if (this.shuttingDown) {
+      // A shutdown, or an erasure whose fence came after this claim, may have begun during the awaits:
+      // the new session would be born orphaned, or outlive the erasure. Checked in the tick that spawns.
+      if (this.shuttingDown || record.erased) {
         await this.options.presence.release(sessionId).catch(() => {});
-        throw new ShuttingDownError('this runtime is shutting down');
+        throw record.erased ? new SeniorErasedError('the senior is being erased') : new ShuttingDownError('this runtime is shutting down');
       }
       // The senior's previous session, if its close has not gone through yet: the new one takes over.
       this.bySenior.get(seniorId)?.actor.send({ type: 'CLOSE', reason: 'replaced' });
@@ -293,6 +296,23 @@ export class SessionRegistry {
     } finally {
       if (this.starting.get(seniorId) === record) this.starting.delete(seniorId);
     }
+  }
+
+  /**
+   * An erasure of the senior has begun (its fence is committed: no claim succeeds any more): the start
+   * in flight, whatever step it is at, ends without a session (its kiosk hears `erased` now, and a
+   * presence row it claimed is released), and the live session closes as `erased`. Synchronous, so no
+   * start can spawn between the check and the close. True if a session or a start was stopped.
+   */
+  fence(seniorId: string): boolean {
+    const pending = this.starting.get(seniorId);
+    if (pending) {
+      pending.erased = true;
+      pending.waiter.reject(new SeniorErasedError('the senior is being erased'));
+      // A start arriving later goes to the database on its own, and its claim is refused there.
+      this.starting.delete(seniorId);
+    }
+    return this.close(seniorId, 'erased') || pending !== undefined;
   }
 
   /** Seniors with a new session's start waiting on the database now. */

@@ -7,7 +7,7 @@ import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { KioskClient, type Frame } from '../support/kiosk-client.ts';
 import { sharedDatabase, type SharedDatabase } from '../support/shared-database.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from '../support/runtime.ts';
-import { runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
+import { processMetric as metric, runtimeProcess, type RuntimeProcess } from '../support/runtime-process.ts';
 
 /**
  * Two real runtime processes on one database (PGlite over the wire protocol, or TEST_DATABASE_URL's
@@ -23,14 +23,6 @@ let wire: SharedDatabase;
 let a: RuntimeProcess;
 let b: RuntimeProcess;
 let db: pg.Pool;
-
-/** One sample of a process's /metrics, summed over label sets. */
-async function metric(p: RuntimeProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${p.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-  let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
-}
 
 /** When (performance.now()) the kiosk received its first frame of `type`. */
 function arrival(kiosk: KioskClient, type: string): Promise<number> {

@@ -49,3 +49,11 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
     },
   };
 }
+
+/** One sample of a runtime process's /metrics, summed over label sets. */
+export async function processMetric(p: RuntimeProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${p.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
