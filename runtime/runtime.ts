@@ -38,7 +38,8 @@ import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-
 import { MistralSmallSegmentSummarizer } from '../adapters/subagents/mistral-small-segment-summarizer.ts';
 import { PgSegmentsRepository } from '../adapters/postgres/pg-segments.repository.ts';
 import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
-import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, windowSummaryLogic } from '../machines/session/session.machine.ts';
+import { agentReplyLogic, recallLogic, semanticCacheLogic, windowSummaryLogic } from '../machines/session/session.actors.ts';
+import { sessionMachine } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
 import { SessionFacts } from './jobs/session-facts.ts';

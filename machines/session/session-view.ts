@@ -1,5 +1,5 @@
 import type { Flux } from './ports.ts';
-import type { SessionContext, SosReason, VoiceActivity, VoiceStages } from './session.machine.ts';
+import type { SessionContext, SosReason, VoiceActivity, VoiceStages } from './session.types.ts';
 import { windowCharacters } from './window.ts';
 
 /**

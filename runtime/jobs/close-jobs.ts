@@ -12,7 +12,8 @@ import {
   type SegmentSummarizerPort,
 } from '../../machines/memory/derivation.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
-import type { SessionActor, SessionClosed, Turn } from '../../machines/session/session.machine.ts';
+import type { SessionActor } from '../../machines/session/session.machine.ts';
+import type { SessionClosed, Turn } from '../../machines/session/session.types.ts';
 import type { Metrics } from '../metrics.ts';
 import { DerivationPool, type Derivation, type PoolStats } from './derivation-pool.ts';
 import type { SessionFacts } from './session-facts.ts';

@@ -1,6 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
-import type { SessionContext } from '../../machines/session/session.machine.ts';
+import type { SessionContext } from '../../machines/session/session.types.ts';
 
 export type OpsEvent = { type: 'session.update'; session: SessionView } | { type: 'session.closed'; sessionId: string; reason: string | null };
 

@@ -1,7 +1,7 @@
 import type { createInspector } from '@statelyai/inspect';
 import type { AnyEventObject } from 'xstate';
 import { redactContext, redactEvent } from '../../machines/session/session-view.ts';
-import type { SessionContext } from '../../machines/session/session.machine.ts';
+import type { SessionContext } from '../../machines/session/session.types.ts';
 
 type InspectorOptions = NonNullable<Parameters<typeof createInspector>[1]>;
 type StatelyEvent = Parameters<NonNullable<InspectorOptions['serialize']>>[0];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CLOSE_REASONS, SOS_REASONS } from '../../machines/session/session.machine.ts';
+import { CLOSE_REASONS, SOS_REASONS } from '../../machines/session/session.types.ts';
 import { FLUXES } from '../../machines/session/ports.ts';
 import { frameUnion, type FramesOf } from './frame-union.ts';
 import { turnId } from './turn-id.ts';

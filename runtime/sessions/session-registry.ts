@@ -9,7 +9,8 @@ import { TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-
 import type { AgentPausePort, SeniorProfile } from '../../machines/session/ports.ts';
 import { sessionView, type SessionView } from '../../machines/session/session-view.ts';
 import type { WindowBudget } from '../../machines/session/window.ts';
-import type { CloseReason, ReplyDone, SessionActor, SessionClosed, sessionMachine } from '../../machines/session/session.machine.ts';
+import type { SessionActor, sessionMachine } from '../../machines/session/session.machine.ts';
+import type { CloseReason, ReplyDone, SessionClosed } from '../../machines/session/session.types.ts';
 import type { ServerFrame } from '../protocol/server-frames.ts';
 import type { InspectionObserver } from '../ops/inspection-hub.ts';
 import type { Takeovers } from './takeover.ts';

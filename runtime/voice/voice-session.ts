@@ -2,7 +2,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { SPANS, type TurnTraces, type VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
-import type { VoiceActivity, VoiceStages } from '../../machines/session/session.machine.ts';
+import type { VoiceActivity, VoiceStages } from '../../machines/session/session.types.ts';
 import { endpointOutcome, overReply } from '../../machines/voice/barge-in.ts';
 import { endOfTurn, preemptAfterMs, type EndOfTurn, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { isPause, PAUSES_PER_SESSION_MAX, recordPause, type PauseProfile } from '../../machines/voice/pause-profile.ts';

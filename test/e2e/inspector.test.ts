@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { redactContext, redactEvent } from '../../machines/session/session-view.ts';
-import type { SessionContext } from '../../machines/session/session.machine.ts';
+import type { SessionContext } from '../../machines/session/session.types.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime } from '../support/runtime.ts';

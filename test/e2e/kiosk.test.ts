@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import type { SessionClosed } from '../../machines/session/session.machine.ts';
+import type { SessionClosed } from '../../machines/session/session.types.ts';
 import { MAX_FRAME_BYTES } from '../../runtime/protocol/messages.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel, switchableModel } from '../support/models.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionClosed } from '../../machines/session/session.machine.ts';
+import type { SessionClosed } from '../../machines/session/session.types.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel } from '../support/models.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_AGENT_STALL_MS, DEFAULT_REPLY_MAX_MS } from '../../machines/session/session.machine.ts';
+import { DEFAULT_AGENT_STALL_MS, DEFAULT_REPLY_MAX_MS } from '../../machines/session/session.types.ts';
 import { breakAfter, endlessModel, stallAfter } from '../support/fault-models.ts';
 import { hangingModel, streamingModel } from '../support/models.ts';
 import { BUDGET, startSession, until } from '../support/session-harness.ts';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
-import { sessionMachine, type VoiceStages } from '../../machines/session/session.machine.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
+import type { VoiceStages } from '../../machines/session/session.types.ts';
 import { InspectionHub, type OpsEvent } from '../../runtime/ops/inspection-hub.ts';
 
 /** A real session actor inspected by the real hub, as the registry wires it; one operator subscribed. */

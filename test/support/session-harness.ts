@@ -4,7 +4,9 @@ import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
 import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { ProviderPause } from '../../adapters/mistral/retry-after.ts';
 import type { RecallOutcome } from '../../machines/session/ports.ts';
-import { agentReplyLogic, sessionMachine, type SessionEmitted, type SessionInput } from '../../machines/session/session.machine.ts';
+import { agentReplyLogic } from '../../machines/session/session.actors.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
+import type { SessionEmitted, SessionInput } from '../../machines/session/session.types.ts';
 
 export const BUDGET = 2500;
 export const PAUSE = 3_600_000;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AGENT_CALL_MIN_MS, DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.machine.ts';
+import { AGENT_CALL_MIN_MS, DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.types.ts';
 import { stallAfter } from '../support/fault-models.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel, throttledModel } from '../support/models.ts';
 import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';

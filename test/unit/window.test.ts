@@ -3,7 +3,8 @@ import { createActor, SimulatedClock } from 'xstate';
 import { AgentFluxAdapter } from '../../adapters/fluxes/agent-flux.adapter.ts';
 import { CacheFluxAdapter, loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { MistralSmallWindowSummarizer } from '../../adapters/subagents/mistral-small-window-summarizer.ts';
-import { agentReplyLogic, sessionMachine, windowSummaryLogic } from '../../machines/session/session.machine.ts';
+import { agentReplyLogic, windowSummaryLogic } from '../../machines/session/session.actors.ts';
+import { sessionMachine } from '../../machines/session/session.machine.ts';
 import { foldCount, MIN_KEPT_MESSAGES, overflows } from '../../machines/session/window.ts';
 import { scriptedModel, streamingModel, systemPromptOf } from '../support/models.ts';
 

@@ -1,6 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { AgentChunk, AgentPort, AgentRequest, CacheLookup, RecallOutcome, RecallPort, SemanticCachePort, WindowSummarizerPort } from '../../../machines/session/ports.ts';
-import { agentReplyLogic, recallLogic, semanticCacheLogic, sessionMachine, type SessionActor } from '../../../machines/session/session.machine.ts';
+import { agentReplyLogic, recallLogic, semanticCacheLogic } from '../../../machines/session/session.actors.ts';
+import { sessionMachine, type SessionActor } from '../../../machines/session/session.machine.ts';
 import type { SpeakerPort, SpeechPiece } from '../../../machines/voice/voice.port.ts';
 import type { LineLookup } from '../reply-audio.ts';
 import { Replay } from './replay.ts';
