@@ -56,7 +56,7 @@ export const seniorDataRoutes: FastifyPluginAsync<SeniorDataRoutesOptions> = asy
       preHandler: access.preHandler,
       schema: {
         description:
-          'The facts kept about the senior, newest first, keyset-paginated (pass nextCursor back as cursor). Superseded facts are listed with invalidAt (they are never recalled). A caregiver sees only the categories whose consent is active.',
+          'The facts kept about the senior, newest first, keyset-paginated (pass nextCursor back as cursor). Superseded facts are listed with invalidAt (they are never recalled). A caregiver sees none while the senior’s conversation consent is revoked (facts are derived from the conversation), then only the categories whose consent is active.',
         params: SeniorParams,
         querystring: z.object({ cursor: CursorParam, limit: LimitParam }),
         response: { 200: z.object({ seniorId: z.string(), data: z.array(FactView), nextCursor: z.string().nullable() }), 403: ErrorBody, 404: ErrorBody },
