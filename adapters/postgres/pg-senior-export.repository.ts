@@ -37,10 +37,8 @@ function pagingOf(table: string, indexes: ReadonlyArray<{ primary: boolean; colu
   return { primary: typed(pk), key: bySenior ? typed(bySenior).slice(1) : typed(pk) };
 }
 
-/** What an export is made of, read before its first byte is written: all small. */
+/** What an export is made of beside the rows, read after the senior's row is written: all small. */
 export interface ExportPlan {
-  /** The senior's own row as JSON text. */
-  senior: string;
   tables: ExportTable[];
   /** What the export holds under which consent, and whether that consent is granted now. */
   consents: ConsentSection[];
@@ -69,10 +67,14 @@ export class PgSeniorExportRepository {
     this.pool = pool;
   }
 
-  /** Null when there is no such senior. */
-  async plan(seniorId: string): Promise<ExportPlan | null> {
+  /** The senior's own row as JSON text, or null when there is no such senior: the export's first bytes. */
+  async senior(seniorId: string): Promise<string | null> {
     const senior = await this.pool.query<{ row: string }>('SELECT to_jsonb(s)::text AS row FROM seniors s WHERE id = $1::uuid', [seniorId]);
-    if (!senior.rows[0]) return null;
+    return senior.rows[0]?.row ?? null;
+  }
+
+  /** The tables to export and how to page them (from the catalogue), and the senior's consents. */
+  async plan(seniorId: string): Promise<ExportPlan> {
     const names = await seniorTables(this.pool);
     const columns = await this.pool.query<{ table_name: string; column_name: string; udt_name: string }>(
       `SELECT table_name, column_name, udt_name FROM information_schema.columns
@@ -103,7 +105,7 @@ export class PgSeniorExportRepository {
       'SELECT category, granted_at, revoked_at FROM consents WHERE senior_id = $1::uuid',
       [seniorId],
     );
-    return { senior: senior.rows[0].row, tables, consents: consentSections(names, consents.rows) };
+    return { tables, consents: consentSections(names, consents.rows) };
   }
 
   /** The senior's rows of `table` after `after` (from the first when null), at most `limit`, in key order. */

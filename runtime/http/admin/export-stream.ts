@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ExportPlan, PgSeniorExportRepository } from '../../../adapters/postgres/pg-senior-export.repository.ts';
+import type { PgSeniorExportRepository } from '../../../adapters/postgres/pg-senior-export.repository.ts';
 
 /**
  * Rows read per statement: what one batch holds in memory (a mood row is about 1.4 kB of JSON) and
@@ -34,9 +34,9 @@ export interface ExportResult {
  */
 export async function streamExport(
   res: ServerResponse,
-  source: Pick<PgSeniorExportRepository, 'batch'>,
+  source: Pick<PgSeniorExportRepository, 'plan' | 'batch'>,
   seniorId: string,
-  plan: ExportPlan,
+  senior: string,
   signal: AbortSignal,
   settings: ExportStreamSettings,
 ): Promise<ExportResult> {
@@ -49,11 +49,10 @@ export async function streamExport(
   };
   try {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    await write(`{"seniorId":${JSON.stringify(seniorId)},"exportedAt":${JSON.stringify(new Date().toISOString())},"senior":${senior},`);
+    const plan = await source.plan(seniorId);
     const omitted = Object.fromEntries(plan.tables.filter((t) => t.leftOut.length > 0).map((t) => [t.name, t.leftOut]));
-    await write(
-      `{"seniorId":${JSON.stringify(seniorId)},"exportedAt":${JSON.stringify(new Date().toISOString())},"senior":${plan.senior},` +
-        `"consents":${JSON.stringify(plan.consents)},"omitted":${JSON.stringify(omitted)},"tables":{`,
-    );
+    await write(`"consents":${JSON.stringify(plan.consents)},"omitted":${JSON.stringify(omitted)},"tables":{`);
     for (const [i, table] of plan.tables.entries()) {
       await write(`${i > 0 ? ',' : ''}${JSON.stringify(table.name)}:[`);
       let after: string[] | null = null;

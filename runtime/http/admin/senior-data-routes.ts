@@ -108,11 +108,11 @@ export const seniorDataRoutes: FastifyPluginAsync<SeniorDataRoutesOptions> = asy
         return reply.code(503).header('retry-after', String(EXPORT_RETRY_AFTER_S)).send({ error: 'export_busy', message: refusalMessage(release, exportLimits) });
       }
       try {
-        const plan = await exports.plan(req.params.id);
-        if (!plan) return reply.code(404).send({ error: 'not_found', message: 'no such senior' });
+        const senior = await exports.senior(req.params.id);
+        if (!senior) return reply.code(404).send({ error: 'not_found', message: 'no such senior' });
         reply.hijack();
         const started = performance.now();
-        const { error, ...result } = await streamExport(reply.raw, exports, req.params.id, plan, gone.signal, exportLimits);
+        const { error, ...result } = await streamExport(reply.raw, exports, req.params.id, senior, gone.signal, exportLimits);
         const done = { seniorId: req.params.id, ...result, ms: Math.round(performance.now() - started) };
         if (error) req.log.error({ ...done, err: error }, 'senior export failed after its first byte');
         else req.log.info(done, 'senior export ended');
