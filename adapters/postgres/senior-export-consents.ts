@@ -33,10 +33,9 @@ const CONVERSATION: ExportPart[] = [
   { table: 'memory_facts', note: 'facts extracted from sessions; each is also held under its own category below' },
   { table: 'consolidation_candidates', note: 'patterns the nightly consolidation found; each is also held under its own category below' },
 ];
-const byCategory = (category: string): ExportPart[] => [
-  { table: 'memory_facts', where: { category } },
-  { table: 'consolidation_candidates', where: { category } },
-];
+/** The tables whose rows each carry a fact category: a row is held under its category's consent. */
+const CATEGORY_TABLES = ['memory_facts', 'consolidation_candidates'];
+const byCategory = (category: string): ExportPart[] => CATEGORY_TABLES.map((table) => ({ table, where: { category } }));
 /** Held to run the service, whatever the consents: who the senior is to the kiosks, caregivers and admins. */
 const SERVICE: ExportPart[] = [
   { table: 'consents' },
@@ -65,7 +64,7 @@ export function consentSections(tables: readonly string[], rows: ReadonlyArray<{
       holds: present(consent === 'conversation' ? CONVERSATION : byCategory(consent)),
     };
   });
-  const labelled = new Set([...CONVERSATION, ...byCategory(''), ...SERVICE].map((p) => p.table));
+  const labelled = new Set([...CONVERSATION, ...SERVICE].map((p) => p.table).concat(CATEGORY_TABLES));
   const unlabelled = tables.filter((t) => !labelled.has(t)).map((table) => ({ table, note: 'unlabelled: not yet said under which consent it is collected' }));
   sections.push({ consent: null, granted: null, grantedAt: null, revokedAt: null, basis: SERVICE_BASIS, holds: [...present(SERVICE), ...unlabelled] });
   return sections;
