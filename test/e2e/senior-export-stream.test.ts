@@ -20,6 +20,18 @@ const LARGE_ROWS = 20_000;
 /** A mood row added mid-export, recorded now: after every other row of the senior (January 2026) in the order the export reads them. */
 const LAST_ID = 'ffffffff-ffff-4fff-bfff-ffffffffffff';
 
+/** A senior with LARGE_ROWS mood rows of January 2026, each with a ~1,000-character summary. */
+async function largeSenior(runtime: TestRuntime): Promise<string> {
+  const id = await runtime.directory.createSenior({ displayName: 'Lucien' });
+  await runtime.db.pool.query(
+    `INSERT INTO mood_scores (senior_id, score, tier, source, summary, recorded_at)
+     SELECT $1, 50, 'neutre', 'per_turn', repeat('Lucien a parlé de son jardin. ', 33), '2026-01-01'::timestamptz + i * interval '1 minute'
+       FROM generate_series(1, $2::int) i`,
+    [id, LARGE_ROWS],
+  );
+  return id;
+}
+
 beforeAll(async () => {
   rt = await startTestRuntime({}, { EXPORT_CONCURRENCY: '1', EXPORT_QUEUE: '1', EXPORT_QUEUE_WAIT_MS: String(EXPORT_QUEUE_WAIT_MS) });
   api = adminApi(rt);
@@ -39,13 +51,7 @@ beforeAll(async () => {
   await rt.db.pool.query(`INSERT INTO segments (senior_id, summary, started_at, ended_at, turn_count) VALUES ($1, 'Une séance sur le piano.', now(), now(), 5)`, [small]);
   expect((await api('PUT', `/v1/admin/seniors/${small}/profile`, { interlocutor: { interests: ['piano'] } })).status).toBe(200);
 
-  large = await rt.directory.createSenior({ displayName: 'Lucien' });
-  await rt.db.pool.query(
-    `INSERT INTO mood_scores (senior_id, score, tier, source, summary, recorded_at)
-     SELECT $1, 50, 'neutre', 'per_turn', repeat('Lucien a parlé de son jardin. ', 33), '2026-01-01'::timestamptz + i * interval '1 minute'
-       FROM generate_series(1, $2::int) i`,
-    [large, LARGE_ROWS],
-  );
+  large = await largeSenior(rt);
 }, 120_000);
 afterAll(() => rt.close());
 
@@ -149,5 +155,32 @@ describe('GET /v1/admin/seniors/:id/export, streamed', () => {
     // Its turn is free: with one export at a time, the next one runs at once.
     const next = await api('GET', `/v1/admin/seniors/${small}/export`);
     expect(next.status).toBe(200);
+  }, 120_000);
+});
+
+describe('GET /v1/admin/seniors/:id/export, a client that stops reading', () => {
+  const STALL_MS = 1_000;
+  let stalled: TestRuntime;
+
+  beforeAll(async () => {
+    stalled = await startTestRuntime({}, { EXPORT_STALL_MS: String(STALL_MS) });
+  }, 120_000);
+  afterAll(() => stalled.close());
+
+  it('is cut after EXPORT_STALL_MS: its reads stop and its connection closes', async () => {
+    const id = await largeSenior(stalled);
+    const req = http.get(`${stalled.url}/v1/admin/seniors/${id}/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+    await firstChunk(res);
+    // Not read again: the socket's buffers fill, the export waits for a drain that does not come.
+    const ended = () =>
+      stalled.logs.lines.map((l) => JSON.parse(l) as ExportLog).find((l) => l.msg === 'senior export ended' && l.seniorId === id);
+    await expect.poll(ended, { timeout: 60_000 }).toMatchObject({ outcome: 'stalled' });
+    expect(ended()!.rows).toBeLessThan(LARGE_ROWS);
+    // What the sockets still held arrives, then the connection's end, before the document's.
+    const failed = new Promise<Error>((resolve) => res.once('error', resolve));
+    res.resume();
+    expect((await failed).message).toBe('aborted');
+    expect(res.complete).toBe(false);
   }, 120_000);
 });
