@@ -77,6 +77,14 @@ const schema = z
     KIOSK_HEARTBEAT_MS: positiveMs.default(15_000),
     /** The longest an HTTP request may take to arrive whole (a body trickled byte by byte is cut). */
     HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** Senior data exports streamed at once; each competes with the kiosks' turns for the database. */
+    EXPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+    /** Exports waiting for their turn; one more is refused with 503 and Retry-After. */
+    EXPORT_QUEUE: z.coerce.number().int().min(0).max(1000).default(4),
+    /** The longest an export waits for its turn before it is refused with 503. */
+    EXPORT_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** The longest an export's client may leave written bytes unread; then its connection is closed. */
+    EXPORT_STALL_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
     /** Kiosk sockets open at once per senior (a kiosk token binds one senior); more are refused with 429. */
     KIOSK_SOCKETS_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(32),
     /** `session.start` frames a senior's kiosks may send at once (then KIOSK_STARTS_PER_MINUTE). */

@@ -399,6 +399,12 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     moodScores,
     facts: memoryFacts,
     exports: new PgSeniorExportRepository(db.pool),
+    exportLimits: {
+      concurrency: config.EXPORT_CONCURRENCY,
+      queue: config.EXPORT_QUEUE,
+      waitMs: config.EXPORT_QUEUE_WAIT_MS,
+      stallMs: config.EXPORT_STALL_MS,
+    },
     profiles,
     registry,
     presence,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import pgvector from 'pgvector';
 import type { FactCategory } from '../../machines/memory/memory.port.ts';
+import { conversationConsented } from './caregiver-consent.ts';
 
 /** A valid fact as the reconciliation shows it to the extractor: what it may update or invalidate. */
 export interface KnownFact {
@@ -64,8 +65,8 @@ export class PgMemoryFactsRepository {
 
   /**
    * One page of everything held for the senior, valid and invalidated, newest first, keyset on
-   * (created_at DESC, id DESC); `next` is null on the last page. `consentedOnly`: only the
-   * categories whose consent is active (what a caregiver is shown).
+   * (created_at DESC, id DESC); `next` is null on the last page. `consentedOnly`: what a caregiver
+   * is shown — nothing without the `conversation` consent, then only the categories whose consent is active.
    */
   async page(seniorId: string, q: { limit: number; after?: FactCursor | undefined; consentedOnly: boolean }): Promise<{ data: FactEntry[]; next: FactCursor | null }> {
     const res = await this.pool.query<{ id: string; fact: string; category: FactCategory; created_at: string; invalid_at: string | null }>(
@@ -73,7 +74,7 @@ export class PgMemoryFactsRepository {
          FROM memory_facts mf
         WHERE mf.senior_id = $1::uuid
           AND ($2::timestamptz IS NULL OR (mf.created_at, mf.id) < ($2::timestamptz, $3::uuid))
-          AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM consents c WHERE c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL))
+          AND (NOT $4::boolean OR (${conversationConsented('mf.senior_id')} AND EXISTS (SELECT 1 FROM consents c WHERE c.senior_id = mf.senior_id AND c.category = mf.category AND c.revoked_at IS NULL)))
         ORDER BY mf.created_at DESC, mf.id DESC
         LIMIT $5`,
       [seniorId, q.after?.createdAt ?? null, q.after?.id ?? null, q.consentedOnly, q.limit + 1],

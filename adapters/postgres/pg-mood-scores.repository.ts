@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { MOOD_TIERS, type MoodTier } from '../../machines/memory/derivation.ts';
+import { conversationConsented } from './caregiver-consent.ts';
 
 export interface MoodEntry {
   id: string;
@@ -22,6 +23,8 @@ export interface MoodEntryQuery {
   source?: string | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** What a caregiver is shown: no summary without the `conversation` consent (scores and tiers stay). */
+  consentedOnly?: boolean;
 }
 
 export interface MoodDay {
@@ -73,7 +76,7 @@ export class PgMoodScoresRepository {
   /** One page, newest first, keyset on (recorded_at DESC, id DESC); `next` is null on the last page. */
   async entries(seniorId: string, q: MoodEntryQuery): Promise<{ data: MoodEntry[]; next: MoodCursor | null }> {
     const res = await this.pool.query<{ id: string; score: number; tier: MoodTier; source: 'per_turn'; summary: string | null; recorded_at: string }>(
-      `SELECT id, score, tier, source, summary, ${EXACT_TIME} AS recorded_at
+      `SELECT id, score, tier, source, CASE WHEN NOT $8::boolean OR ${conversationConsented('mood_scores.senior_id')} THEN summary END AS summary, ${EXACT_TIME} AS recorded_at
          FROM mood_scores
         WHERE senior_id = $1::uuid
           AND ($2::timestamptz IS NULL OR (recorded_at, id) < ($2::timestamptz, $3::uuid))
@@ -82,7 +85,7 @@ export class PgMoodScoresRepository {
           AND ($6::timestamptz IS NULL OR recorded_at < $6)
         ORDER BY recorded_at DESC, id DESC
         LIMIT $7`,
-      [seniorId, q.after?.recordedAt ?? null, q.after?.id ?? null, q.source ?? null, q.from ?? null, q.to ?? null, q.limit + 1],
+      [seniorId, q.after?.recordedAt ?? null, q.after?.id ?? null, q.source ?? null, q.from ?? null, q.to ?? null, q.limit + 1, q.consentedOnly ?? false],
     );
     const rows = res.rows.slice(0, q.limit);
     const data = rows.map((r) => ({ id: r.id, score: r.score, tier: r.tier, source: r.source, summary: r.summary, recordedAt: r.recorded_at }));

@@ -18,7 +18,7 @@ import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
 import { profileRoutes } from './admin/profile-routes.ts';
-import { seniorDataRoutes } from './admin/senior-data-routes.ts';
+import { seniorDataRoutes, type SeniorDataRoutesOptions } from './admin/senior-data-routes.ts';
 import { seniorRoutes } from './admin/senior-routes.ts';
 import type { SeniorErasure } from '../sessions/erasure.ts';
 import { healthRoutes } from './health.ts';
@@ -49,6 +49,8 @@ export interface HttpAppDeps {
   facts: PgMemoryFactsRepository;
   /** A senior's data export (RGPD access and portability). */
   exports: PgSeniorExportRepository;
+  /** EXPORT_*: how many exports run and wait at once, and how long a client may stall one. */
+  exportLimits: SeniorDataRoutesOptions['exportLimits'];
   profiles: PgProfilesRepository;
   registry: SessionRegistry;
   presence: PgPresenceRepository;
@@ -115,7 +117,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
   });
   await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
-  await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports });
+  await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports, exportLimits: deps.exportLimits });
   await app.register(profileRoutes, {
     directory: deps.directory,
     profiles: deps.profiles,

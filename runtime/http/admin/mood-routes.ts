@@ -35,7 +35,8 @@ const ErrorBody = z.object({ error: z.string(), message: z.string() });
 
 /**
  * The caregivers' dashboard: mood entries (one row per capture, summaries never transcripts)
- * and the daily timeline. `admin` reads every senior; `caregiver` only linked ones (INV-P05).
+ * and the daily timeline. `admin` reads every senior; `caregiver` only linked ones (INV-P05), and
+ * their summaries only under the `conversation` consent (INV-C01).
  */
 export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -48,6 +49,8 @@ export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { d
     '/v1/admin/seniors/:id/mood-entries',
     {
       schema: {
+        description:
+          'Mood entries, newest first, keyset-paginated. A caregiver reads no summary (null) while the senior’s conversation consent is revoked: summaries are derived from the conversation; scores and tiers stay.',
         params: SeniorParams,
         querystring: EntriesQuery,
         response: {
@@ -63,7 +66,8 @@ export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { d
     },
     async (req) => {
       const { cursor, ...q } = req.query;
-      const page = await moodScores.entries(req.params.id, { ...q, after: cursor && { recordedAt: cursor.at, id: cursor.id } });
+      const consentedOnly = req.apiPrincipal!.role === 'caregiver';
+      const page = await moodScores.entries(req.params.id, { ...q, after: cursor && { recordedAt: cursor.at, id: cursor.id }, consentedOnly });
       return { seniorId: req.params.id, data: page.data, nextCursor: page.next ? encodeCursor({ at: page.next.recordedAt, id: page.next.id }) : null };
     },
   );
