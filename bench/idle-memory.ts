@@ -55,6 +55,8 @@ interface Setup {
 }
 
 interface Sample extends ResidentParts {
+  /** From the fork to the runtime listening, ms. */
+  startMs: number;
   heap: number;
   youngGen: number;
   pgliteHeap: number;
@@ -88,12 +90,14 @@ async function settled(pid: number): Promise<void> {
 
 async function measureOnce(setup: Setup, env: NodeJS.ProcessEnv): Promise<Sample> {
   const child: ChildProcess = fork(new URL('./idle-memory-server.ts', import.meta.url), setup.bare ? ['bare'] : setup.initdbHere ? ['initdb-here'] : [], { execArgv: setup.flags, env, stdio: 'inherit' });
+  const forked = performance.now();
   try {
     await ask(child, 'ready');
+    const startMs = performance.now() - forked;
     await sleep(IDLE_MS);
     await settled(child.pid!);
     const v8 = await ask<{ heap: number; youngGen: number; pgliteHeap: number }>(child, 'measure');
-    return { ...residentParts(child.pid!), heap: v8.heap, youngGen: v8.youngGen, pgliteHeap: v8.pgliteHeap };
+    return { ...residentParts(child.pid!), startMs, heap: v8.heap, youngGen: v8.youngGen, pgliteHeap: v8.pgliteHeap };
   } finally {
     const exited = once(child, 'exit');
     child.send({ type: 'close' });
@@ -128,8 +132,8 @@ for (let rep = 0; rep < REPS; rep++) {
 const median = (xs: number[]) => percentile(xs, 50);
 const f = (x: number) => x.toFixed(0);
 console.log(`\nbench:idle-memory — idle RSS by part, MiB, median of ${REPS} (RSS: min–max); load average at start ${load.map((x) => x.toFixed(2)).join(' ')}\n`);
-console.log('| start | setup | RSS | × baseline | main V8 heap (young gen) | PGlite thread V8 heap | Wasm memories | malloc (brk + arenas) | files (node, libs) | other anon |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('| start | setup | RSS | × baseline | start-up s | main V8 heap (young gen) | PGlite thread V8 heap | Wasm memories | malloc (brk + arenas) | files (node, libs) | other anon |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const c of CASES) {
   const baseline = median(samples.get(key(SETUPS[0]!, c))!.map((s) => s.rss));
   for (const setup of SETUPS) {
@@ -137,7 +141,7 @@ for (const c of CASES) {
     const m = (pick: (s: Sample) => number) => median(runs.map(pick));
     const rss = runs.map((s) => s.rss);
     console.log(
-      `| ${c} | ${setup.label} | ${f(m((s) => s.rss))} (${f(Math.min(...rss))}–${f(Math.max(...rss))}) | ${(m((s) => s.rss) / baseline).toFixed(2)}× | ${f(m((s) => s.heap))} (${f(m((s) => s.youngGen))}) | ${f(m((s) => s.pgliteHeap))} | ${f(m((s) => s.wasm))} | ${f(m((s) => s.malloc))} | ${f(m((s) => s.files))} | ${f(m((s) => s.otherAnon - s.heap - s.pgliteHeap))} |`,
+      `| ${c} | ${setup.label} | ${f(m((s) => s.rss))} (${f(Math.min(...rss))}–${f(Math.max(...rss))}) | ${(m((s) => s.rss) / baseline).toFixed(2)}× | ${(m((s) => s.startMs) / 1000).toFixed(1)} | ${f(m((s) => s.heap))} (${f(m((s) => s.youngGen))}) | ${f(m((s) => s.pgliteHeap))} | ${f(m((s) => s.wasm))} | ${f(m((s) => s.malloc))} | ${f(m((s) => s.files))} | ${f(m((s) => s.otherAnon - s.heap - s.pgliteHeap))} |`,
     );
   }
 }
