@@ -34,4 +34,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Node itself is PID 1 (exec form, no npm or shell in between), so SIGTERM reaches the runtime and it
 # drains (docs/operations.md#shutdown-and-drain).
-CMD ["node", "runtime/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "runtime/main.ts"]

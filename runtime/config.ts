@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
+import { PGLITE_SHARED_BUFFERS_MB } from './db/pglite-thread.ts';
 import { flushAnswerMsFor } from '../adapters/voice/mistral-transcriber.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
@@ -29,6 +30,8 @@ const schema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     DATABASE_URL: optionalText.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
     PGLITE_DATA_DIR: z.string().min(1).default('.data/pglite'),
+    /** Embedded PGlite's shared_buffers, resident in this process once touched (pglite-thread.ts). */
+    PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(1).max(1024).default(PGLITE_SHARED_BUFFERS_MB),
     MISTRAL_API_KEY: optionalText,
     /** The SDK's EU server by default: INV-T02, the seniors' words are processed in the EU (base-url.ts). */
     MISTRAL_BASE_URL: z.url().default('https://api.eu.mistral.ai/v1'),

@@ -155,6 +155,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     pgliteDataDir: config.PGLITE_DATA_DIR,
+    pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB,
     onFatal: (err) => logger.fatal({ err }, 'the embedded database thread died: every query will fail'),
   });
   try {

@@ -77,7 +77,7 @@ export async function runCommand(directory: SeniorDirectory, argv: string[]): Pr
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run cli');
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR, pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB }, 'npm run cli');
   try {
     for (const line of await runCommand(new SeniorDirectory(db.pool), process.argv.slice(2))) process.stdout.write(`${line}\n`);
   } finally {

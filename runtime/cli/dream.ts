@@ -20,7 +20,7 @@ try {
   const { values } = parseArgs({ options: { senior: { type: 'string' }, day: { type: 'string' } } });
   if (!values.senior || !/^[0-9a-f-]{36}$/i.test(values.senior)) throw new ConfigError('usage: npm run dream -- --senior SENIOR_ID [--day YYYY-MM-DD]');
   const config = loadConfig();
-  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run dream');
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR, pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB }, 'npm run dream');
   try {
     const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const logger = createLogger('warn');

@@ -10,7 +10,7 @@ import { reembedFacts } from '../jobs/reembed.ts';
  */
 try {
   const config = loadConfig();
-  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR }, 'npm run memory:reembed');
+  const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR, pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB }, 'npm run memory:reembed');
   try {
     const { embedder } = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
     const report = await reembedFacts(new PgMemoryFactsRepository(db.pool), embedder);

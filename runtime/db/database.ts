@@ -24,6 +24,8 @@ export interface Database {
 export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   pgliteDataDir: string;
+  /** Embedded PGlite's shared_buffers (default PGLITE_SHARED_BUFFERS_MB). */
+  pgliteSharedBuffersMb?: number;
   /** Told if the embedded database's thread dies after start (the pool then fails every query). */
   onFatal?: (err: Error) => void;
   /** How long a connection may keep the embedded session in an open transaction while sending nothing (default 10 s). */
@@ -162,7 +164,7 @@ async function openEmbedded(opts: DatabaseOptions, holder: string, serves: boole
   const lock = memory ? null : await lockDataDir(path.resolve(dir), holder, serves);
   let thread;
   try {
-    thread = await startPgliteThread(dir, { idleOwnerMs: opts.idleOwnerMs });
+    thread = await startPgliteThread(dir, { idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.pgliteSharedBuffersMb });
   } catch (err) {
     await lock?.release();
     throw err;

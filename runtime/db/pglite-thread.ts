@@ -1,4 +1,5 @@
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { access, chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isMainThread, Worker } from 'node:worker_threads';
@@ -75,6 +76,34 @@ function holdOwnerOnlyUmask(): () => void {
   };
 }
 
+/**
+ * PGlite's shared_buffers (PostgreSQL's default is 128 MiB), in its WebAssembly memory, resident once
+ * touched: a first start's initdb touches them all. 16 MiB holds a kiosk fleet's hot pages (profiles,
+ * consents, a senior's facts); the rest is read from the data files through the OS page cache, whose
+ * memory the kernel can reclaim (bench:idle-memory; bench:recall at 20,000 facts for the cost).
+ */
+export const PGLITE_SHARED_BUFFERS_MB = 16;
+
+/** A new directory's initdb in its own process takes 1–3 s; beyond this (a machine at a standstill) the start fails. */
+const INITDB_TIMEOUT_MS = 120_000;
+
+/**
+ * Initializes a new data directory in a short-lived process, before the database thread opens it:
+ * PGlite's initdb run in the runtime would leave ~115 MiB of its memory resident for the process's
+ * whole life (bench:idle-memory). A directory that already holds a cluster (PG_VERSION) is left alone.
+ */
+async function initPgliteDataDir(dataDir: string): Promise<void> {
+  if (await access(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false)) return;
+  const script = new URL('./pglite-initdb.ts', import.meta.url).pathname;
+  await new Promise<void>((resolve, reject) => {
+    execFile(process.execPath, [script, dataDir], { timeout: INITDB_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
+      if (!err) return resolve();
+      const why = err.killed ? `did not finish within ${INITDB_TIMEOUT_MS / 1000} s` : `failed (${stderr.trim().split('\n').at(-1) ?? err.message})`;
+      reject(new Error(`the embedded database's initdb in ${dataDir} ${why}`));
+    });
+  });
+}
+
 export interface PgliteThread {
   worker: Worker;
   /** The Unix socket the database is served on. */
@@ -90,7 +119,7 @@ export interface PgliteThread {
  * by the caller, or `memory://`) and waits until it serves. A `memory://` database's socket lives in
  * a private `mkdtemp` directory (0700), removed at close.
  */
-export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: number | undefined } = {}): Promise<PgliteThread> {
+export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: number | undefined; sharedBuffersMb?: number | undefined } = {}): Promise<PgliteThread> {
   const memory = dataDir.startsWith('memory://');
   const socketDir = memory ? await mkdtemp(path.join(tmpdir(), 'kohami-pg-')) : null;
   // A throwaway database writes no file but its socket, in a directory that is already 0700.
@@ -103,7 +132,9 @@ export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: n
   let socket: string;
   try {
     socket = socketDir ? socketIn(socketDir, `the temporary directory ${socketDir}`) : dataDirSocket(dataDir);
-    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, idleOwnerMs: opts.idleOwnerMs } });
+    // Under the owner-only umask, which the initdb process inherits.
+    if (!memory) await initPgliteDataDir(dataDir);
+    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
   } catch (err) {
     await cleanup();
     throw err;

@@ -31,9 +31,16 @@ const TERMINATE = 0x58; // 'X'
 const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
 const ROLLBACK = simpleQuery('ROLLBACK');
 
+// PGlite's shared buffers live in its WebAssembly memory and count in this process's RSS once touched
+// (a first start's initdb touches them all: 128 MiB at PostgreSQL's default). Past them, pages are
+// read from the files, through the OS page cache (pglite-thread.ts: PGLITE_SHARED_BUFFERS_MB).
 // wal_recycle off: a WAL segment the checkpoint retires is removed, not renamed for reuse with the
 // rows it logged still in it (an erasure's purge relies on it: runtime/jobs/erasure-purge.ts).
-const db = await PGlite.create({ dataDir: workerData.dataDir, extensions: { vector }, startParams: [...PGlite.defaultStartParams, '-c', 'wal_recycle=off'] });
+const db = await PGlite.create({
+  dataDir: workerData.dataDir,
+  extensions: { vector },
+  startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${workerData.sharedBuffersMb}MB`, '-c', 'wal_recycle=off'],
+});
 // PGlite's initdb leaves its files 0666 (set explicitly, whatever the umask), and an older version of
 // this runtime left the directory 0755: every file becomes 0600 and every directory 0700 before anyone
 // is served. Symbolic links (a tablespace's) are not followed: what they point to is not ours to change.
