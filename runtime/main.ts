@@ -59,12 +59,29 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
   const demo = runtime.seed ?? (tokensFile ? await readDevTokens(tokensFile) : null);
   process.stdout.write(`${[...bannerLines(config, runtime, demo, tokensFile !== null), ...bannerExtra].join('\n')}\n\n`);
 
-  const shutdown = (signal: string) => {
-    runtime.logger.info({ signal }, 'shutting down');
+  stopOnSignals(runtime, config.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS);
+}
+
+/**
+ * SIGTERM or SIGINT begins the drain, bounded by `boundMs` (SHUTDOWN_DRAIN_MS + margin). Each reaches a
+ * process under `npm start` twice — from its process group (a terminal's Ctrl-C, systemd's control-group
+ * kill) and forwarded by npm — so a repeated one never cuts the drain short: Node's default for it would
+ * kill the process with the derivations in flight. SIGQUIT (Ctrl-\ in a terminal) is the deliberate
+ * "stop now": the process exits at once and what the drain had left is lost, logged as a count.
+ */
+export function stopOnSignals(runtime: Pick<Runtime, 'logger' | 'close' | 'closeJobs'>, boundMs: number): void {
+  let draining = false;
+  const drain = (signal: NodeJS.Signals) => {
+    if (draining) {
+      runtime.logger.warn({ signal }, 'already draining: the signal is ignored (SIGQUIT stops now)');
+      return;
+    }
+    draining = true;
+    runtime.logger.info({ signal, boundMs }, 'shutting down: draining the derivations (SIGQUIT stops now)');
     const timer = setTimeout(() => {
       runtime.logger.error('shutdown timed out');
       process.exit(1);
-    }, config.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS);
+    }, boundMs);
     timer.unref();
     runtime.close().then(
       () => process.exit(0),
@@ -74,8 +91,12 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', drain);
+  process.on('SIGINT', drain);
+  process.once('SIGQUIT', () => {
+    runtime.logger.error({ pending: runtime.closeJobs.pending }, 'SIGQUIT: stopping now, the pending derivations are lost');
+    process.exit(1);
+  });
 }
 
 export function exitOnStartFailure(err: unknown): never {
