@@ -6,6 +6,7 @@ import { startRuntime, type Runtime } from '../runtime/runtime.ts';
 import { exitOnContractViolation } from '../test/support/contract-violations.ts';
 import { FakeMistral, subagentAnswers } from '../test/support/fake-mistral.ts';
 import { hotPathBench } from './close-hot-path.ts';
+import { supervisorStop, type SupervisorStop } from './close-supervisor.ts';
 import { kiosk, type Kiosk } from './support/sessions.ts';
 import { percentile } from './support/stats.ts';
 
@@ -13,13 +14,18 @@ import { percentile } from './support/stats.ts';
  * bench:close — do the derivations keep up with a real model's latency? One runtime (in-memory
  * PGlite, offline agent), its sub-agents on the real Mistral adapter against the local fake
  * Mistral server answering each call after LATENCY ms. N sessions of M turns (a turn every GAP ms)
- * close one after another over WINDOW s; right after the last close the runtime gets its SIGTERM
+ * close one after another over WINDOW s; right after the last close the runtime is closed in-process
  * (`close()`: the drain of SHUTDOWN_DRAIN_MS at SHUTDOWN_DRAIN_CONCURRENCY). Per second it samples
  * the jobs arrived, done and pending; it reports the backlog curve, the lag of every mood entry
  * behind its session's close (0 when written before it), the most turns the pending jobs held
- * (and their bytes), and what the SIGTERM lost. Baseline in the same run: CLOSE_JOBS_CONCURRENCY 2
- * (main's default); then the configured default.
- *   npm run bench:close [-- --sessions 100 --turns 6 --window 90 --latency 1000 --gap 2000 --baseline 2]
+ * (and their bytes), and what that drain lost. Baseline in the same run: CLOSE_JOBS_CONCURRENCY 2
+ * (main's default); then the configured default. Those runs stop through `close()`; then the stop as a
+ * supervisor sends it (close-supervisor.ts): STOP_SESSIONS sessions of M turns over STOP_WINDOW s on
+ * `npm start` in its own process group, the group SIGTERMed as the last one closes, the mood entries
+ * counted after a restart on its data directory; STOP_RUNS times, since whether the runtime survived the
+ * second copy of the signal before the fix depended on what its event loop was doing when both came.
+ *   npm run bench:close [-- --sessions 100 --turns 6 --window 90 --latency 1000 --gap 2000 --baseline 2 --stop-sessions 40 --stop-window 10 --stop-runs 3]
+ *   npm run bench:close -- --stop-only   (only the process group's SIGTERM)
  *   npm run bench:close -- --hot-path   (what closes cost the other sessions' turns)
  */
 const { values: args } = parseArgs({
@@ -31,6 +37,10 @@ const { values: args } = parseArgs({
     gap: { type: 'string', default: '2000' },
     baseline: { type: 'string', default: '2' },
     'hot-path': { type: 'boolean', default: false },
+    'stop-sessions': { type: 'string', default: '40' },
+    'stop-window': { type: 'string', default: '10' },
+    'stop-runs': { type: 'string', default: '3' },
+    'stop-only': { type: 'boolean', default: false },
   },
 });
 const SESSIONS = Number(args.sessions);
@@ -103,14 +113,7 @@ async function run(name: string, env: Record<string, string>, fake: FakeMistral)
       if (t < TURNS - 1) await new Promise((r) => setTimeout(r, Math.max(0, GAP_MS - (performance.now() - started))));
     }
     closedAt.set(k.seniorId, performance.now());
-    const closed = new Promise<void>((resolve) =>
-      k.ws.on('message', (raw) => {
-        if ((JSON.parse(raw.toString()) as { type: string }).type === 'session.closed') resolve();
-      }),
-    );
-    k.ws.send(JSON.stringify({ type: 'session.end' }));
-    await closed;
-    k.ws.close();
+    await k.end();
   });
   await Promise.all(sessions);
   // The SIGTERM at the end of the window: the drain, then the database closes.
@@ -159,22 +162,12 @@ function buckets(samples: Sample[]): Array<{ from: number; arrivals: number; com
   return out;
 }
 
-if (args['hot-path']) {
-  await hotPathBench();
-} else {
-  // The fake runs in this process: a message off Mistral's contract ends the benchmark.
-  exitOnContractViolation();
-  const fake = await new FakeMistral().start();
-  fake.generate = subagentAnswers({ facts: [{ content: 'Elle aime aller au marché.', category: 'profil', confidence: 0.9 }] });
-  fake.generateLatencyMs = LATENCY_MS;
-  const defaults = loadConfig({ KOHAMI_ENV: 'test' });
-  const results = [await run(`baseline (concurrency ${args.baseline})`, { CLOSE_JOBS_CONCURRENCY: args.baseline }, fake), await run(`default (concurrency ${defaults.CLOSE_JOBS_CONCURRENCY})`, {}, fake)];
-  await fake.stop();
-
+/** The two runs through `close()`: their table, backlog curves and targets. */
+function printRuns(results: RunResult[], defaults: ReturnType<typeof loadConfig>): void {
   console.log(
-    `\nbench:close — ${SESSIONS} sessions of ${TURNS} turns (one every ${GAP_MS / 1000} s), closing over ${WINDOW_MS / 1000} s; sub-agent calls ${LATENCY_MS} ms (real Mistral adapter, fake server); SIGTERM right after the last close (drain ${defaults.SHUTDOWN_DRAIN_MS / 1000} s at ${defaults.SHUTDOWN_DRAIN_CONCURRENCY}); node ${process.version}\n`,
+    `\nbench:close — ${SESSIONS} sessions of ${TURNS} turns (one every ${GAP_MS / 1000} s), closing over ${WINDOW_MS / 1000} s; sub-agent calls ${LATENCY_MS} ms (real Mistral adapter, fake server); close() — the SIGTERM's drain, in-process — right after the last close (drain ${defaults.SHUTDOWN_DRAIN_MS / 1000} s at ${defaults.SHUTDOWN_DRAIN_CONCURRENCY}); node ${process.version}\n`,
   );
-  console.log('| run | jobs | arrivals/s mean (peak 10 s) | completions/s mean (peak 10 s) | backlog peak | mood lag p50 / p99 / max | mood rows | peak held: turns (bytes) | dropped | retried | pending at SIGTERM | lost on SIGTERM |');
+  console.log('| run | jobs | arrivals/s mean (peak 10 s) | completions/s mean (peak 10 s) | backlog peak | mood lag p50 / p99 / max | mood rows | peak held: turns (bytes) | dropped | retried | pending at close() | lost at close() |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const b = buckets(r.samples);
@@ -195,6 +188,37 @@ if (args['hot-path']) {
         .join('  '),
     );
   }
-  console.log('\ntargets: mood lag p99 ≤ 20 s, 0 lost on SIGTERM, peak held by pending derivations ≤ 50 MB');
-  console.log(`close: backlog peak ${backlogPeak(now)} jobs, lag p99 ${percentile(now.lags, 99).toFixed(1)} s, lost on SIGTERM ${now.lost}`);
+  console.log('\ntargets: mood lag p99 ≤ 20 s, 0 lost at close() or on a SIGTERM, peak held by pending derivations ≤ 50 MB');
+  console.log(`close: backlog peak ${backlogPeak(now)} jobs, lag p99 ${percentile(now.lags, 99).toFixed(1)} s, lost at close() ${now.lost}`);
+}
+
+/** The process group's SIGTERMs: what each lost, and how long the runtime took to exit. */
+function printStops(stops: SupervisorStop[], drainMs: number): void {
+  console.log(
+    `\nSIGTERM to \`npm start\`'s process group (the runtime gets it twice: from the group and from npm) as the last of ${args['stop-sessions']} sessions of ${TURNS} turns closes, over ${args['stop-window']} s; sub-agent calls ${LATENCY_MS} ms; drain bound ${drainMs / 1000} s; ${stops.length} runs\n`,
+  );
+  console.log('| run | mood entries expected | written after the restart | lost | signal → exit | npm’s exit |');
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const [i, stop] of stops.entries()) {
+    console.log(`| ${i + 1} | ${stop.expectedMood} | ${stop.moodRows} | ${stop.expectedMood - stop.moodRows} | ${stop.stopSeconds.toFixed(2)} s | ${stop.exit} |`);
+  }
+  const lost = stops.reduce((n, s) => n + s.expectedMood - s.moodRows, 0);
+  console.log(`\nclose: lost on the process group's SIGTERM ${lost} in ${stops.length} runs (target 0)`);
+}
+
+if (args['hot-path']) {
+  await hotPathBench();
+} else {
+  // The fake runs in this process: a message off Mistral's contract ends the benchmark.
+  exitOnContractViolation();
+  const fake = await new FakeMistral().start();
+  fake.generate = subagentAnswers({ facts: [{ content: 'Elle aime aller au marché.', category: 'profil', confidence: 0.9 }] });
+  fake.generateLatencyMs = LATENCY_MS;
+  const defaults = loadConfig({ KOHAMI_ENV: 'test' });
+  const results = args['stop-only'] ? [] : [await run(`baseline (concurrency ${args.baseline})`, { CLOSE_JOBS_CONCURRENCY: args.baseline }, fake), await run(`default (concurrency ${defaults.CLOSE_JOBS_CONCURRENCY})`, {}, fake)];
+  const stops: SupervisorStop[] = [];
+  for (let i = 0; i < Number(args['stop-runs']); i++) stops.push(await supervisorStop(fake, { sessions: Number(args['stop-sessions']), turns: TURNS, gapMs: GAP_MS, windowMs: Number(args['stop-window']) * 1000, sentence: SENTENCE }));
+  await fake.stop();
+  if (results.length > 0) printRuns(results, defaults);
+  printStops(stops, defaults.SHUTDOWN_DRAIN_MS);
 }

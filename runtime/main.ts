@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { Database } from './db/database.ts';
-import { devTokensFileFor, readDevTokens, type DevSeed } from './db/dev-seed.ts';
+import { KIOSK_CLI_DATA_DIR, KIOSK_CLI_URL } from './cli/kiosk-defaults.ts';
+import { keptDemoTokens } from './db/dev-seed.ts';
+import { devTokensFile, devTokensFileFor, readDevTokens, type DevTokens } from './db/dev-tokens-file.ts';
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
 
 /** What the start banner says of a started runtime. */
@@ -9,9 +11,9 @@ export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'mistralHost' | 
 /**
  * The start banner: where to connect (the kiosk socket, and the browser kiosk page README's quick start
  * points to), what runs offline, and the demo tokens when there are some. `tokensFile`: whether
- * `npm run kiosk` finds the demo kiosk token by itself.
+ * `npm run kiosk` finds the demo kiosk token by itself; its `--url` is given when the socket is not its default.
  */
-export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<DevSeed, 'generated'> | null, tokensFile: boolean): string[] {
+export function bannerLines(config: Config, runtime: BannerRuntime, demo: DevTokens | null, tokensFile: boolean): string[] {
   const ws = runtime.url.replace(/^http/, 'ws');
   const lines = [
     '',
@@ -34,12 +36,18 @@ export function bannerLines(config: Config, runtime: BannerRuntime, demo: Omit<D
       `  demo senior:      Marie (${demo.seniorId})`,
       `  demo kiosk token: ${demo.kioskToken}`,
       `  demo admin token: ${demo.adminToken}`,
-      `  talk to it:       npm run kiosk${tokensFile ? '' : ` -- --token ${demo.kioskToken}`}`,
+      `  talk to it:       ${kioskCommand(`${ws}/v1/kiosk`, tokensFile ? null : demo.kioskToken)}`,
     );
   } else if (config.KOHAMI_ENV !== 'production') {
     lines.push('  demo data:        already seeded (tokens are stored hashed: set DEV_KIOSK_TOKEN/DEV_ADMIN_TOKEN before the first start to choose them)');
   }
   return lines;
+}
+
+/** `npm run kiosk` with what it cannot find by itself: the socket when not its default, the token when not in its file. */
+function kioskCommand(kioskUrl: string, token: string | null): string {
+  const args = [...(kioskUrl === KIOSK_CLI_URL ? [] : ['--url', kioskUrl]), ...(token ? ['--token', token] : [])];
+  return `npm run kiosk${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
 }
 
 /** `npm start`: the runtime on its configuration, with a banner saying where to connect. */
@@ -56,15 +64,34 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
   }
   const runtime = await startRuntime(config, overrides);
   const tokensFile = devTokensFileFor(config);
-  const demo = runtime.seed ?? (tokensFile ? await readDevTokens(tokensFile) : null);
-  process.stdout.write(`${[...bannerLines(config, runtime, demo, tokensFile !== null), ...bannerExtra].join('\n')}\n\n`);
+  const demo = runtime.seed ?? (tokensFile ? await keptDemoTokens(tokensFile, runtime.directory, (message) => runtime.logger.warn(message)) : null);
+  // `npm run kiosk` reads the tokens file of the default data directory, when it holds the printed token.
+  const cliFindsToken = tokensFile !== null && tokensFile === devTokensFile(KIOSK_CLI_DATA_DIR) && demo !== null && (await readDevTokens(tokensFile).catch(() => null))?.kioskToken === demo.kioskToken;
+  process.stdout.write(`${[...bannerLines(config, runtime, demo, cliFindsToken), ...bannerExtra].join('\n')}\n\n`);
 
-  const shutdown = (signal: string) => {
-    runtime.logger.info({ signal }, 'shutting down');
+  stopOnSignals(runtime, config.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS);
+}
+
+/**
+ * SIGTERM or SIGINT begins the drain, bounded by `boundMs` (SHUTDOWN_DRAIN_MS + margin). Each reaches a
+ * process under `npm start` twice — from its process group (a terminal's Ctrl-C, systemd's control-group
+ * kill) and forwarded by npm — so a repeated one never cuts the drain short: Node's default for it would
+ * kill the process with the derivations in flight. SIGQUIT (Ctrl-\ in a terminal) is the deliberate
+ * "stop now": the process exits at once and what the drain had left is lost, logged as a count.
+ */
+export function stopOnSignals(runtime: Pick<Runtime, 'logger' | 'close' | 'closeJobs'>, boundMs: number): void {
+  let draining = false;
+  const drain = (signal: NodeJS.Signals) => {
+    if (draining) {
+      runtime.logger.warn({ signal }, 'already draining: the signal is ignored (SIGQUIT stops now)');
+      return;
+    }
+    draining = true;
+    runtime.logger.info({ signal, boundMs }, 'shutting down: draining the derivations (SIGQUIT stops now)');
     const timer = setTimeout(() => {
       runtime.logger.error('shutdown timed out');
       process.exit(1);
-    }, config.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS);
+    }, boundMs);
     timer.unref();
     runtime.close().then(
       () => process.exit(0),
@@ -74,8 +101,12 @@ export async function main(overrides: RuntimeOverrides = {}, bannerExtra: string
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', drain);
+  process.on('SIGINT', drain);
+  process.once('SIGQUIT', () => {
+    runtime.logger.error({ pending: runtime.closeJobs.pending }, 'SIGQUIT: stopping now, the pending derivations are lost');
+    process.exit(1);
+  });
 }
 
 export function exitOnStartFailure(err: unknown): never {

@@ -48,7 +48,8 @@ import { ProviderPause } from '../adapters/mistral/retry-after.ts';
 import { mistralHostOf, type MistralHost } from '../adapters/mistral/base-url.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { devTokensFileFor, saveDevTokens, seedDevData, type DevSeed } from './db/dev-seed.ts';
+import { seedDevData, type DevSeed } from './db/dev-seed.ts';
+import { devTokensFileFor, ForeignTokensFile, saveDevTokens } from './db/dev-tokens-file.ts';
 import { ErasurePurge } from './jobs/erasure-purge.ts';
 import { RemoteErasures, SeniorErasure, type ErasureAcrossProcesses, type InMemoryStores } from './sessions/erasure.ts';
 import { Takeovers } from './sessions/takeover.ts';
@@ -174,7 +175,13 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   // Kept at once, before anything else can fail: the tokens are stored hashed, so a start that seeds
   // and then fails (a busy port) would otherwise lose them for good.
   const tokensFile = devTokensFileFor(config);
-  if (seed && tokensFile) await saveDevTokens(tokensFile, seed);
+  // A file there that is not ours is never written into: the banner still prints the tokens, once.
+  if (seed && tokensFile) {
+    await saveDevTokens(tokensFile, seed).catch((err: unknown) => {
+      if (!(err instanceof ForeignTokensFile)) throw err;
+      logger.warn(err.message);
+    });
+  }
 
   const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;

@@ -30,6 +30,8 @@ export interface Kiosk {
   seniorId: string;
   /** Sends a turn; resolves with its round trip in ms. */
   turn(text: string): Promise<number>;
+  /** Ends the session (`session.end`), resolves at its `session.closed`, and closes the socket. */
+  end(): Promise<void>;
 }
 
 /** A new senior with every consent and a kiosk token, connected over a real socket with a live session. */
@@ -38,15 +40,23 @@ export async function kiosk(rt: Runtime): Promise<Kiosk> {
   for (const c of CONSENT_CATEGORIES) await rt.consents.grant(seniorId, c);
   const token = generateToken('kiosk');
   await rt.directory.addDevice(seniorId, token);
-  const ws = new WebSocket(`${rt.url.replace('http', 'ws')}/v1/kiosk?token=${token}`);
+  return kioskSession(rt.url, token);
+}
+
+/** The kiosk of `token` on the runtime at `url`, over a real socket, with a live session. */
+export async function kioskSession(url: string, token: string): Promise<Kiosk> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/kiosk?token=${token}`);
   await new Promise((r) => ws.once('open', r));
   const waiting = new Map<string, (ms: number) => void>();
   ws.on('message', (raw) => {
     const f = JSON.parse(raw.toString()) as { type: string; turnId?: string };
     if (f.type === 'reply.done') waiting.get(f.turnId!)?.(0);
+    if (f.type === 'session.closed') closed?.();
   });
+  let closed: (() => void) | undefined;
   ws.send(JSON.stringify({ type: 'session.start' }));
-  await new Promise((r) => ws.once('message', r));
+  const ready = await new Promise<{ seniorId: string }>((r) => ws.once('message', (raw) => r(JSON.parse(raw.toString()) as { seniorId: string })));
+  const seniorId = ready.seniorId;
   let n = 0;
   return {
     ws,
@@ -61,6 +71,13 @@ export async function kiosk(rt: Runtime): Promise<Kiosk> {
         });
         ws.send(JSON.stringify({ type: 'turn', turnId: id, transcript: text }));
       }),
+    end: async () => {
+      await new Promise<void>((resolve) => {
+        closed = resolve;
+        ws.send(JSON.stringify({ type: 'session.end' }));
+      });
+      ws.close();
+    },
   };
 }
 

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BACKOFF, DEFAULT_BOUNDS, KioskClient, type KioskError } from '@kohami/kiosk-client';
 import { wsSocket } from '@kohami/kiosk-client/node';
 import WebSocket from 'ws';
-import { devTokensFile, readDevTokens } from '../db/dev-seed.ts';
+import { devTokensFile, readDevTokens } from '../db/dev-tokens-file.ts';
+import { KIOSK_CLI_DATA_DIR, KIOSK_CLI_URL } from './kiosk-defaults.ts';
 import { runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
 
 /**
@@ -12,7 +13,7 @@ import { runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
  */
 const { values } = parseArgs({
   options: {
-    url: { type: 'string', default: process.env.KOHAMI_URL ?? 'ws://127.0.0.1:8080/v1/kiosk' },
+    url: { type: 'string', default: process.env.KOHAMI_URL ?? KIOSK_CLI_URL },
     token: { type: 'string' },
     resume: { type: 'boolean', default: false },
     voice: { type: 'string' },
@@ -38,7 +39,7 @@ if (values.help) {
       '  --codec opus: the microphone is sent as Opus packets and the reply asked for in Opus (PCM if the runtime has none)',
       'environment:',
       '  KOHAMI_URL        default --url',
-      '  DEV_KIOSK_TOKEN   default --token (else the token npm start printed, from .data/dev-tokens.json)',
+      '  DEV_KIOSK_TOKEN   default --token (else the token npm start printed, from .data/pglite/dev-tokens.json)',
       `  ${WAIT_ENV}  text mode: how long to wait for the connection, then for session.ready (default ${DEFAULT_BOUNDS.connectTimeoutMs} each)`,
       'exit codes: 0 session over, 1 connection, token or not a kohami runtime, 2 usage, 3 voice mode unavailable',
       '',
@@ -47,7 +48,7 @@ if (values.help) {
   process.exit(0);
 }
 
-const token = values.token ?? process.env.DEV_KIOSK_TOKEN ?? (await readDevTokens(devTokensFile(process.env.PGLITE_DATA_DIR ?? '.data/pglite')!))?.kioskToken;
+const token = values.token ?? process.env.DEV_KIOSK_TOKEN ?? (await readDevTokens(devTokensFile(process.env.PGLITE_DATA_DIR ?? KIOSK_CLI_DATA_DIR)!).catch(() => null))?.kioskToken;
 if (!token) {
   process.stderr.write('no kiosk token: pass --token (printed by npm start) or set DEV_KIOSK_TOKEN\n');
   process.exit(2);

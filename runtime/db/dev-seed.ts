@@ -1,14 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import type { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
+import { ForeignTokensFile, readDevTokens, saveDevTokens, type DevTokens } from './dev-tokens-file.ts';
 
-export interface DevSeed {
-  seniorId: string;
-  kioskToken: string;
-  adminToken: string;
+export interface DevSeed extends DevTokens {
   /** True when a token was generated here (it is printed once, never stored in clear). */
   generated: boolean;
 }
@@ -35,26 +31,26 @@ export async function seedDevData(
 }
 
 /**
- * Generated demo tokens are kept beside a persistent PGlite directory (development only),
- * so a restart can print them again and `npm run kiosk` finds the kiosk token by itself.
+ * The demo tokens a restart prints, from `file`, checked against the database first: when it no longer
+ * knows them (a restored database, tokens revoked through the admin API) the demo senior gets fresh ones,
+ * kept in their place. Null when there is nothing to print: no file, a file not ours (`warn` says why and
+ * where, never a token), or a demo senior the database does not know.
  */
-export function devTokensFile(pgliteDataDir: string): string | null {
-  return pgliteDataDir.startsWith('memory://') ? null : path.join(path.dirname(path.resolve(pgliteDataDir)), 'dev-tokens.json');
-}
-
-/** Where this configuration keeps its demo tokens: nowhere in production or on a PostgreSQL server. */
-export function devTokensFileFor(config: { KOHAMI_ENV: string; DATABASE_URL?: string | undefined; PGLITE_DATA_DIR: string }): string | null {
-  return config.KOHAMI_ENV === 'production' || config.DATABASE_URL ? null : devTokensFile(config.PGLITE_DATA_DIR);
-}
-
-export async function saveDevTokens(file: string, seed: DevSeed): Promise<void> {
-  await writeFile(file, JSON.stringify({ seniorId: seed.seniorId, kioskToken: seed.kioskToken, adminToken: seed.adminToken }), { mode: 0o600 });
-}
-
-export async function readDevTokens(file: string): Promise<Omit<DevSeed, 'generated'> | null> {
+export async function keptDemoTokens(file: string, directory: SeniorDirectory, warn: (message: string) => void): Promise<DevTokens | null> {
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as Omit<DevSeed, 'generated'>;
-  } catch {
+    const kept = await readDevTokens(file);
+    if (!kept) return null;
+    const known = (await directory.seniorForKioskToken(kept.kioskToken)) === kept.seniorId && (await directory.roleForApiToken(kept.adminToken))?.role === 'admin';
+    if (known) return kept;
+    if (!(await directory.exists(kept.seniorId))) return null;
+    const fresh = { seniorId: kept.seniorId, kioskToken: generateToken('kiosk'), adminToken: generateToken('admin') };
+    await directory.addDevice(fresh.seniorId, fresh.kioskToken, 'demo kiosk');
+    await directory.addApiToken('admin', fresh.adminToken, 'demo admin');
+    await saveDevTokens(file, fresh);
+    return fresh;
+  } catch (err) {
+    if (!(err instanceof ForeignTokensFile)) throw err;
+    warn(err.message);
     return null;
   }
 }
