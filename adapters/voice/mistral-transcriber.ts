@@ -33,8 +33,8 @@ export interface MistralTranscriberOptions {
   flushAnswerMs?: number;
   /**
    * STT_FLUSH_MODE: `flush` (the default) flushes the socket at each end of speech and keeps it; `end`
-   * ends it (`input_audio.end`, whose answer is the final text) and opens the next one at once. A stream
-   * in `flush` mode that sees a flush left unanswered switches the whole transcriber to `end`.
+   * ends it (`input_audio.end`, whose answer is the final text) and opens the next one at once — for a
+   * service that leaves flushes unanswered or answers them late (`mistral:check` says which).
    */
   flushMode?: FlushMode;
   /** STT_IDLE_CLOSE_MS: a socket that carried no audio this long is closed (the service ends idle ones at 30 s). Default 20,000 ms. */
@@ -89,7 +89,7 @@ export class MistralTranscriber implements TranscriberPort {
       apiKey: options.apiKey,
       model: options.model ?? MISTRAL_STT_MODEL,
       live: { fragments: false },
-      flushes: { mode: options.flushMode ?? 'flush' },
+      flushMode: options.flushMode ?? 'flush',
       fields: new SessionFields({ language: options.language, contextBias: options.contextBias === true, logger: options.logger, onServiceEvent: options.onServiceEvent }),
       ...(options.streamingDelayMs !== undefined ? { streamingDelayMs: options.streamingDelayMs } : {}),
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,

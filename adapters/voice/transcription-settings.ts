@@ -12,7 +12,7 @@ export class TranscriberUnavailableError extends Error {
  * (the service refused the undocumented settings: every set-up since carries the documented ones alone —
  * once per process), `no_session_updated` (a set-up went ahead on silence), `rate_limited` (an upgrade
  * answered 429), `cumulative_final` (a final repeated the socket's earlier ones), `flush_unanswered` (a
- * flush got no answer in time: its socket was ended, and so is every utterance's since), `flush_replayed`
+ * flush got no answer in time: its socket was ended), `flush_replayed`
  * (nor did the end: the utterance went on a fresh socket), `service_closed` (the service ended an idle
  * socket, or errored on one owing nothing).
  */
@@ -78,8 +78,8 @@ export interface StreamSettings {
   fields: SessionFields;
   /** What the process's streams have learnt of the service's live text: it sends words in pieces. */
   live: { fragments: boolean };
-  /** How an utterance is closed, and what the streams have learnt: once a flush goes unanswered, `end`. */
-  flushes: { mode: FlushMode };
+  /** STT_FLUSH_MODE: `end` ends each utterance's socket at once rather than flushing it. */
+  flushMode: FlushMode;
   streamingDelayMs?: number;
   connectTimeoutMs: number;
   flushTimeoutMs: number;

@@ -155,7 +155,7 @@ export class MistralTranscriptionStream implements TranscriptionStream {
         audio,
         owedBy: new Set(),
         replay: !this.line,
-        endReplay: this.settings.flushes.mode === 'end',
+        endReplay: this.settings.flushMode === 'end',
         resolve: (text) => settle(() => resolve(text)),
         reject: (err) => {
           const owing = [...flush.owedBy];
@@ -167,7 +167,7 @@ export class MistralTranscriptionStream implements TranscriptionStream {
       this.pending = flush;
       if (!this.line) return this.reconnect();
       this.sendFlush(this.line, flush);
-      if (this.settings.flushes.mode === 'end') this.end(this.line);
+      if (this.settings.flushMode === 'end') this.end(this.line);
     });
   }
 
@@ -223,7 +223,6 @@ export class MistralTranscriptionStream implements TranscriptionStream {
     if (!line.ending) {
       this.settings.onServiceEvent('flush_unanswered');
       this.settings.logger?.debug('voice transcription flush unanswered: ending its socket');
-      this.endEveryUtterance();
       this.end(line);
       return this.awaitAnswer(line, flush);
     }
@@ -231,17 +230,6 @@ export class MistralTranscriptionStream implements TranscriptionStream {
     this.settings.logger?.debug('voice transcription flush unanswered after its end: replaying it on a fresh socket');
     flush.endReplay = true;
     this.replay(flush);
-  }
-
-  /**
-   * A service seen leaving a flush unanswered is not trusted with one again: from now on every utterance
-   * of the transcriber's streams ends its socket, whose answer costs one round trip rather than
-   * STT_FLUSH_ANSWER_MS and then one (the next socket is opened as the utterance ends, ready for the next).
-   */
-  private endEveryUtterance(): void {
-    if (this.settings.flushes.mode === 'end') return;
-    this.settings.flushes.mode = 'end';
-    this.settings.logger?.warn('the transcription service left a flush unanswered: every utterance now ends its socket (STT_FLUSH_MODE=end)');
   }
 
   /** `line` owes the flush's answer: it is ended (its answer is the final text), and a fresh socket opened for the speech to come. */

@@ -98,26 +98,15 @@ describe('cumulative-final', () => {
   }, 60_000);
 });
 
-describe('flush-unanswered-after-first, then flush-unanswered', () => {
-  it('the second utterance’s unanswered flush ends its socket, whose end brings the text: answered, and not the first again; from then on every utterance ends its socket at once', async () => {
+describe('flush-unanswered-after-first', () => {
+  it('the second utterance’s unanswered flush ends its socket, whose end brings the text: answered, and not the first again', async () => {
     voxtral.behaviours.add('flush-unanswered-after-first');
     const before = (await workarounds()).flush_unanswered ?? 0;
     const sockets = voxtral.sockets.length;
     await twoTurns();
     expect(voxtral.sockets[sockets]!.ends).toBe(1);
-    const unanswered = (await workarounds()).flush_unanswered ?? 0;
-    expect(unanswered).toBeGreaterThan(before);
-    // Learnt for the process: a service that now answers no flush at all costs nothing more — every
-    // utterance is flushed and ended at once, each on a socket opened as the one before ended.
-    voxtral.behaviours.clear();
-    voxtral.behaviours.add('flush-unanswered');
-    const later = voxtral.sockets.length;
-    await twoTurns();
-    expect((await workarounds()).flush_unanswered ?? 0).toBe(unanswered);
-    const used = voxtral.sockets.slice(later).filter((socket) => socket.flushes > 0);
-    expect(used.length).toBeGreaterThanOrEqual(2);
-    for (const socket of used) expect(socket.ends).toBe(1);
-  }, 90_000);
+    expect((await workarounds()).flush_unanswered ?? 0).toBeGreaterThan(before);
+  }, 60_000);
 });
 
 describe('held-last-words', () => {
