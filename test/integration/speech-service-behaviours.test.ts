@@ -219,11 +219,11 @@ describe('the voice check', () => {
     await expect(speaker().checkVoice()).resolves.toEqual({ kind: 'unknown', voices: ['fr_marie_happy', 'en_paul_neutral'] });
   });
 
-  it('rate-limited: says nothing of the voice, and the speaker honours the Retry-After', async () => {
+  it('rate-limited: says nothing of the voice but the wait it was told, and the speaker honours the Retry-After', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     voxtral.behaviours.add('rate-limited');
     const primary = speaker();
-    await expect(primary.checkVoice()).resolves.toEqual({ kind: 'unchecked', reason: 'HTTP 429' });
+    await expect(primary.checkVoice()).resolves.toEqual({ kind: 'unchecked', reason: 'HTTP 429', rateLimited: { retryAfterMs: 1000 } });
     await expect(pcm(primary, FIRST)).rejects.toThrow(/not asked for 1000 ms more: told to wait \(HTTP 429\)/);
     expect(voxtral.speechRequests).toHaveLength(0);
     voxtral.behaviours.delete('rate-limited');
