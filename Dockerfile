@@ -6,8 +6,10 @@
 FROM node:24-slim AS deps
 WORKDIR /app
 # .npmrc keeps onnxruntime-node's install step skipped: its prebuilt CPU binaries ship in the package,
-# and the step would download GPU ones the runtime never loads.
+# and the step would download GPU ones the runtime never loads. The workspace's manifest makes npm link
+# @kohami/kiosk-client into node_modules (the command-line tools import it).
 COPY package.json package-lock.json .npmrc ./
+COPY packages/kiosk-client/package.json ./packages/kiosk-client/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:24-slim
@@ -23,6 +25,8 @@ COPY machines ./machines
 COPY adapters ./adapters
 COPY runtime ./runtime
 COPY migrations ./migrations
+# The kiosk client's sources: the runtime serves them to the /kiosk page, read at start.
+COPY packages ./packages
 # The embedded database's directory, for a single container without DATABASE_URL (mount a volume there);
 # the sources stay root's and read-only to the runtime.
 RUN mkdir -p /app/.data && chown node:node /app/.data

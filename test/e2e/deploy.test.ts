@@ -18,7 +18,8 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
  * code: their ports and probe paths are the runtime's (probed on the real runtime), their grace
  * periods cover its drain bound, the image runs node itself as a non-root user, and nginx — Debian's,
  * as .ci/run installs it — accepts the configuration and carries HTTP and a kiosk's WebSocket to a
- * real runtime while the other upstream is down. No image is built here (no container engine).
+ * real runtime while the other upstream is down. No image is built here (no container engine): its file
+ * layout is, and started, in test/e2e/image.test.ts.
  */
 
 const defaults = loadConfig({});
@@ -70,7 +71,7 @@ describe('Dockerfile', () => {
     const copied = all(final, 'COPY')
       .filter((i) => !i.args.startsWith('--from='))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    for (const dir of ['runtime', 'adapters', 'machines', 'migrations']) expect(copied, dir).toContain(dir);
+    for (const dir of ['runtime', 'adapters', 'machines', 'migrations', 'packages']) expect(copied, dir).toContain(dir);
     for (const source of copied) {
       expect(existsSync(new URL(`../../${source}`, import.meta.url)), `${source} exists`).toBe(true);
       expect(ignored, `${source} is not in .dockerignore`).not.toContain(source);

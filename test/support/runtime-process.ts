@@ -14,7 +14,7 @@ export interface RuntimeProcess {
 
 /** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
 export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
-  const child = spawn(process.execPath, ['runtime/main.ts'], {
+  return spawnRuntime(['runtime/main.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       KOHAMI_ENV: 'test',
@@ -25,15 +25,26 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
       DEV_ADMIN_TOKEN: ADMIN_TOKEN,
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/**
+ * `node ARGS` as the runtime, once its banner says it listens: from `cwd` (this checkout by default), on
+ * exactly `env`, within `startMs` (a first start on a new embedded database runs initdb: longer).
+ */
+export async function spawnRuntime(args: string[], options: { env: Record<string, string>; cwd?: string; startMs?: number }): Promise<RuntimeProcess> {
+  const child = spawn(process.execPath, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const started = Date.now();
   while (!out.includes('kiosk WebSocket')) {
-    if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`runtime process did not start:\n${out}`);
-    await new Promise((r) => child.stdout!.once('data', r));
+    if (child.exitCode !== null || Date.now() - started > (options.startMs ?? 30_000)) throw new Error(`runtime process did not start:\n${out}`);
+    // A process that dies says why: its output is in the error rather than a wait until the test's timeout.
+    await new Promise((r) => {
+      child.stdout!.once('data', r);
+      child.once('close', r);
+    });
   }
   const url = /listening on (\S+)/.exec(out)![1]!;
   return {
