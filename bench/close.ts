@@ -9,6 +9,9 @@ import { hotPathBench } from './close-hot-path.ts';
 import { supervisorStop, type SupervisorStop } from './close-supervisor.ts';
 import { kiosk, type Kiosk } from './support/sessions.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:close — do the derivations keep up with a real model's latency? One runtime (in-memory

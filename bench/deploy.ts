@@ -2,6 +2,9 @@ import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime } from '../runtime/runtime.ts';
 import { kiosk, subagent } from './support/sessions.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:deploy — how many close-time derivations a deploy loses. N live sessions of TURNS turns

@@ -6,6 +6,9 @@ import { createLogger } from '../runtime/logger.ts';
 import { startRuntime, type Runtime } from '../runtime/runtime.ts';
 import { ADMIN_TOKEN } from '../test/support/runtime.ts';
 import { kiosk, pct, type Kiosk } from './support/sessions.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:export — what one senior's data export costs the other seniors. One runtime (in-memory

@@ -5,6 +5,9 @@ import { CacheFluxAdapter, loadCacheVariations } from '../adapters/fluxes/cache-
 import { parseClientFrame } from '../runtime/protocol/messages.ts';
 import { ask } from './support/child.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:gateway — the same load generator drives a bare Fastify echo server and the

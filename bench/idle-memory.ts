@@ -8,6 +8,9 @@ import { startWirePostgres } from '../test/support/pglite-server.ts';
 import { ask } from './support/child.ts';
 import { residentParts, type ResidentParts } from './support/smaps.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:idle-memory — where an idle runtime's resident memory goes, on the embedded defaults (PGlite

@@ -7,6 +7,9 @@ import WebSocket from 'ws';
 import { CpuProbe, type PoolFigures, type StageFigures } from './load-probe.ts';
 import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:load — an open-loop realistic load: N live text sessions, each sending a turn every 5 s on

@@ -5,6 +5,9 @@ import { once } from 'node:events';
 import { MistralAgentModel } from '../adapters/models/mistral-agent-model.ts';
 import { stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * The agent's own Mistral streaming client (MistralAgentModel) side by side with the AI SDK's

@@ -21,6 +21,9 @@ import { alignedSnrDb } from '../test/support/audio-quality.ts';
 import { oggOpusStream } from '../test/support/ogg-opus-writer.ts';
 import { chunks, concat, frenchSpeech } from '../test/support/speech.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);

@@ -6,6 +6,9 @@ import WebSocket from 'ws';
 import type { TurnStages } from './overhead-server.ts';
 import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:overhead — the runtime's own share of an agent turn's wait. The real runtime (own process,

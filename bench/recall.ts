@@ -4,6 +4,9 @@ import { createLogger } from '../runtime/logger.ts';
 import { bulkLoadFacts, createSeniors, migratedDatabase } from '../test/support/database.ts';
 import { randomUnitVectors } from '../test/support/embeddings.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:recall — search latency for one senior among N facts of 500 seniors on embedded

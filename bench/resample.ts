@@ -1,6 +1,9 @@
 import { SincResampler } from '../machines/voice/sinc-resampler.js';
 import { BoxBaseline, LinearBaseline } from './support/resample-baselines.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:resample — the shared windowed-sinc resampler (machines/voice/sinc-resampler.js) against the

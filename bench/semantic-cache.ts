@@ -2,6 +2,9 @@ import { SemanticCache } from '../adapters/semantic-cache/semantic-cache.ts';
 import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { guardsAgree, questionGuard } from '../machines/cache/near-miss-guard.ts';
 import { randomUnitVectors } from '../test/support/embeddings.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:semantic-cache — lookup cost with 1024-d vectors at 500, 2,000 and 10,000 cached entries
@@ -14,7 +17,7 @@ import { randomUnitVectors } from '../test/support/embeddings.ts';
  *   once per lookup, and one comparison) is timed alone to give its share of the lookup;
  * - adversarial: every entry is above the threshold and the guard refuses each one (a different
  *   content word), so the guard runs on all candidates.
- * The query embedding is precomputed (excluded).
+ * The query embedding is precomputed (excluded).   npm run bench:semantic-cache
  */
 const SIZES = [500, 2000, 10_000];
 const LOOKUPS = 300;

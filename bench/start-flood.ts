@@ -6,6 +6,9 @@ import { loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { startRuntime, type Runtime } from '../runtime/runtime.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:start-flood — what one kiosk token flooding `session.start` does to every other senior.

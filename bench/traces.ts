@@ -7,6 +7,9 @@ import { createTracing, SPAN_BATCH_MAX, type Tracing } from '../adapters/telemet
 import { TurnTraces } from '../adapters/telemetry/turn-traces.ts';
 import type { ConsentPort, MemoryPort } from '../machines/memory/memory.port.ts';
 import type { CacheFluxPort, RecallPort, SemanticCachePort } from '../machines/session/ports.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:traces — what an agent turn's spans cost the process: the turn and its stages as the runtime

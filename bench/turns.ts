@@ -8,6 +8,9 @@ import { SERVICE_BEHAVIOUR_NAMES, type ServiceBehaviour } from '../test/support/
 import { stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
 import { decode, ensureData, listClips, partOf, pinkNoise, RATE, seeded, splitAtCue, UNFINISHED_CUES, voiced, voicedSpans, type Clip, type Speech } from './turns-corpus.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:turns — turn-taking on real recorded French speech (Debian's tuxpaint-stamps-default, GPL-2).

@@ -8,6 +8,9 @@ import { INPUT_SAMPLE_RATE } from '../machines/voice/voice.port.ts';
 import { frenchSpeech, speechScript, type ScriptPart } from '../test/support/speech.ts';
 import { ask, stopWithFakes } from './support/child.ts';
 import { percentile } from './support/stats.ts';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /**
  * bench:voice — N concurrent voice kiosks over real sockets, each streaming French speech

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { KIOSK_CLI_DATA_DIR, KIOSK_CLI_URL } from './cli/kiosk-defaults.ts';
+import { exitOnHelp } from './cli/usage.ts';
 import { keptDemoTokens } from './db/dev-seed.ts';
 import { devTokensFile, devTokensFileFor, readDevTokens, type DevTokens } from './db/dev-tokens-file.ts';
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
@@ -114,4 +115,12 @@ export function exitOnStartFailure(err: unknown): never {
   process.exit(1);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main().catch(exitOnStartFailure);
+/** `npm start -- --help`; the settings are the environment's, as dev:inspect's. */
+export const START_USAGE = `usage: npm start
+  the runtime, on the settings of the environment or .env (every one: docs/configuration.md);
+  it prints where to connect, then runs until SIGTERM or Ctrl-C, which drain it (Ctrl-\\ stops it now)`;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  exitOnHelp(START_USAGE);
+  main().catch(exitOnStartFailure);
+}

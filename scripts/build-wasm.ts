@@ -1,5 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import wabt from 'wabt';
+import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 /** `npm run build:wasm`: compiles adapters/semantic-cache/simd/dots.wat into the bytes adapters/semantic-cache/simd/dots.wasm.ts ships. */
 const source = new URL('../adapters/semantic-cache/simd/dots.wat', import.meta.url);

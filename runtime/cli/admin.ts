@@ -3,6 +3,7 @@ import { SeniorDirectory, type ApiRole } from '../../adapters/postgres/senior-di
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openCommandDatabase } from '../db/database.ts';
+import { exitOnHelp } from './usage.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options]
 
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  exitOnHelp(USAGE);
   main().catch((err: unknown) => {
     const known = err instanceof CliError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`${known ? (err as Error).message : `cli failed: ${(err as Error).message}`}\n`);

@@ -5,6 +5,7 @@ import { ACTIVE_PROFILES, calibrate, LabelledPair, PROFILE_PRECISION, SPLIT_METH
 import { normalize } from '../../adapters/semantic-cache/semantic-cache.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { ConfigError, loadConfig } from '../config.ts';
+import { exitOnHelp } from './usage.ts';
 
 /**
  * `npm run cache:calibrate -- --pairs FILE`: embeds labelled pairs (JSONL: a, b, same, kind?) with
@@ -75,9 +76,13 @@ export function kindRows(byKind: Record<string, KindScore>): string[] {
     });
 }
 
+const USAGE = `usage: npm run cache:calibrate -- --pairs FILE.jsonl
+  picks each semantic-cache profile's threshold for the configured embedder on labelled pairs
+  (one {"a", "b", "same", "kind"?} per line) and writes it to adapters/semantic-cache/semantic-cache.calibration.json`;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { pairs: { type: 'string' } } });
-  if (!values.pairs) throw new ConfigError('usage: npm run cache:calibrate -- --pairs FILE.jsonl');
+  if (!values.pairs) throw new ConfigError(USAGE);
   const pairs = readPairs(values.pairs);
   const embedder = configuredEmbedder();
   const result = calibrate(pairs, await pairSimilarities(embedder, pairs));
@@ -102,6 +107,7 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  exitOnHelp(USAGE);
   main().catch((err: unknown) => {
     process.stderr.write(`${err instanceof ConfigError ? err.message : `cache:calibrate failed: ${(err as Error).message}`}\n`);
     process.exit(2);

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ACTIVE_PROFILES, isHeldOut, readCalibrations, score, scoreByKind, scorePairs, isHit, type ActiveProfile, type ModelCalibration } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
+import { exitOnHelp } from './usage.ts';
 import { ConfigError } from '../config.ts';
 import { guardDisagreement, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 
@@ -109,6 +110,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  exitOnHelp(USAGE);
   evaluateMain(process.argv.slice(2), { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) }).then((code) => {
     process.exitCode = code;
   });

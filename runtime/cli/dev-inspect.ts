@@ -2,6 +2,7 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { createInspectorServer } from '@statelyai/inspect/server';
 import { exitOnStartFailure, main } from '../main.ts';
 import { inspectorRedaction } from '../ops/inspector-redaction.ts';
+import { exitOnHelp } from './usage.ts';
 
 /**
  * `npm run dev:inspect`: the runtime with every session actor sent to the Stately inspector
@@ -9,6 +10,9 @@ import { inspectorRedaction } from '../ops/inspector-redaction.ts';
  * actors' input and output are hidden: the inspector shows the machine, its states and timings,
  * never a word of the conversation.
  */
+exitOnHelp(`usage: npm run dev:inspect
+  npm start with every session actor sent to the Stately inspector (relay on INSPECT_PORT, default 8091);
+  context and events redacted, never a word of the conversation`);
 const port = Number(process.env.INSPECT_PORT ?? 8091);
 createInspectorServer({ port, autoOpen: false });
 const inspector = createWebSocketInspector({ url: `ws://localhost:${port}`, ...inspectorRedaction });

@@ -14,11 +14,15 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openCommandDatabase } from '../db/database.ts';
 import { Dream } from '../jobs/dream.ts';
 import { createLogger } from '../logger.ts';
+import { exitOnHelp } from './usage.ts';
 
 /** `npm run dream -- --senior ID [--day YYYY-MM-DD]`: one consolidation now, and what it did. */
+const USAGE = `usage: npm run dream -- --senior SENIOR_ID [--day YYYY-MM-DD]
+  the nightly consolidation of one senior's day (default today, Paris time), now; prints what it did`;
+exitOnHelp(USAGE);
 try {
   const { values } = parseArgs({ options: { senior: { type: 'string' }, day: { type: 'string' } } });
-  if (!values.senior || !/^[0-9a-f-]{36}$/i.test(values.senior)) throw new ConfigError('usage: npm run dream -- --senior SENIOR_ID [--day YYYY-MM-DD]');
+  if (!values.senior || !/^[0-9a-f-]{36}$/i.test(values.senior)) throw new ConfigError(USAGE);
   const config = loadConfig();
   const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR, pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB }, 'npm run dream');
   try {

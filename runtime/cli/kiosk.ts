@@ -31,7 +31,7 @@ const WAIT_ENV = 'KOHAMI_KIOSK_WAIT_MS';
 if (values.help) {
   process.stdout.write(
     [
-      'npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
+      'usage: npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
       '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session;',
       `  a lost connection is resumed (same session), retrying with back-off for up to ${DEFAULT_BACKOFF.maxTotalMs / 1000} s`,
       'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--codec pcm|opus] [--tail-ms 3000] [--settle-ms 20000]',

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { calibrateRecallFloor, f1, RECALL_FLOOR_RULE, RECALL_SPLIT_METHOD, RECALL_TOP, writeRecallFloor } from '../../adapters/memory/recall-floor.ts';
 import { ConfigError } from '../config.ts';
 import { configuredEmbedder, pairSimilarities, readPairs } from './cache-calibrate.ts';
+import { exitOnHelp } from './usage.ts';
 
 /**
  * `npm run recall:calibrate -- --pairs FILE`: the semantic cache's calibration, for recall's relevance
@@ -9,9 +10,13 @@ import { configuredEmbedder, pairSimilarities, readPairs } from './cache-calibra
  * the fact answers it, kind?) with the configured embedder, picks the floor on the tuning turns and
  * writes it with its held-out figures to adapters/memory/recall-floor.calibration.json.
  */
+const USAGE = `usage: npm run recall:calibrate -- --pairs FILE.jsonl
+  picks recall's relevance floor for the configured embedder on labelled turn/fact pairs
+  and writes it to adapters/memory/recall-floor.calibration.json`;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { pairs: { type: 'string' } } });
-  if (!values.pairs) throw new ConfigError('usage: npm run recall:calibrate -- --pairs FILE.jsonl');
+  if (!values.pairs) throw new ConfigError(USAGE);
   const pairs = readPairs(values.pairs);
   const embedder = configuredEmbedder();
   const result = calibrateRecallFloor(pairs, await pairSimilarities(embedder, pairs));
@@ -35,6 +40,7 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  exitOnHelp(USAGE);
   main().catch((err: unknown) => {
     process.stderr.write(`${err instanceof ConfigError ? err.message : `recall:calibrate failed: ${(err as Error).message}`}\n`);
     process.exit(2);

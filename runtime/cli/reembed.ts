@@ -3,11 +3,15 @@ import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts
 import { ConfigError, loadConfig } from '../config.ts';
 import { openCommandDatabase } from '../db/database.ts';
 import { reembedFacts } from '../jobs/reembed.ts';
+import { exitOnHelp } from './usage.ts';
 
 /**
  * `npm run memory:reembed`: re-embed facts with the configured embedder (Mistral with a
  * key, the local one without); through the runtime's database when it is up.
  */
+exitOnHelp(`usage: npm run memory:reembed
+  re-embeds the facts held with another embedding model than the configured one (Mistral with a key,
+  the local embedder without); through the runtime's database when it is up`);
 try {
   const config = loadConfig();
   const db = await openCommandDatabase({ databaseUrl: config.DATABASE_URL, pgliteDataDir: config.PGLITE_DATA_DIR, pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB }, 'npm run memory:reembed');

@@ -15,7 +15,7 @@ import { spawnRuntime, type RuntimeProcess } from '../support/runtime-process.ts
  */
 
 /** A first start on a new embedded database runs initdb and every migration: a minute on a loaded machine. */
-const START_MS = 120_000;
+const START_MS = 180_000;
 
 let dir: string;
 let layout: ImageLayout;

@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoFile } from '../support/manifests.ts';
+
+/**
+ * Every command of package.json — the runtime, its command-line tools, the benches and the build
+ * scripts — answers `--help` with its usage and runs nothing: no database opened or created, no file
+ * written, no server left listening (the process exits by itself). And `npm run test:faults -- NAME`
+ * runs the named fault tests only.
+ */
+
+const SCRIPTS = (JSON.parse(repoFile('package.json')) as { scripts: Record<string, string> }).scripts;
+/** The scripts that run a file of this project with node: `node [flags] FILE [args]`, as npm runs them. */
+const COMMANDS = Object.entries(SCRIPTS)
+  .map(([name, command]) => [name, /^(?:exec )?node (.+)$/.exec(command)?.[1]?.split(' ')] as const)
+  .filter((entry): entry is readonly [string, string[]] => entry[1] !== undefined);
+const REPO = path.resolve(new URL('../../', import.meta.url).pathname);
+/** A generous bound for a process that only prints its usage, on a loaded machine. */
+const HELP_MS = 60_000;
+
+let dir: string;
+let before: { status: string; newest: number };
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'kohami-help-'));
+  before = repoState();
+});
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** `git status` and the newest modification time among the tracked files: a command that wrote one shows. */
+function repoState(): { status: string; newest: number } {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: REPO, encoding: 'utf8' }).stdout;
+  const newest = Math.max(...git('ls-files').split('\n').filter((f) => f && existsSync(path.join(REPO, f))).map((f) => statSync(path.join(REPO, f)).mtimeMs));
+  return { status: git('status', '--porcelain'), newest };
+}
+
+describe('--help', () => {
+  it('covers the tools, the benches and the scripts', () => {
+    const names = COMMANDS.map(([name]) => name);
+    for (const name of ['start', 'kiosk', 'cli', 'dream', 'cache:calibrate', 'cache:evaluate', 'recall:calibrate', 'memory:reembed', 'dev:inspect', 'mistral:check', 'test:faults', 'bench:turns', 'protocol:schema']) expect(names).toContain(name);
+  });
+
+  it.each(COMMANDS)('npm run %s -- --help: its usage, exit 0, nothing run', (name, args) => {
+    const data = path.join(dir, name.replace(':', '-'));
+    const run = spawnSync(process.execPath, [...args, '--help'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: HELP_MS,
+      // Where a command would open its database, a relay it would listen on: neither may appear.
+      env: { PATH: process.env.PATH ?? '', PGLITE_DATA_DIR: data, INSPECT_PORT: '0', KOHAMI_ENV: 'development' },
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status, `${name} exits by itself, 0`).toBe(0);
+    expect(run.stdout).toContain(name === 'start' ? 'npm start' : `npm run ${name}`);
+    expect(existsSync(data), `${name} created no data directory`).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  }, HELP_MS * 2);
+
+  it('wrote nothing in the checkout', () => {
+    expect(repoState()).toEqual(before);
+  });
+});
+
+describe('npm run test:faults -- NAME', () => {
+  it('runs only the fault test files whose name contains NAME', async () => {
+    const report = path.join(dir, 'faults.json');
+    const [script] = COMMANDS.find(([name]) => name === 'test:faults')![1];
+    // A test name nothing has: vitest collects the files it was given and runs none of their tests.
+    const run = spawnSync(process.execPath, [script!, 'erasure', '--testNamePattern=^no test has this name$', '--reporter=json', `--outputFile=${report}`], { cwd: REPO, encoding: 'utf8', timeout: 180_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const files = (JSON.parse(readFileSync(report, 'utf8')) as { testResults: Array<{ name: string }> }).testResults.map((r) => path.relative(REPO, r.name)).sort();
+    expect(files).toEqual(readdirSync(path.join(REPO, 'test/faults')).filter((f) => f.includes('erasure')).map((f) => `test/faults/${f}`).sort());
+    expect(files.length).toBeGreaterThan(0);
+    await rm(report);
+  }, 240_000);
+
+  it('names the files when NAME matches none, and exits 2 without running vitest', () => {
+    const [script] = COMMANDS.find(([name]) => name === 'test:faults')![1];
+    const run = spawnSync(process.execPath, [script!, 'no-such-fault'], { cwd: REPO, encoding: 'utf8', timeout: HELP_MS });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('no fault test file matches no-such-fault');
+    expect(run.stderr).toContain('erasure-race.test.ts');
+  }, HELP_MS * 2);
+});
