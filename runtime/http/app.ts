@@ -2,7 +2,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { readFile } from 'node:fs/promises';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -22,6 +21,7 @@ import { seniorDataRoutes, type SeniorDataRoutesOptions } from './admin/senior-d
 import { seniorRoutes } from './admin/senior-routes.ts';
 import type { SeniorErasure } from '../sessions/erasure.ts';
 import { healthRoutes } from './health.ts';
+import { documentOperation, openApiDocument } from './openapi.ts';
 import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
@@ -97,10 +97,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     return reply.code(503).header('retry-after', '1').send({ error: 'shutting_down', message: 'this runtime is shutting down; reconnect' });
   });
   // Registered before any route, so that every route is documented.
-  await app.register(swagger, {
-    openapi: { info: { title: 'kohami-runtime', version: '0.1.0', description: 'HTTP API of the kohami runtime. WebSocket protocols: docs/protocol.md.' } },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, { openapi: openApiDocument, transform: documentOperation });
   // Swagger UI's own CSP (hashes of its inline scripts), less its upgrade-insecure-requests: the
   // runtime is often reached over plain http on loopback, where that would break every asset.
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (csp) => csp.replace(/\s*upgrade-insecure-requests;?/, '') });

@@ -6,7 +6,7 @@ import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.r
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { sessionView } from '../../machines/session/session-view.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
-import { requireRole } from '../http/api-auth.ts';
+import { requireRoleOnRoutes } from '../http/api-auth.ts';
 import { refuseCrossOrigin } from '../http/origin.ts';
 import type { SessionRegistry } from '../sessions/session-registry.ts';
 import type { InspectionHub, OpsEvent } from './inspection-hub.ts';
@@ -67,7 +67,7 @@ const SessionDetail = z.looseObject({ sessionId: z.string(), seniorId: z.string(
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts) => {
   const { registry, presence, processId } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('onRequest', requireRole(opts.directory, 'operator', 'admin'));
+  requireRoleOnRoutes(r, opts.directory, 'operator', 'admin');
 
   r.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(opts.metrics.contentType).send(await opts.metrics.metrics()));
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { PgMoodScoresRepository } from '../../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { MOOD_TIERS } from '../../../machines/memory/derivation.ts';
-import { requireRole } from '../api-auth.ts';
+import { requireRoleOnRoutes } from '../api-auth.ts';
 import { CursorParam, encodeCursor, LimitParam, storableYear } from './keyset-cursor.ts';
 import { seniorReadAccess } from './senior-access.ts';
 
@@ -40,7 +40,7 @@ const ErrorBody = z.object({ error: z.string(), message: z.string() });
  */
 export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('onRequest', requireRole(directory, 'admin', 'caregiver'));
+  requireRoleOnRoutes(r, directory, 'admin', 'caregiver');
   const access = seniorReadAccess(directory);
   r.addHook('preValidation', access.preValidation);
   r.addHook('preHandler', access.preHandler);

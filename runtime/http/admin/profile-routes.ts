@@ -5,7 +5,7 @@ import { CompassSchema, InterlocutorSchema, type PgProfilesRepository } from '..
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { DEFAULT_PERSONA } from '../../../machines/session/prompt.ts';
 import { pauseSummary } from '../../../machines/voice/pause-profile.ts';
-import { requireRole } from '../api-auth.ts';
+import { requireRoleOnRoutes } from '../api-auth.ts';
 
 export interface ProfileRoutesOptions {
   directory: SeniorDirectory;
@@ -27,7 +27,7 @@ const notFound = { error: 'not_found', message: 'no such senior' };
 /** The narrative and interlocutor memories, readable and correctable by admins. */
 export const profileRoutes: FastifyPluginAsync<ProfileRoutesOptions> = async (app, { directory, profiles, onPersonaChange }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('onRequest', requireRole(directory, 'admin'));
+  requireRoleOnRoutes(r, directory, 'admin');
 
   const profileView = async (seniorId: string) => {
     const { interlocutor, compass, pauses } = await profiles.profile(seniorId);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { PgConsentAdapter } from '../../../adapters/postgres/pg-consent.adapter.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { CONSENT_CATEGORIES, FACT_CATEGORIES, type MemoryPort } from '../../../machines/memory/memory.port.ts';
-import { requireRole } from '../api-auth.ts';
+import { requireRoleOnRoutes } from '../api-auth.ts';
 import type { SeniorErasure } from '../../sessions/erasure.ts';
 
 export interface SeniorRoutesOptions {
@@ -32,7 +32,7 @@ const notFound = { error: 'not_found', message: 'no such senior' };
 /** Admin routes on one senior: consents (INV-C01), facts, and erasure (RGPD). Role `admin` only. */
 export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app, opts) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.addHook('onRequest', requireRole(opts.directory, 'admin'));
+  requireRoleOnRoutes(r, opts.directory, 'admin');
 
   r.get(
     '/v1/admin/seniors/:id/consents',
