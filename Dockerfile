@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The kohami runtime as a container image: `docker build -t kohami-runtime .`
+# The kohami runtime as a container image: `docker build -t kohami-runtime:0.1.0 .` (the tag is package.json's version)
 # (docs/operations.md#deploying). Two stages: the first installs the production dependencies with the
 # lockfile, the second holds them and the sources, and nothing of npm's cache or the dev tools.
 

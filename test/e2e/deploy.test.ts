@@ -115,6 +115,25 @@ describe('Dockerfile', () => {
   });
 });
 
+describe('one image name and tag', () => {
+  it('kohami-runtime:<package.json version> in the Dockerfile, docker-compose.yml, deploy/k8s and docs/operations.md', () => {
+    const image = `kohami-runtime:${(JSON.parse(repoFile('package.json')) as { version: string }).version}`;
+    const compose = Object.values(composeFile().services).filter((s) => s.build !== undefined);
+    expect(compose.map((s) => s.image)).toEqual(compose.map(() => image));
+    const pod = k8sObjects().find((o) => o.object.kind === 'Deployment')!.object as unknown as { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
+    expect(pod.spec.template.spec.containers.map((c) => c.image)).toEqual([image]);
+    const kustomization = k8sObjects().find((o) => o.object.kind === 'Kustomization')!.object as unknown as { images: Array<{ name: string; newTag: string }> };
+    expect(kustomization.images.map((i) => `${i.name}:${i.newTag}`)).toEqual([image]);
+    expect(repoFile('Dockerfile')).toContain(`docker build -t ${image} .`);
+    // Every image the docs build or run is that one (a release's own build and push name a later version).
+    const operations = repoFile('docs/operations.md');
+    const named = [...operations.matchAll(/docker (?:build -t|run [^\n]*?) (kohami-runtime(?::\S+)?)/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThanOrEqual(3);
+    expect(named.filter((n) => !n!.includes(':'))).toEqual([]);
+    expect(operations).toContain(`docker build -t ${image} .`);
+  });
+});
+
 describe('docker-compose.yml', () => {
   const { services } = composeFile();
   const runtimes = Object.entries(services).filter(([, s]) => s.build !== undefined);
