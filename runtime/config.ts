@@ -119,6 +119,8 @@ const schema = z
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
     SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),
+    /** The calibrations by embedding model (npm run cache:calibrate writes it). Unset: the shipped file. */
+    SEMANTIC_CACHE_CALIBRATION_FILE: z.string().min(1).optional(),
     SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
     SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),
     SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),

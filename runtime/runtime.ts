@@ -186,7 +186,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;
   const baseEmbedder = overrides.embedder ?? models.embedder;
-  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations());
+  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations(config.SEMANTIC_CACHE_CALIBRATION_FILE));
   const recallFloor = recallFloorFor(config.RECALL_MIN_SIMILARITY, baseEmbedder.modelId, readRecallFloors());
   // A turn's question is embedded by recall, then by the semantic cache when it is on.
   const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });

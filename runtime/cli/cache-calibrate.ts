@@ -76,26 +76,30 @@ export function kindRows(byKind: Record<string, KindScore>): string[] {
     });
 }
 
-const USAGE = `usage: npm run cache:calibrate -- --pairs FILE.jsonl
+const USAGE = `usage: npm run cache:calibrate -- --pairs FILE.jsonl --unseen FILE.jsonl
   picks each semantic-cache profile's threshold for the configured embedder on labelled pairs
-  (one {"a", "b", "same", "kind"?} per line) and writes it to adapters/semantic-cache/semantic-cache.calibration.json`;
+  (one {"a", "b", "same", "kind"?} per line), measures it on their held-out part and on --unseen, pairs
+  no rule of the guard was shaped on (the project's: calibration/pairs-blind-5.fr.jsonl), whose precision
+  decides whether the profile is offered; writes SEMANTIC_CACHE_CALIBRATION_FILE`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { pairs: { type: 'string' } } });
-  if (!values.pairs) throw new ConfigError(USAGE);
+  const { values } = parseArgs({ options: { pairs: { type: 'string' }, unseen: { type: 'string' } } });
+  if (!values.pairs || !values.unseen) throw new ConfigError(USAGE);
   const pairs = readPairs(values.pairs);
+  const unseen = readPairs(values.unseen);
   const embedder = configuredEmbedder();
-  const result = calibrate(pairs, await pairSimilarities(embedder, pairs));
-  writeCalibration(embedder.modelId, { ...result, calibratedAt: new Date().toISOString() });
+  const result = calibrate(pairs, await pairSimilarities(embedder, pairs), { set: values.unseen, pairs: unseen, similarity: await pairSimilarities(embedder, unseen) });
+  writeCalibration(embedder.modelId, { ...result, calibratedAt: new Date().toISOString() }, loadConfig().SEMANTIC_CACHE_CALIBRATION_FILE);
   const same = pairs.filter((p) => p.same).length;
   console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
-  console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs\n`);
-  console.log('| profile | promise | threshold | held-out precision | held-out hit rate | outside health | held-out false hits | offered | (train precision / hit rate) |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|');
+  console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs`);
+  console.log(`and on the ${unseen.length} pairs of ${values.unseen}, which no rule was shaped on: their precision decides "offered"\n`);
+  console.log('| profile | promise | threshold | unseen precision | unseen hit rate | outside health | unseen false hits | offered | (held-out precision / hit rate) | (train precision / hit rate) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|---:|');
   for (const profile of ACTIVE_PROFILES) {
     const m = result[profile];
     console.log(
-      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.heldOut.precision.toFixed(3)} | ${m.heldOut.hitRate.toFixed(3)} | ${(m.heldOut.hitRateOutsideHealth ?? 0).toFixed(3)} | ${m.heldOut.falseHits} / ${m.heldOut.hits} | ${m.offered ? 'yes' : 'no'} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
+      `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.unseen.precision.toFixed(3)} | ${m.unseen.hitRate.toFixed(3)} | ${(m.unseen.hitRateOutsideHealth ?? 0).toFixed(3)} | ${m.unseen.falseHits} / ${m.unseen.hits} | ${m.offered ? 'yes' : 'no'} | ${m.heldOut.precision.toFixed(3)} / ${m.heldOut.hitRate.toFixed(3)} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
     );
   }
   for (const profile of ACTIVE_PROFILES) {

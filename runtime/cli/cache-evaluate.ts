@@ -3,7 +3,7 @@ import { ACTIVE_PROFILES, isHeldOut, readCalibrations, score, scoreByKind, score
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
 import { exitOnHelp } from './usage.ts';
-import { ConfigError } from '../config.ts';
+import { ConfigError, loadConfig } from '../config.ts';
 import { guardDisagreement, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 
 /**
@@ -61,8 +61,8 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
     const pairs = values['held-out'] ? all.filter(isHeldOut) : values.training ? all.filter((p) => !isHeldOut(p)) : all;
     if (pairs.length === 0) throw new ConfigError(`${values.pairs}: no ${values.training ? 'training' : 'held-out'} pairs`);
     const embedder = (io.embedder ?? configuredEmbedder)();
-    const calibration = (io.calibrations ?? readCalibrations)()[embedder.modelId];
-    if (!calibration) throw new ConfigError(`no calibration for embedding model ${embedder.modelId}: run npm run cache:calibrate -- --pairs FILE first`);
+    const calibration = (io.calibrations ?? (() => readCalibrations(loadConfig().SEMANTIC_CACHE_CALIBRATION_FILE)))()[embedder.modelId];
+    if (!calibration) throw new ConfigError(`no calibration for embedding model ${embedder.modelId}: run npm run cache:calibrate -- --pairs FILE --unseen FILE first`);
     const scored = scorePairs(pairs, await pairSimilarities(embedder, pairs));
     const same = pairs.filter((p) => p.same).length;
     const part = values['held-out'] ? ` held out of ${all.length}` : values.training ? ` for training of ${all.length}` : '';
@@ -75,7 +75,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       const { threshold, offered } = calibration[profile];
       const s = score(scored, threshold);
       io.out('');
-      io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : ', not offered: its held-out precision missed its promise'})`);
+      io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : `, not offered: its precision on ${calibration.unseen.set}, which no rule was shaped on, missed its promise`})`);
       io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
       if (health.length > 0) io.out(`  paraphrase hit rate outside health ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} (${s.positivesOutsideHealth} same-meaning pairs)`);
       // A file that marks its longer sentences (`"long": true`) gets each part's figures: their promises differ.

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { offeredCalibrationFile } from './cache-calibration.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
 
 /** A real runtime process (`npm start`'s entry), its URL and its kiosk socket's. */
@@ -23,6 +24,7 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
       DATABASE_URL: databaseUrl,
       DEV_KIOSK_TOKEN: KIOSK_TOKEN,
       DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+      SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
       ...env,
     },
   });

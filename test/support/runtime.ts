@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { startRuntime, type Runtime, type RuntimeOverrides } from '../../runtime/runtime.ts';
+import { offeredCalibrationFile } from './cache-calibration.ts';
 
 export const KIOSK_TOKEN = 'kiosk_test_token_marie_0000';
 export const ADMIN_TOKEN = 'admin_test_token_0000000000';
@@ -33,6 +34,7 @@ export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Re
     LOG_LEVEL: 'debug',
     DEV_KIOSK_TOKEN: KIOSK_TOKEN,
     DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+    SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
     ...env,
   });
   const runtime = await startRuntime(config, { logger: createLogger('debug', logs), ...overrides });

@@ -1,0 +1,25 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ACTIVE_PROFILES, readCalibrations } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+
+/**
+ * The calibration the tests of the semantic cache's behaviour run on: the shipped thresholds, each
+ * profile offered. The shipped calibration offers none for the local embedder — its precision on the
+ * pairs no rule was shaped on misses every promise (docs/semantic-cache.md), so a runtime on it runs
+ * with the cache off — while what those tests check is what the cache does at its threshold.
+ * Written once per test process, under the system's temporary folder.
+ */
+let file: string | null = null;
+export function offeredCalibrationFile(): string {
+  if (file) return file;
+  const offered = Object.fromEntries(
+    Object.entries(readCalibrations()).map(([model, calibration]) => [
+      model,
+      { ...calibration, unseen: { ...calibration.unseen, set: 'a test fixture: the shipped thresholds, offered' }, ...Object.fromEntries(ACTIVE_PROFILES.map((p) => [p, { ...calibration[p], offered: true }])) },
+    ]),
+  );
+  file = path.join(tmpdir(), `kohami-test-calibration-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(offered));
+  return file;
+}
