@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ACTIVE_PROFILES, readCalibrations } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
@@ -8,7 +9,7 @@ import { ACTIVE_PROFILES, readCalibrations } from '../../adapters/semantic-cache
  * profile offered. The shipped calibration offers none for the local embedder — its precision on the
  * pairs no rule was shaped on misses every promise (docs/semantic-cache.md), so a runtime on it runs
  * with the cache off — while what those tests check is what the cache does at its threshold.
- * Written once per test process, under the system's temporary folder.
+ * Written under the system's temporary folder, named after its content: the test processes share it.
  */
 let file: string | null = null;
 export function offeredCalibrationFile(): string {
@@ -19,7 +20,12 @@ export function offeredCalibrationFile(): string {
       { ...calibration, unseen: { ...calibration.unseen, set: 'a test fixture: the shipped thresholds, offered' }, ...Object.fromEntries(ACTIVE_PROFILES.map((p) => [p, { ...calibration[p], offered: true }])) },
     ]),
   );
-  file = path.join(tmpdir(), `kohami-test-calibration-${process.pid}.json`);
-  writeFileSync(file, JSON.stringify(offered));
+  const text = JSON.stringify(offered);
+  file = path.join(tmpdir(), `kohami-test-calibration-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.json`);
+  if (!existsSync(file)) {
+    // Whole or absent for the other test processes reading it.
+    writeFileSync(`${file}.${process.pid}`, text);
+    renameSync(`${file}.${process.pid}`, file);
+  }
   return file;
 }
