@@ -172,12 +172,13 @@ describe('resume after a lost socket', () => {
     const c = client(server.url, { random: () => 0.5 });
     const closed: unknown[] = [];
     c.on('client.closed', (e) => closed.push(e));
+    const gaveUp = next(c, 'client.closed').then((e) => Promise.reject(new Error(`the client gave up: ${e.error?.message}`)));
     const delays: number[] = [];
     let reconnecting = next(c, 'client.reconnecting');
     await c.connect();
     const lostAt = Date.now();
     while (Date.now() - lostAt < OUTAGE_MS) {
-      const { attempt, delayMs } = await reconnecting;
+      const { attempt, delayMs } = await Promise.race([reconnecting, gaveUp]);
       delays.push(delayMs);
       expect(delayMs).toBe(backoffDelayMs(attempt, DEFAULT_BACKOFF, () => 0.5));
       reconnecting = next(c, 'client.reconnecting');
