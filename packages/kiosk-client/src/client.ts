@@ -21,13 +21,8 @@ export const DEFAULT_BOUNDS = {
   endTimeoutMs: 5_000,
 } as const;
 
-/** What the runtime's refusals of the kiosk upgrade mean (docs/protocol.md). */
-const REFUSALS: Record<number, string> = {
-  401: 'the device token is unknown or missing',
-  403: 'a page of another origin',
-  429: 'too many kiosk sockets: retry later',
-  503: 'the runtime is shutting down or cannot check tokens: retry',
-};
+/** The server answered the upgrade with HTTP `status` instead of opening the socket. */
+const refusal = (status: number): KioskError => new KioskError('refused', `refused: HTTP ${status}`, { status });
 
 /** A turn refused by the flood limit is sent again this much later, same turnId (docs/protocol.md). */
 const RATE_LIMITED_RETRY_MS = 1_000;
@@ -357,10 +352,15 @@ export class KioskClient {
     const attach = this.attach;
     if (attach) {
       if (attach.opened) return this.failAttach(new KioskError('closed_before_ready', 'the runtime closed the connection before the session started'));
-      if (socket.httpStatus !== undefined || !socket.probeUpgrade) return this.failAttach(this.upgradeFailure(socket.httpStatus ?? null, code));
+      if (socket.httpStatus !== undefined) return this.failAttach(refusal(socket.httpStatus));
+      if (!socket.probeUpgrade) return this.failAttach(this.unreachable(code));
       // The platform's WebSocket hides a refused upgrade behind the same close as an unreachable host: ask over HTTP.
       void socket.probeUpgrade(this.bounds.connectTimeoutMs).then((status) => {
-        if (this.attach === attach) this.failAttach(this.upgradeFailure(status, code));
+        if (this.attach !== attach) return;
+        // A kohami runtime answers a plain GET with 404 once the token passes: that is no refusal of the upgrade.
+        if (status === null) this.failAttach(this.unreachable(code));
+        else if (status === 404) this.failAttach(new KioskError('connect_failed', `cannot connect to ${this.url}: the server answers (HTTP 404) but did not open the WebSocket (is it a kohami runtime's /v1/kiosk?)`));
+        else this.failAttach(refusal(status));
       });
       return;
     }
@@ -372,14 +372,8 @@ export class KioskClient {
     void this.resume(this.backoff);
   }
 
-  /**
-   * A socket that never opened: `refused` when the server answered the upgrade with an HTTP error
-   * (`status`), `connect_failed` when nothing answered (`status` null) or the answer was no refusal.
-   */
-  private upgradeFailure(status: number | null, code: number): KioskError {
-    if (status === null) return new KioskError('connect_failed', `cannot reach ${this.url}: nothing answers there (the connection failed; close code ${code})`);
-    if (status >= 400 && status !== 404) return new KioskError('refused', `refused: HTTP ${status}${REFUSALS[status] ? ` (${REFUSALS[status]})` : ''}`, { status });
-    return new KioskError('connect_failed', `cannot connect to ${this.url}: the server answers (HTTP ${status}) but did not open the WebSocket (is it a kohami runtime's /v1/kiosk?)`);
+  private unreachable(code: number): KioskError {
+    return new KioskError('connect_failed', `cannot reach ${this.url}: nothing answers there (the connection failed; close code ${code})`);
   }
 
   /** Jittered back-off, for as long as it takes unless bounded in attempts or time; each attempt is itself bounded by `open()`. */

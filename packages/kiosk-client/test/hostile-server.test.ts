@@ -112,7 +112,7 @@ describe('a hostile or broken server', () => {
     server.refuseWith = 401;
     const { client: c } = client(server.url);
     const err = (await c.connect().catch((e: unknown) => e)) as KioskError;
-    expect([err.code, err.status, err.message]).toEqual(['refused', 401, 'refused: HTTP 401 (the device token is unknown or missing)']);
+    expect([err.code, err.status, err.message]).toEqual(['refused', 401, 'refused: HTTP 401']);
   });
 
   it('session.start refused (unsupported_audio_format): start_refused carrying the runtime\'s error', async () => {
