@@ -355,7 +355,8 @@ export class KioskClient {
       if (socket.httpStatus !== undefined) return this.failAttach(refusal(socket.httpStatus));
       if (!socket.probeUpgrade) return this.failAttach(this.unreachable(code));
       // The platform's WebSocket hides a refused upgrade behind the same close as an unreachable host: ask over HTTP.
-      void socket.probeUpgrade(this.bounds.connectTimeoutMs).then((status) => {
+      // A factory's own probe that throws counts as no answer.
+      void socket.probeUpgrade(this.bounds.connectTimeoutMs).catch(() => null).then((status) => {
         if (this.attach !== attach) return;
         // A kohami runtime answers a plain GET with 404 once the token passes: that is no refusal of the upgrade.
         if (status === null) this.failAttach(this.unreachable(code));
