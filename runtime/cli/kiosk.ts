@@ -33,7 +33,7 @@ if (values.help) {
     [
       'usage: npm run kiosk -- [--token T] [--url ws://host:port/v1/kiosk] [--resume]',
       '  a terminal kiosk: each line typed is a turn; /stop interrupts the reply, /end ends the session;',
-      `  a lost connection is resumed (same session), retrying with back-off for up to ${DEFAULT_BACKOFF.maxTotalMs / 1000} s`,
+      `  a lost connection is resumed (the same session, or a new one once it is gone), retrying for as long as it takes (every ${DEFAULT_BACKOFF.steadyDelayMs / 1000} s at most)`,
       'npm run kiosk -- --voice FILE.wav [--out reply.wav] [--codec pcm|opus] [--tail-ms 3000] [--settle-ms 20000]',
       '  the WAV (16 kHz mono s16) is the microphone; the spoken reply is written to --out',
       '  --codec opus: the microphone is sent as Opus packets and the reply asked for in Opus (PCM if the runtime has none)',

@@ -23,15 +23,18 @@ if (compiled.status !== 0) process.exit(compiled.status ?? 1);
 
 const manifest = JSON.parse(await readFile(path.join(here, 'package.json'), 'utf8')) as Record<string, unknown> & { exports: Record<string, string> };
 const exists = (file: string) => stat(path.join(out, file)).then(() => true, () => false);
-const exports: Record<string, { types: string; default: string }> = {};
+const exports: Record<string, { types: string; default: string } | string> = {};
 for (const [entry, source] of Object.entries(manifest.exports)) {
   const js = source.replace(/^\.\/src\//, './').replace(/\.ts$/, '.js');
   // An entry whose source is not in this checkout (yet) is left out rather than published broken.
   if (await exists(js)) exports[entry] = { types: js.replace(/\.js$/, '.d.ts'), default: js };
 }
+// The README names the protocol's JSON Schema rather than linking out of the package (a link that breaks once published): it ships.
+exports['./protocol.schema.json'] = './protocol.schema.json';
 const { scripts: _scripts, files: _files, ...rest } = manifest;
 await writeFile(path.join(out, 'package.json'), `${JSON.stringify({ ...rest, exports }, null, 2)}\n`);
 await copyFile(path.join(here, 'README.md'), path.join(out, 'README.md'));
+await copyFile(path.join(here, '..', '..', 'docs', 'protocol.schema.json'), path.join(out, 'protocol.schema.json'));
 // The capture worklet imports the runtime's resampler from next to itself (plain JavaScript, the same file the server runs).
 if (await exists('browser/capture-worklet.js')) await copyFile(path.join(here, '..', '..', 'machines', 'voice', 'sinc-resampler.js'), path.join(out, 'browser', 'sinc-resampler.js'));
 process.stdout.write(`built ${Object.keys(exports).join(', ')} into ${out}\n`);

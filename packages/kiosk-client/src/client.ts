@@ -1,5 +1,5 @@
 import { decodeAudioFrame, type AudioFrame } from './audio-frame.ts';
-import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
+import { backoffDelayMs, backoffOptions, type BackoffOptions } from './backoff.ts';
 import { Emitter } from './emitter.ts';
 import { KioskError } from './errors.ts';
 import { parseServerFrame } from './parse-frame.ts';
@@ -21,6 +21,9 @@ export const DEFAULT_BOUNDS = {
   endTimeoutMs: 5_000,
 } as const;
 
+/** The server answered the upgrade with HTTP `status` instead of opening the socket. */
+const refusal = (status: number): KioskError => new KioskError('refused', `refused: HTTP ${status}`, { status });
+
 /** A turn refused by the flood limit is sent again this much later, same turnId (docs/protocol.md). */
 const RATE_LIMITED_RETRY_MS = 1_000;
 /** Typed turns waiting for their reply at once (a senior says one thing at a time; a loop that spams turns is refused). */
@@ -37,7 +40,7 @@ export interface KioskClientOptions extends Partial<Record<keyof typeof DEFAULT_
   token: string;
   /** How the socket is opened (default `queryTokenSocket`; in Node `headerSocket` or `wsSocket` from `./node`). */
   socket?: SocketFactory;
-  /** Resume after a lost socket or a runtime shutdown: the back-off's bounds, or `false` not to. */
+  /** Resume after a lost socket or a runtime shutdown: the back-off (DEFAULT_BACKOFF: for as long as it takes), or `false` not to. */
   reconnect?: Partial<BackoffOptions> | false;
   /** The jitter's source, in [0, 1) (tests pin it). */
   random?: () => number;
@@ -96,7 +99,7 @@ export class KioskClient {
   private readonly token: string;
   private readonly factory: SocketFactory;
   private readonly bounds: Record<keyof typeof DEFAULT_BOUNDS, number>;
-  private readonly backoff: BackoffOptions | null;
+  private readonly backoff: Required<BackoffOptions> | null;
   private readonly random: () => number;
   private readonly events = new Emitter<KioskClientEvents>((err, event) => {
     if (event !== 'client.error') this.events.emit('client.error', new KioskError('listener_failed', `a "${String(event)}" listener threw: ${(err as Error)?.message ?? String(err)}`, { cause: err }));
@@ -129,7 +132,9 @@ export class KioskClient {
       if (!(value > 0)) throw new KioskError('invalid_argument', `${key} must be a number of milliseconds above 0, got ${value}`);
       this.bounds[key] = value;
     }
-    this.backoff = options.reconnect === false ? null : { ...DEFAULT_BACKOFF, ...options.reconnect };
+    const backoff = options.reconnect === false ? null : backoffOptions(options.reconnect ?? {});
+    if (typeof backoff === 'string') throw new KioskError('invalid_argument', backoff);
+    this.backoff = backoff;
     this.random = options.random ?? Math.random;
     this.turnIds = new TurnIds(options.turnIdPrefix ?? randomPrefix(this.random));
   }
@@ -291,7 +296,8 @@ export class KioskClient {
       try {
         socket = this.factory(this.url, this.token);
       } catch (err) {
-        return this.failAttach(new KioskError('connect_failed', `cannot connect to ${this.url}: ${(err as Error).message}`, { cause: err }));
+        // A factory's own KioskError (`unsupported_platform`) says it all.
+        return this.failAttach(err instanceof KioskError ? err : new KioskError('connect_failed', `cannot connect to ${this.url}: ${(err as Error).message}`, { cause: err }));
       }
       this.socket = socket;
       socket.binaryType = 'arraybuffer';
@@ -345,13 +351,19 @@ export class KioskClient {
     this.socket = null;
     const attach = this.attach;
     if (attach) {
-      const status = socket.httpStatus;
-      const err = attach.opened
-        ? new KioskError('closed_before_ready', 'the runtime closed the connection before the session started')
-        : status !== undefined
-          ? new KioskError('refused', `refused: HTTP ${status}`, { status })
-          : new KioskError('connect_failed', `cannot connect to ${this.url} (the connection failed or was refused; close code ${code})`);
-      return this.failAttach(err);
+      if (attach.opened) return this.failAttach(new KioskError('closed_before_ready', 'the runtime closed the connection before the session started'));
+      if (socket.httpStatus !== undefined) return this.failAttach(refusal(socket.httpStatus));
+      if (!socket.probeUpgrade) return this.failAttach(this.unreachable(code));
+      // The platform's WebSocket hides a refused upgrade behind the same close as an unreachable host: ask over HTTP.
+      // A factory's own probe that throws counts as no answer.
+      void socket.probeUpgrade(this.bounds.connectTimeoutMs).catch(() => null).then((status) => {
+        if (this.attach !== attach) return;
+        // A kohami runtime answers a plain GET with 404 once the token passes: that is no refusal of the upgrade.
+        if (status === null) this.failAttach(this.unreachable(code));
+        else if (status === 404) this.failAttach(new KioskError('connect_failed', `cannot connect to ${this.url}: the server answers (HTTP 404) but did not open the WebSocket (is it a kohami runtime's /v1/kiosk?)`));
+        else this.failAttach(refusal(status));
+      });
+      return;
     }
     if (this.userClosed || this.currentState === 'closed') return;
     // The session is over (ended, replaced, erased …): nothing to resume. `shutdown` means "reconnect".
@@ -361,8 +373,12 @@ export class KioskClient {
     void this.resume(this.backoff);
   }
 
-  /** Jittered exponential back-off, bounded in attempts and in time; each attempt is itself bounded by `open()`. */
-  private async resume(backoff: BackoffOptions): Promise<void> {
+  private unreachable(code: number): KioskError {
+    return new KioskError('connect_failed', `cannot reach ${this.url}: nothing answers there (the connection failed; close code ${code})`);
+  }
+
+  /** Jittered back-off, for as long as it takes unless bounded in attempts or time; each attempt is itself bounded by `open()`. */
+  private async resume(backoff: Required<BackoffOptions>): Promise<void> {
     this.setState('reconnecting');
     // From now on every start asks for the live session back (window kept): a new one starts if it is gone.
     if (this.startFrame?.type === 'session.start') this.startFrame = { ...this.startFrame, resume: true };
@@ -386,7 +402,7 @@ export class KioskClient {
       }
     }
     if (this.userClosed) return;
-    const error = new KioskError('resume_failed', `the connection to ${this.url} was lost and could not be resumed${last ? `: ${last.message}` : ''}`, { cause: last ?? undefined });
+    const error = new KioskError('resume_failed', `the connection to ${this.url} was lost and could not be resumed${last ? `: ${last.message}` : ''}`, { cause: last ?? undefined, status: last?.status });
     this.events.emit('client.error', error);
     this.finish({ reason: 'lost', error });
   }

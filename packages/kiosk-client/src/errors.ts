@@ -5,8 +5,10 @@ import type { ErrorFrame } from './protocol.ts';
  * `KioskError` (an Error, so a rejected promise has a stack) with a `code` to switch on:
  * - `connect_timeout`: the socket did not open within `connectTimeoutMs`
  * - `ready_timeout`: no `session.ready` within `readyTimeoutMs` after `session.start`
- * - `refused`: the upgrade was refused (`status` set when the socket factory can see it: `wsSocket`)
- * - `connect_failed`: the connection failed before opening (DNS, refused port, TLS …)
+ * - `refused`: the server answered the upgrade with an HTTP error (`status`: 401 the token, 403 another
+ *   origin, 429 too many sockets, 503 shutting down), seen by `wsSocket` or asked after the close
+ * - `connect_failed`: nothing answered (DNS, a closed port, TLS …), or the server did not open the socket
+ * - `unsupported_platform`: no WebSocket here (an old Node: the message names the version needed)
  * - `closed_before_ready`: the socket closed before the session started
  * - `start_refused`: the runtime answered `session.start` with an `error` (`serverError` holds it)
  * - `bad_frame`: the runtime sent something that is not the kiosk protocol (the frame is dropped)
@@ -16,7 +18,8 @@ import type { ErrorFrame } from './protocol.ts';
  * - `turn_refused`: the runtime refused the turn (`serverError` says why: `invalid_frame`, `no_session` …)
  * - `pong_timeout`: no `pong` within `pingTimeoutMs`
  * - `end_timeout`: no `session.closed` within `endTimeoutMs` after `session.end`
- * - `resume_failed`: the socket dropped and no resume succeeded within the back-off's bounds
+ * - `resume_failed`: the socket dropped and no resume succeeded within the back-off's bounds (if any),
+ *   or the token was refused meanwhile (`status`, `cause` the last attempt's error)
  * - `not_ready`: a call that needs a live session, made without one
  * - `invalid_argument`: a call's argument breaks a protocol rule (said in the message)
  * - `closed`: the client was closed while the call waited
@@ -27,6 +30,7 @@ export type KioskErrorCode =
   | 'ready_timeout'
   | 'refused'
   | 'connect_failed'
+  | 'unsupported_platform'
   | 'closed_before_ready'
   | 'start_refused'
   | 'bad_frame'
@@ -43,7 +47,7 @@ export type KioskErrorCode =
   | 'listener_failed';
 
 export interface KioskErrorDetails {
-  /** `refused`: the HTTP status of the refused upgrade, when the socket could see it. */
+  /** `refused` (and `resume_failed` after one): the HTTP status of the refused upgrade. */
   status?: number;
   /** `start_refused`, `reply_lost`: the runtime's own error frame. */
   serverError?: ErrorFrame;

@@ -6,16 +6,21 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pcmToBytes } from './audio-frame.ts';
 import type { KioskClient } from './client.ts';
-import type { SocketFactory, SocketLike } from './socket.ts';
+import { httpAnswer, platformWebSocket, type SocketFactory, type SocketLike } from './socket.ts';
 import { readWav } from './wav.ts';
 
 export * from './index.ts';
 export { readWav, writeWav, WavFormatError, type WavPcm } from './wav.ts';
 
-/** Node's own WebSocket (undici) with the token in the `Authorization` header; it cannot see a refused upgrade's status. */
+/**
+ * Node's own WebSocket (undici) with the token in the `Authorization` header. It cannot see a refused
+ * upgrade's status, so after a close before opening the client asks the server over HTTP, same header.
+ */
 export const headerSocket: SocketFactory = (url, token) => {
-  const WebSocketWithHeaders = WebSocket as unknown as new (url: string, init: { headers: Record<string, string> }) => SocketLike;
-  return new WebSocketWithHeaders(url, { headers: { authorization: `Bearer ${token}` } });
+  const headers = { authorization: `Bearer ${token}` };
+  const socket = new (platformWebSocket())(url, { headers });
+  socket.probeUpgrade = (timeoutMs) => httpAnswer(new URL(url), headers, timeoutMs);
+  return socket;
 };
 
 /** The little of the `ws` package's client this needs (the package is not a dependency: pass its class). */

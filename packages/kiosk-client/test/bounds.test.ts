@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { backoffDelayMs, DEFAULT_BOUNDS, KioskClient, type KioskClientEvents, type KioskError } from '../src/index.ts';
+import { backoffDelayMs, DEFAULT_BACKOFF, DEFAULT_BOUNDS, KioskClient, type KioskClientEvents, type KioskError } from '../src/index.ts';
 import { wsSocket } from '../src/node.ts';
 import { answersStart, LocalServer } from './local-server.ts';
 
@@ -147,6 +147,96 @@ describe('resume after a lost socket', () => {
     expect((await closed).error?.code).toBe('resume_failed');
     expect(attempts).toEqual([750, 1_500]);
     expect(server.upgrades).toHaveLength(3);
+  });
+
+  it('on its defaults, a kiosk goes on trying through a 10-minute outage at the capped interval, then starts a new session', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const OUTAGE_MS = 10 * 60_000;
+    // The first socket gets its session, then the runtime goes (every upgrade refused, as a proxy
+    // answers for a runtime restarting behind it); it comes back without that session.
+    let restarted = false;
+    const server = await serve((ws) =>
+      ws.on('message', (data) => {
+        const f = JSON.parse(data.toString()) as { type: string; turnId?: string; resume?: boolean };
+        if (f.type === 'session.start' && !restarted) {
+          ws.send(JSON.stringify({ type: 'session.ready', sessionId: 'before', seniorId: 'senior', resumed: false }));
+          server.accept = false;
+          ws.terminate();
+        } else if (f.type === 'session.start') {
+          ws.send(JSON.stringify({ type: 'session.ready', sessionId: 'after', seniorId: 'senior', resumed: false }));
+        } else if (f.type === 'turn') {
+          ws.send(JSON.stringify({ type: 'reply.done', turnId: f.turnId, text: 'Bonjour', flux: 'cache', latencyMs: 0 }));
+        }
+      }),
+    );
+    const c = client(server.url, { random: () => 0.5 });
+    const closed: unknown[] = [];
+    c.on('client.closed', (e) => closed.push(e));
+    const gaveUp = next(c, 'client.closed').then((e) => Promise.reject(new Error(`the client gave up: ${e.error?.message}`)));
+    const delays: number[] = [];
+    let reconnecting = next(c, 'client.reconnecting');
+    await c.connect();
+    const lostAt = Date.now();
+    while (Date.now() - lostAt < OUTAGE_MS) {
+      const { attempt, delayMs } = await Promise.race([reconnecting, gaveUp]);
+      delays.push(delayMs);
+      expect(delayMs).toBe(backoffDelayMs(attempt, DEFAULT_BACKOFF, () => 0.5));
+      reconnecting = next(c, 'client.reconnecting');
+      // None early: the attempt's upgrade comes when its wait is over.
+      await vi.advanceTimersByTimeAsync(delayMs - 1);
+      expect(server.upgrades).toHaveLength(attempt);
+      await vi.advanceTimersByTimeAsync(1);
+      await server.until(() => server.upgrades.length === attempt + 1);
+      expect([c.state, closed]).toEqual(['reconnecting', []]);
+    }
+    // Quick attempts first (within the runtime's 30 s grace), then the capped interval and no longer.
+    const steady = backoffDelayMs(DEFAULT_BACKOFF.quickAttempts + 1, DEFAULT_BACKOFF, () => 0.5);
+    expect(steady).toBeLessThanOrEqual(DEFAULT_BACKOFF.steadyDelayMs);
+    expect(delays.slice(0, DEFAULT_BACKOFF.quickAttempts).every((d) => d <= DEFAULT_BACKOFF.maxDelayMs)).toBe(true);
+    expect(new Set(delays.slice(DEFAULT_BACKOFF.quickAttempts))).toEqual(new Set([steady]));
+    expect(delays.length).toBeGreaterThan(OUTAGE_MS / DEFAULT_BACKOFF.steadyDelayMs);
+
+    // The runtime is back: the next attempt asks for the session back, and gets a new one.
+    restarted = true;
+    server.accept = true;
+    const ready = next(c, 'session.ready');
+    const { delayMs } = await reconnecting;
+    await vi.advanceTimersByTimeAsync(delayMs);
+    expect(await ready).toMatchObject({ sessionId: 'after', resumed: false });
+    expect([c.state, c.session?.sessionId, closed]).toEqual(['ready', 'after', []]);
+    expect(server.frames().filter((f) => f.type === 'session.start').map((f) => f.resume)).toEqual([false, true]);
+    expect((await c.turn('Bonjour').reply).text).toBe('Bonjour');
+  });
+
+  it('a maker can still bound it: maxTotalMs over the steady attempts gives up with resume_failed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const server = await serve(
+      answersStart((ws) => {
+        server.accept = false;
+        ws.terminate();
+      }),
+    );
+    const c = client(server.url, { reconnect: { quickAttempts: 1, baseMs: 1_000, steadyDelayMs: 4_000, maxTotalMs: 9_000 }, random: () => 0.5 });
+    const attempts: number[] = [];
+    const closed = next(c, 'client.closed');
+    let reconnecting = next(c, 'client.reconnecting');
+    await c.connect();
+    for (let i = 0; i < 3; i++) {
+      const { delayMs } = await reconnecting;
+      attempts.push(delayMs);
+      if (i < 2) reconnecting = next(c, 'client.reconnecting');
+      await vi.advanceTimersByTimeAsync(delayMs);
+    }
+    // 750 + 3,000 + 3,000 ms spent; the fourth wait (3,000 ms) would start past 9 s.
+    const end = await closed;
+    expect([end.reason, end.error?.code, end.error?.status]).toEqual(['lost', 'resume_failed', 503]);
+    expect(attempts).toEqual([750, 3_000, 3_000]);
+    expect(server.upgrades).toHaveLength(4);
+  });
+
+  it('reconnect options out of range are refused at construction', () => {
+    expect(() => new KioskClient({ url: 'ws://127.0.0.1:9/v1/kiosk', token: 't', reconnect: { steadyDelayMs: 0 } })).toThrow('reconnect.steadyDelayMs must be above 0');
+    expect(() => new KioskClient({ url: 'ws://127.0.0.1:9/v1/kiosk', token: 't', reconnect: { quickAttempts: -1 } })).toThrow('reconnect.quickAttempts must be 0 or more');
   });
 
   it.each([

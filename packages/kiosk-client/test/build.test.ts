@@ -71,6 +71,45 @@ console.log(JSON.stringify({
     expect(JSON.parse(stdout)).toEqual({ decoded: ['v1', 480], bad: 'bad_frame', frames: 2, sockets: ['function', 'function'], failed: [true, 'connect_failed'] });
   }, BUILD_MS);
 
+  it('publishes a README whose every link works from the registry: absolute, or a file the package ships', async () => {
+    const readme = await readFile(path.join(installed, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+    const broken = [];
+    for (const target of targets) {
+      if (/^https?:\/\//.test(target) || target.startsWith('#')) continue;
+      const file = path.resolve(installed, target.split('#')[0]!);
+      if (!file.startsWith(installed + path.sep) || !(await readFile(file).then(() => true, () => false))) broken.push(target);
+    }
+    expect(broken).toEqual([]);
+    // What it names instead of linking out ships, and resolves by the name the README gives.
+    const script = path.join(dir, 'schema.mjs');
+    await writeFile(script, `import schema from '@kohami/kiosk-client/protocol.schema.json' with { type: 'json' };\nconsole.log(Object.keys(schema.$defs).includes('session.start'));\n`);
+    expect((await run(process.execPath, [script], { cwd: dir })).stdout.trim()).toBe('true');
+  });
+
+  it('on a Node with no global WebSocket, says which Node it needs (unsupported_platform), whatever the socket', async () => {
+    const script = path.join(dir, 'old-node.mjs');
+    await writeFile(
+      script,
+      `import { KioskClient } from '@kohami/kiosk-client';
+import { headerSocket } from '@kohami/kiosk-client/node';
+const failures = [];
+for (const socket of [undefined, headerSocket]) {
+  const err = await new KioskClient({ url: 'ws://127.0.0.1:9/v1/kiosk', token: 't', socket }).connect().catch((e) => e);
+  failures.push([err.code, err.message]);
+}
+console.log(JSON.stringify({ node: process.versions.node, failures }));
+`,
+    );
+    // Node 24 without its WebSocket stands for Node 20, which has none.
+    const { stdout } = await run(process.execPath, ['--no-experimental-websocket', script], { cwd: dir });
+    const { node, failures } = JSON.parse(stdout) as { node: string; failures: Array<[string, string]> };
+    for (const [code, message] of failures) {
+      expect(code).toBe('unsupported_platform');
+      expect(message).toContain(`Node ${node} has no global WebSocket: @kohami/kiosk-client needs Node 24.11 or later`);
+    }
+  }, BUILD_MS);
+
   it('type-checks a TypeScript consumer through the built declarations', async () => {
     await writeFile(
       path.join(dir, 'consumer.ts'),

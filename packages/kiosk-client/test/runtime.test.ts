@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { pcmFromBytes, type AudioFrame, type KioskClientEvents, type ServerFrame } from '../src/index.ts';
 import { headerSocket, KioskClient, wsSocket } from '../src/node.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../../../test/support/runtime.ts';
+import { freePort } from '../../../test/support/load-balancer.ts';
 import { TcpRelay } from '../../../test/support/tcp-relay.ts';
 
 /**
@@ -96,9 +97,16 @@ describe('KioskClient against the runtime', () => {
     c.playbackDone(turnId);
   });
 
-  it('a token the runtime does not know: refused with HTTP 401 (ws sockets see the status)', async () => {
-    const c = new KioskClient({ url: rt.wsUrl, token: 'kiosk_nobody_0000', socket: wsSocket(WebSocket) });
-    const err = await c.connect().catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'refused', status: 401 });
+  it.each([
+    ['wsSocket', wsSocket(WebSocket)],
+    ['headerSocket', headerSocket],
+    ['the default socket (?token=)', undefined],
+  ] as const)('a token the runtime does not know, %s: refused with HTTP 401; a closed port: connect_failed', async (_name, socket) => {
+    const refused = await client(rt.wsUrl, { token: 'kiosk_nobody_0000', socket, reconnect: false }).connect().catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'refused', status: 401 });
+    const closedPort = await freePort();
+    const unreachable = await client(`ws://127.0.0.1:${closedPort}/v1/kiosk`, { socket, reconnect: false }).connect().catch((e: unknown) => e);
+    expect(unreachable).toMatchObject({ code: 'connect_failed', status: undefined });
+    expect((unreachable as Error).message).toContain('nothing answers there');
   });
 });
