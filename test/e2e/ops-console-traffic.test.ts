@@ -39,16 +39,20 @@ describe('operator console (/ops) under 50 sessions of traffic', () => {
     const ids = await Promise.all(kiosks.map(async (k) => String((await k.start()).sessionId)));
     await expect.poll(() => page.locator('#rows tr').count(), { timeout: TEST_MS }).toBe(SESSIONS);
 
-    // From here on every session exists: a table updated in place inserts no row and no cell.
+    // From here on every session exists: a table updated in place inserts no row and no cell, and its
+    // rows keep their height (none moves under the pointer): the table's body is never resized.
     await page.evaluate(() => {
-      const inserted = { rows: 0, cells: 0 };
+      const inserted = { rows: 0, cells: 0, resized: -1 };
       (window as unknown as { inserted: typeof inserted }).inserted = inserted;
+      const body = document.getElementById('rows')!;
       new MutationObserver((records) => {
         for (const r of records) for (const n of r.addedNodes) {
           if (n.nodeName === 'TR') inserted.rows += 1;
           if (n.nodeName === 'TD') inserted.cells += 1;
         }
-      }).observe(document.getElementById('rows')!, { childList: true, subtree: true });
+      }).observe(body, { childList: true, subtree: true });
+      // Its first call is the observation's start.
+      new ResizeObserver(() => (inserted.resized += 1)).observe(body);
     });
     const before = await shownTurns();
     let stop = false;
@@ -68,8 +72,8 @@ describe('operator console (/ops) under 50 sessions of traffic', () => {
 
     stop = true;
     await Promise.all(traffic);
-    const inserted = await page.evaluate(() => (window as unknown as { inserted: { rows: number; cells: number } }).inserted);
-    expect(inserted).toEqual({ rows: 0, cells: 0 });
+    const inserted = await page.evaluate(() => (window as unknown as { inserted: { rows: number; cells: number; resized: number } }).inserted);
+    expect(inserted).toEqual({ rows: 0, cells: 0, resized: 0 });
     expect(await page.locator('tr.selected').count()).toBe(1);
     for (const k of kiosks) k.close();
   }, TEST_MS);

@@ -41,18 +41,20 @@ describe('operator console (/ops) in headless Chromium', () => {
     // The seeded demo senior, by the name she was registered under.
     await expect.poll(() => row.locator('td.senior .name').textContent()).toBe('Marie Dupont');
     const state = row.locator('td.state');
-    expect(await state.textContent()).toBe('en attente');
+    /** The state as the row says it: what the session does, and the detail under it. */
+    const words = async () => [await state.locator('.main').textContent(), (await state.locator('.more').textContent())!.trim()];
+    expect(await words()).toEqual(['en attente', '']);
     expect(await state.getAttribute('data-state')).toContain('conversation.idle');
 
     // A reply in progress: the row says so in words, in the agent flux, then back to waiting.
     kiosk.send({ type: 'turn', turnId: 'c1', transcript: 'raconte-moi une histoire' });
     await kiosk.next('reply.delta');
-    await expect.poll(() => state.textContent()).toBe('répond · le modèle écrit');
+    await expect.poll(words).toEqual(['répond', 'le modèle écrit']);
     expect(await row.locator('td.flux').textContent()).toBe('agent');
     model.release();
     await kiosk.next('reply.done');
     await expect.poll(() => row.locator('td.turns').textContent()).toBe('1');
-    expect(await state.textContent()).toBe('en attente');
+    expect(await words()).toEqual(['en attente', '']);
 
     // The detail panel draws the machine's states with the current ones highlighted, and the latency chart.
     await row.click();
