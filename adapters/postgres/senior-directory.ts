@@ -41,6 +41,13 @@ export class SeniorDirectory {
     return row ? { preferredName: row.preferred_name, isFreshSenior: !row.onboarding_done } : null;
   }
 
+  /** The names seniors were registered under (`senior:create --name`), by id: what the operator console shows. */
+  async displayNames(seniorIds: string[]): Promise<Map<string, string>> {
+    if (seniorIds.length === 0) return new Map();
+    const res = await this.pool.query<{ id: string; display_name: string }>('SELECT id, display_name FROM seniors WHERE id = ANY($1::uuid[])', [seniorIds]);
+    return new Map(res.rows.map((r) => [r.id, r.display_name]));
+  }
+
   async createSenior(input: { displayName: string; preferredName?: string; onboardingDone?: boolean }): Promise<string> {
     const res = await this.pool.query<{ id: string }>(
       'INSERT INTO seniors (display_name, preferred_name, onboarding_done) VALUES ($1, $2, $3) RETURNING id',

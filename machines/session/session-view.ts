@@ -78,6 +78,44 @@ export function sessionView(snapshot: { value: unknown; status: string; context:
   };
 }
 
+/** One turn as an operator's timeline shows it: its rank, when, which flux, how long, SOS and barge-in. */
+export interface TimelineTurn {
+  /** 1 for the session's first turn: the kiosk's own turn ids may be any text, so they are not shown. */
+  n: number;
+  startedAt: number;
+  flux: Flux;
+  latencyMs: number;
+  /** A barge-in: the senior spoke over this reply. */
+  interrupted: boolean;
+  sosReason: SosReason | null;
+}
+
+export interface SessionTimeline {
+  sessionId: string;
+  startedAt: number;
+  /** Every turn of the session so far; `turns` holds the latest TIMELINE_TURNS of them. */
+  total: number;
+  turns: TimelineTurn[];
+  /** The turn in flight: when it began and the flux it is in. */
+  current: { startedAt: number; flux: string | null } | null;
+}
+
+/** A session may run for days: the timeline sent to a console is its latest turns only. */
+export const TIMELINE_TURNS = 100;
+
+/** A session's turns without a word of them: each field is copied by name, never the turn as is. */
+export function sessionTimeline(snapshot: { value: unknown; status: string; context: SessionContext }): SessionTimeline {
+  const { turns, current, sessionId, startedAt } = snapshot.context;
+  const first = Math.max(0, turns.length - TIMELINE_TURNS);
+  return {
+    sessionId,
+    startedAt,
+    total: turns.length,
+    turns: turns.slice(first).map((t, i) => ({ n: first + i + 1, startedAt: t.startedAt, flux: t.flux, latencyMs: t.latencyMs, interrupted: t.interrupted, sosReason: t.sosReason ?? null })),
+    current: current && { startedAt: current.startedAt, flux: sessionView(snapshot).currentFlux },
+  };
+}
+
 /** Events as the inspector may show them: type, ids and reasons kept, any text replaced by its length. */
 export function redactEvent(event: { type: string } & Record<string, unknown>): { type: string } & Record<string, unknown> {
   const out: { type: string } & Record<string, unknown> = { type: event.type };

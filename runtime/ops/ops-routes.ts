@@ -4,7 +4,9 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
-import { sessionView } from '../../machines/session/session-view.ts';
+import { sessionTimeline, sessionView } from '../../machines/session/session-view.ts';
+import { FLUXES } from '../../machines/session/ports.ts';
+import { SOS_REASONS } from '../../machines/session/session.types.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
 import { requireRoleOnRoutes } from '../http/api-auth.ts';
 import { refuseCrossOrigin } from '../http/origin.ts';
@@ -48,6 +50,8 @@ const VoiceView = z.object({
 const SessionRow = z.object({
   sessionId: z.string(),
   seniorId: z.string(),
+  /** The name the senior was registered under; null once the senior is erased. */
+  seniorName: z.string().nullable(),
   processId: z.string(),
   local: z.boolean(),
   state: z.string(),
@@ -63,6 +67,20 @@ const SessionRow = z.object({
 /** A local session's full redacted view, or a remote one's presence row: never text either way. */
 const SessionDetail = z.looseObject({ sessionId: z.string(), seniorId: z.string(), processId: z.string(), local: z.boolean(), state: z.string() });
 
+/** Ranks, times, fluxes, latencies, SOS reasons and barge-ins: the schema lets no other field out. */
+const Timeline = z.object({
+  sessionId: z.string(),
+  processId: z.string(),
+  local: z.literal(true),
+  startedAt: z.number(),
+  total: z.number(),
+  turns: z.array(
+    z.object({ n: z.number(), startedAt: z.number(), flux: z.enum(FLUXES), latencyMs: z.number(), interrupted: z.boolean(), sosReason: z.enum(SOS_REASONS).nullable() }),
+  ),
+  current: z.object({ startedAt: z.number(), flux: z.string().nullable() }).nullable(),
+});
+const RemoteTimeline = z.object({ sessionId: z.string(), processId: z.string(), local: z.literal(false) });
+
 /** Operators watch state, never conversations: every payload here is a redacted view. Roles `operator` or `admin`. */
 export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts) => {
   const { registry, presence, processId } = opts;
@@ -74,12 +92,14 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
   r.get('/v1/ops/sessions', { schema: { response: { 200: z.object({ processId: z.string(), sessions: z.array(SessionRow) }) } } }, async () => {
     const local = new Map(registry.views().map((v) => [v.sessionId, v]));
     const rows = await presence.list(opts.presenceStaleMs);
+    const names = await opts.directory.displayNames([...new Set(rows.map((row) => row.seniorId))]);
     const sessions = rows.map((row) => {
       const view = local.get(row.sessionId);
       local.delete(row.sessionId);
+      const seniorName = names.get(row.seniorId) ?? null;
       return view
-        ? { ...row, state: view.state, currentFlux: view.currentFlux, turnCount: view.turnCount, lastLatencyMs: view.lastTurn?.latencyMs ?? null, lastFlux: view.lastTurn?.flux ?? null, voice: view.voice, local: true }
-        : { ...row, voice: null, local: false };
+        ? { ...row, seniorName, state: view.state, currentFlux: view.currentFlux, turnCount: view.turnCount, lastLatencyMs: view.lastTurn?.latencyMs ?? null, lastFlux: view.lastTurn?.flux ?? null, voice: view.voice, local: true }
+        : { ...row, seniorName, voice: null, local: false };
     });
     return { processId, sessions };
   });
@@ -91,6 +111,19 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
     if (row) return { ...row, local: false };
     return reply.code(404).send({ error: 'not_found', message: 'no live session with that id' });
   });
+
+  // A turn's words never leave the session: the timeline is built field by field, and its schema strips anything else.
+  r.get(
+    '/v1/ops/sessions/:id/timeline',
+    { schema: { params: SessionParams, response: { 200: z.union([Timeline, RemoteTimeline]), 404: ErrorBody } } },
+    async (req, reply) => {
+      const live = registry.findSession(req.params.id);
+      if (live) return { processId, local: true as const, ...sessionTimeline(live.actor.getSnapshot()) };
+      const row = (await presence.list(opts.presenceStaleMs)).find((p) => p.sessionId === req.params.id);
+      if (row) return { sessionId: row.sessionId, processId: row.processId, local: false as const };
+      return reply.code(404).send({ error: 'not_found', message: 'no live session with that id' });
+    },
+  );
 
   r.post(
     '/v1/ops/sessions/:id/close',

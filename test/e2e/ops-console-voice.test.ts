@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
@@ -9,9 +9,8 @@ import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runt
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
 import { QUICK_ENDPOINT } from '../support/endpointing.ts';
+import { layoutFaults, launchConsoleBrowser, openConsole } from '../support/ops-console-page.ts';
 
-/** Debian's Chromium (`apt-get install -y chromium`; `npm test` installs it when missing). */
-const CHROMIUM = '/usr/bin/chromium';
 /**
  * Chromium, a runtime and the reply's audio at its own pace: real time, stretched by a loaded machine.
  * Each wait is on a frame or on the page's state; this bounds the whole, generously.
@@ -42,11 +41,7 @@ beforeAll(async () => {
   operator = generateToken('operator');
   await rt.directory.addApiToken('operator', operator, 'console');
   speech = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await browser.newPage();
+  browser = await launchConsoleBrowser();
 }, REAL_TIME_TEST_MS);
 afterAll(async () => {
   await browser?.close();
@@ -70,10 +65,7 @@ async function shownStages(scope: ReturnType<Page['locator']>): Promise<Record<s
 
 describe('operator console (/ops): voice sessions', () => {
   it('shows each voice session’s voice state and its last turn’s stage timings, in the row and the detail', async () => {
-    await page.goto(`${rt.url}/ops`);
-    await page.fill('#token', operator);
-    await page.click('#connect');
-    await page.waitForSelector('#status.ok');
+    page = await openConsole(browser, rt.url, operator);
 
     // A text kiosk beside it: no voice state, no stages.
     const text = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
@@ -121,6 +113,8 @@ describe('operator console (/ops): voice sessions', () => {
     expect(await page.textContent('#voice-state')).toContain('speaking');
     expect(await page.textContent('#voice-stages caption')).toContain('v1');
     expect(await shownStages(page.locator('#voice-stages'))).toEqual(expected);
+    // Its widest row (a voice session with every stage's timing) still fits 1280 px, « Fermer » in view.
+    expect(await layoutFaults(page)).toEqual([]);
 
     // Once the reply has played, back to listening; the last turn's timings stay shown.
     await expect.poll(() => voice.getAttribute('data-voice')).toBe('listening');
