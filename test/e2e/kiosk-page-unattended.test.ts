@@ -228,6 +228,9 @@ describe('the /kiosk page runs unattended', () => {
     expect(await page.textContent('#setup-status')).toContain('401');
     expect(await page.inputValue('#token')).toBe('kiosk_not_a_known_token');
     expect(await page.evaluate(lowContrastText, 4.5)).toEqual([]);
+    // What the page asked: the runtime knows a token (204) or not (401), as its upgrade would answer.
+    const check = (token?: string) => fetch(`${runtime.url}/kiosk/token-check`, token ? { headers: { authorization: `Bearer ${token}` } } : {}).then((r) => r.status);
+    expect([await check(KIOSK_TOKEN), await check('kiosk_not_a_known_token'), await check()]).toEqual([204, 401, 401]);
     // The right token, saved: connected, and the panel says so.
     await page.fill('#token', KIOSK_TOKEN);
     await page.click('#save-token');
