@@ -228,6 +228,13 @@ describe('the /kiosk page runs unattended', () => {
     expect(await page.textContent('#setup-status')).toContain('401');
     expect(await page.inputValue('#token')).toBe('kiosk_not_a_known_token');
     expect(await page.evaluate(lowContrastText, 4.5)).toEqual([]);
+    // The panel fits the small screen, its field as wide as the panel's text.
+    const panel = (await page.locator('#setup').boundingBox())!;
+    for (const id of ['#token', '#save-token', '#close-setup']) {
+      const box = (await page.locator(id).boundingBox())!;
+      expect(box.y + box.height, id).toBeLessThanOrEqual(480);
+    }
+    expect((await page.locator('#token').boundingBox())!.width).toBeGreaterThan(panel.width / 2);
     // What the page asked: the runtime knows a token (204) or not (401), as its upgrade would answer.
     const check = (token?: string) => fetch(`${runtime.url}/kiosk/token-check`, token ? { headers: { authorization: `Bearer ${token}` } } : {}).then((r) => r.status);
     expect([await check(KIOSK_TOKEN), await check('kiosk_not_a_known_token'), await check()]).toEqual([204, 401, 401]);
@@ -238,6 +245,15 @@ describe('the /kiosk page runs unattended', () => {
     expect(await page.textContent('#setup-status')).toBe('Connectée.');
     expect(await page.evaluate(() => localStorage.getItem('kohami-kiosk-token'))).toBe(KIOSK_TOKEN);
     expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
+  it('with no token at all, the setup panel opens by itself and asks for one', async () => {
+    const page = await browser.newPage({ viewport: { width: 800, height: 480 } });
+    await page.goto(`${runtime.url}/kiosk`);
+    await page.waitForSelector('#setup[open]');
+    expect(await page.getAttribute('#status', 'data-link')).toBe('setup');
+    expect(await page.textContent('#setup-status')).toContain('Saisissez le jeton');
     await page.close();
   }, REAL_TIME_TEST_MS);
 
