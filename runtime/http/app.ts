@@ -133,10 +133,11 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   const consolePage = await readFile(new URL('../ops/console.html', import.meta.url), 'utf8');
   const consoleHeaders = pageHeaders(consolePage);
   app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.headers(consoleHeaders).type('text/html; charset=utf-8').send(consolePage));
-  await app.register(kioskPage);
+  const seniorForToken = (token: string) => deps.directory.seniorForKioskToken(token);
+  await app.register(kioskPage, { seniorForToken });
   await app.register(kioskGateway, {
     registry: deps.registry,
-    seniorForToken: (token) => deps.directory.seniorForKioskToken(token),
+    seniorForToken,
     heartbeatMs: deps.kioskHeartbeatMs,
     ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
     ...(deps.seniorLimits ? { seniorLimits: deps.seniorLimits } : {}),

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
 import type { FastifyPluginAsync } from 'fastify';
+import { bearerToken } from '../http/bearer.ts';
 import { BROWSER_HEADERS, pageHeaders } from '../http/page-headers.ts';
 
 const page = (file: string) => new URL(`./page/${file}`, import.meta.url);
@@ -13,6 +14,7 @@ export const CLIENT_PATH = '/kiosk/client/';
 const FILES = {
   '/kiosk': [page('kiosk.html'), 'text/html; charset=utf-8'],
   '/kiosk/kiosk.js': [page('kiosk.js'), JS],
+  '/kiosk/kiosk-reconnect.js': [page('kiosk-reconnect.js'), JS],
 } as const;
 
 /**
@@ -47,8 +49,18 @@ function stripTypes(code: string): string {
   }
 }
 
-/** The browser kiosk `/kiosk` (voice mode over /v1/kiosk); the token travels in the socket's `?token=`. */
-export const kioskPage: FastifyPluginAsync = async (app) => {
+export interface KioskPageOptions {
+  /** The gateway's own lookup: the senior a device token opens sessions for, or null. */
+  seniorForToken: (token: string) => Promise<string | null>;
+}
+
+/**
+ * The browser kiosk `/kiosk` (voice mode over /v1/kiosk); the token travels in the socket's `?token=`.
+ * `/kiosk/token-check` tells the page why its socket did not open — a browser cannot see the 401 of a
+ * refused upgrade: 204 for a token the runtime knows, 401 for one it does not (the upgrade's own
+ * answer, so it tells an attacker nothing the socket does not), 503 when it cannot check now.
+ */
+export const kioskPage: FastifyPluginAsync<KioskPageOptions> = async (app, opts) => {
   for (const [path, [file, type]] of Object.entries(FILES)) {
     const body = await readFile(file, 'utf8');
     const headers = file.pathname.endsWith('.html') ? pageHeaders(body) : BROWSER_HEADERS;
@@ -57,4 +69,17 @@ export const kioskPage: FastifyPluginAsync = async (app) => {
   for (const [path, body] of await clientModules()) {
     app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(BROWSER_HEADERS).type(JS).send(body));
   }
+  app.get('/kiosk/token-check', { schema: { hide: true } }, async (request, reply) => {
+    reply.headers(BROWSER_HEADERS).header('cache-control', 'no-store');
+    const token = bearerToken(request);
+    let seniorId: string | null;
+    try {
+      seniorId = token ? await opts.seniorForToken(token) : null;
+    } catch (err) {
+      request.log.warn({ err }, 'kiosk token check failed');
+      return reply.code(503).header('retry-after', '2').send({ error: 'unavailable', message: 'the runtime cannot check kiosk tokens right now; retry' });
+    }
+    if (!seniorId) return reply.code(401).send({ error: 'unauthorized', message: token ? 'unknown kiosk token' : 'missing kiosk token (Authorization: Bearer)' });
+    return reply.code(204).send();
+  });
 };

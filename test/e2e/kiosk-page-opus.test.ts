@@ -40,7 +40,6 @@ async function openKiosk(query = '') {
   const sentInPage = await recordSentInPage(page);
   const socket = page.waitForEvent('websocket');
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
-  await page.click('#connect');
   const log = recordSocket(await socket);
   const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
   return { page, errors, log, got, started: async () => (await sentInPage()).find((f) => f.type === 'session.start')! };

@@ -33,7 +33,7 @@ describe('what the browser pages are served with', () => {
   });
 
   it('the kiosk scripts: nosniff and no Referer', async () => {
-    for (const path of ['/kiosk/kiosk.js', '/kiosk/client/index.ts', '/kiosk/client/browser.ts', '/kiosk/client/browser/capture-worklet.ts', '/kiosk/client/browser/sinc-resampler.js']) {
+    for (const path of ['/kiosk/kiosk.js', '/kiosk/kiosk-reconnect.js', '/kiosk/client/index.ts', '/kiosk/client/browser.ts', '/kiosk/client/browser/capture-worklet.ts', '/kiosk/client/browser/sinc-resampler.js']) {
       const { status, headers } = await get(path);
       expect(status, path).toBe(200);
       expect(headers.get('x-content-type-options'), path).toBe('nosniff');

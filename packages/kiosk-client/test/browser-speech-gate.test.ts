@@ -59,7 +59,6 @@ async function openKiosk(query: string) {
   const sent = await recordSentInPage(page);
   const socket = page.waitForEvent('websocket');
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
-  await page.click('#connect');
   const log = recordSocket(await socket);
   const micFrames = () => page.evaluate(() => (window as unknown as { micFrames: MicFrame[] }).micFrames);
   const sessionStart = async () => (await sent()).find((f) => f.type === 'session.start');

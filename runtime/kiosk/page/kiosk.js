@@ -2,19 +2,26 @@
  * The browser kiosk (/kiosk): the UI only (captions, state, buttons). The connection is the kiosk
  * client package's `KioskClient` (bounded waits, resume with back-off), all of the audio its
  * `BrowserVoice` (microphone, speech gate, Opus, the reply's playback and what was heard). Protocol:
- * docs/protocol.md. Nothing is stored: no transcript, no audio, only the token in this tab. `?codec=pcm`
- * in the address keeps the session on PCM both ways, `?gate=off` streams the microphone continuously.
+ * docs/protocol.md. It runs unattended: it connects on load with the stored token and, whatever ends
+ * a session, connects again (kiosk-reconnect.js). Everything the senior reads is plain French; what
+ * an installer needs (the token, why it is refused) is in the « Réglages » panel. Nothing is stored
+ * but the token (this browser's localStorage). `?token=` sets it; `?codec=pcm` keeps the session on
+ * PCM both ways, `?gate=off` streams the microphone continuously.
  */
-import { KioskClient } from '/kiosk/client/index.ts';
+import { backoffDelayMs, KioskClient, MAX_TRANSCRIPT_CHARS } from '/kiosk/client/index.ts';
 import { attachVoice, BrowserVoice } from '/kiosk/client/browser.ts';
+import { CLIENT_RECONNECT, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS } from '/kiosk/kiosk-reconnect.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const FORCE_PCM = params.get('codec') === 'pcm';
 const SPEECH_GATE = params.get('gate') !== 'off';
+const TOKEN_KEY = 'kohami-kiosk-token';
 /** A reply whose text is done but whose audio never starts (speech service down) stops « thinking » after this. */
 const AUDIO_WAIT_MS = 3000;
 const TRANSCRIPT_WAIT_MS = 6000;
+/** The token check after a failed connection: a runtime that does not answer it within this is unreachable. */
+const TOKEN_CHECK_MS = 5000;
 
 const STATE_LABELS = {
   idle: 'Hors ligne',
@@ -27,18 +34,59 @@ const STATE_LABELS = {
   speaking: 'Je parle…',
 };
 
-const ERROR_LABELS = {
+/** The runtime's error frames, as the senior reads them (the code itself is never shown). */
+const ERROR_SAY = {
   speech_unavailable: 'Le service vocal ne répond pas pour le moment.',
-  unsupported_audio_format: 'Format audio refusé par le serveur.',
-  audio_not_negotiated: 'Audio envoyé avant la négociation.',
-  audio_rate_limited: 'Trop de son envoyé : une partie a été ignorée.',
-  rate_limited: 'Trop de messages : réessayez.',
+  unsupported_audio_format: 'Le son de la borne n’a pas pu être réglé : écrivez vos messages.',
+  audio_not_negotiated: 'Le son de la borne n’a pas pu être réglé : écrivez vos messages.',
+  audio_rate_limited: 'Je n’ai pas tout entendu : pouvez-vous répéter ?',
+  rate_limited: 'Trop de messages d’un coup : patientez un instant.',
 };
 
-/** The connection (KioskClient) and the package's voice; null while disconnected. */
+/** Everything else the senior reads: plain French, no code, no key name. */
+const SAY = {
+  problem: 'Un petit souci : pouvez-vous répéter ?',
+  noVoice: 'La voix n’est pas disponible pour le moment : écrivez vos messages.',
+  noVoiceInput: 'Je ne peux pas entendre votre voix pour le moment : écrivez vos messages, je vous répondrai à voix haute.',
+  noMic: 'Le micro ne fonctionne pas : écrivez vos messages.',
+  reconnecting: 'La connexion est coupée, je la rétablis. Vous pouvez écrire : votre message partira dès son retour.',
+  ended: 'La conversation a été terminée. Une nouvelle commence dans un instant.',
+  replaced: 'La conversation continue sur un autre appareil.',
+  setup: 'La borne doit être réglée par la personne qui l’a installée.',
+  waitingFull: 'Des messages attendent déjà le retour de la connexion : réessayez dans un moment.',
+  tooLong: 'Ce message est trop long : raccourcissez-le.',
+  notSent: 'Votre message n’a pas pu être envoyé : pouvez-vous le réécrire ?',
+};
+
+/** The header's word on the connection (its `data-link` is the key). */
+const LINK_LABELS = {
+  connecting: 'Connexion…',
+  connected: 'En ligne',
+  reconnecting: 'Connexion perdue, je réessaie…',
+  setup: 'Borne à régler',
+};
+
+/** What the « Réglages » panel tells whoever installs the kiosk. */
+const SETUP_LABELS = {
+  missing: 'Saisissez le jeton de la borne (il commence par « kiosk_ »).',
+  refused: 'Jeton refusé par le serveur (HTTP 401) : il est inconnu ou a été révoqué. Saisissez le jeton de cette borne.',
+  erased: 'Les données de la personne liée à ce jeton ont été effacées : la borne ne peut plus ouvrir de conversation. Saisissez un autre jeton.',
+  connecting: 'Connexion en cours…',
+  connected: 'Connectée.',
+};
+
+/** How a turn can fail and still be worth sending again on the next session (once): its session went away. */
+const SEND_AGAIN = new Set(['closed', 'reply_lost', 'resume_failed', 'connect_failed', 'connect_timeout', 'ready_timeout', 'closed_before_ready']);
+
+/** The connection (KioskClient) and the package's voice; null between two connections. */
 let client = null;
 let voice = null;
 let connected = false;
+/** Connections lost or failed since the last session.ready: the page's back-off step. */
+let attempt = 0;
+let retryTimer = null;
+/** Typed messages waiting for a session, in order: `{ text, p }` (p: their caption). */
+const waiting = [];
 let userSpeaking = false;
 let pendingReply = null; // turnId awaiting its (spoken) answer, or UTTERANCE before the transcript names it
 const UTTERANCE = '';
@@ -58,7 +106,7 @@ function showState() {
     if (userSpeaking) state = 'user_speaking';
     else if (playing) state = 'speaking';
     else if (pendingReply !== null) state = 'thinking';
-    else if (!voice?.listening && !voice?.muted) state = 'typing';
+    else if (!voice || (!voice.listening && !voice.muted)) state = 'typing';
     else state = voice.muted ? 'muted' : 'listening';
   }
   const el = $('state');
@@ -67,6 +115,26 @@ function showState() {
   document.body.dataset.playing = playing || '';
   document.body.dataset.paused = voice?.player.pausedTurn || '';
   $('interrupt').disabled = !connected || (!pendingReply && !playing);
+}
+
+/** The header's connection word; `setup` also flags the « Réglages » button and stops typed messages. */
+function setLink(link) {
+  $('status').dataset.link = link;
+  $('status').textContent = LINK_LABELS[link];
+  $('open-setup').dataset.alert = String(link === 'setup');
+  for (const id of ['typed', 'send']) $(id).disabled = link === 'setup';
+}
+
+function setupStatus(kind) {
+  $('setup-status').dataset.level = kind;
+  $('setup-status').textContent = SETUP_LABELS[kind];
+}
+
+/** A problem only the installer can fix: said in the panel, while the senior reads that the kiosk needs them. */
+function needsSetup(kind) {
+  setLink('setup');
+  setupStatus(kind);
+  notice(SAY.setup);
 }
 
 function caption(className, text) {
@@ -97,23 +165,26 @@ function replyFinished(turnId) {
   showState();
 }
 
+function ready(frame) {
+  connected = true;
+  attempt = 0;
+  setLink('connected');
+  setupStatus('connected');
+  if (frame.mode !== 'voice') notice(SAY.noVoice);
+  else if (!frame.audio?.voiceInput) notice(SAY.noVoiceInput);
+  else if (!voice?.microphone) notice(SAY.noMic);
+  else {
+    notice('');
+    $('mic').disabled = false;
+  }
+  sendWaiting();
+}
+
 function onFrame(frame) {
   switch (frame.type) {
-    case 'session.ready': {
-      connected = true;
-      setStatus('connecté', 'ok');
-      for (const id of ['typed', 'send']) $(id).disabled = false;
-      if (frame.mode !== 'voice') {
-        notice('Ce serveur ne propose pas la voix : écrivez vos messages.');
-      } else if (!frame.audio?.voiceInput) {
-        notice('La saisie vocale n’est pas disponible sur ce serveur (clé MISTRAL_API_KEY absente) : écrivez vos messages, Kohami vous répondra à voix haute.');
-      } else if (!voice?.microphone) {
-        notice('Micro indisponible : écrivez vos messages.');
-      } else {
-        $('mic').disabled = false;
-      }
+    case 'session.ready':
+      ready(frame);
       break;
-    }
     case 'vad':
       userSpeaking = frame.state === 'speech_started';
       if (userSpeaking && !interim) interim = caption('you interim', '…');
@@ -159,56 +230,91 @@ function onFrame(frame) {
       replyFinished(frame.turnId);
       break;
     case 'error':
-      notice(`${ERROR_LABELS[frame.code] ?? 'Erreur'} (${frame.code})`);
-      break;
-    case 'session.closed':
-      notice(`Session terminée (${frame.reason}).`);
+      notice(ERROR_SAY[frame.code] ?? SAY.problem);
       break;
   }
   showState();
 }
 
-async function connect() {
-  const token = $('token').value.trim();
-  disconnect();
-  notice('');
-  sessionStorage.setItem('kohami-kiosk-token', token);
-  const c = new KioskClient({ url: `${location.origin.replace(/^http/, 'ws')}/v1/kiosk`, token });
+/**
+ * One connection: a new client with the stored token, asking for the session back (a new one starts
+ * when it is gone). Whatever ends it comes to `ended`, which starts the next one.
+ */
+async function start() {
+  clearTimeout(retryTimer);
+  retryTimer = null;
+  stop();
+  const token = localStorage.getItem(TOKEN_KEY) ?? '';
+  if (!token) {
+    needsSetup('missing');
+    if (!$('setup').open) $('setup').showModal();
+    return;
+  }
+  const c = new KioskClient({ url: `${location.origin.replace(/^http/, 'ws')}/v1/kiosk`, token, reconnect: CLIENT_RECONNECT });
   client = c;
-  // Opened from the click, so that the browser lets it play and record.
-  const v = await BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
-  if (client !== c) return v.close();
+  if ($('status').dataset.link !== 'setup') setLink(attempt === 0 && !waiting.length ? 'connecting' : 'reconnecting');
+  c.on('client.closed', (event) => client === c && ended(token, event));
+  showState();
+  let v = null;
+  try {
+    v = await BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
+  } catch (err) {
+    // No audio at all (no output device): the session goes on in text.
+    console.warn('audio unavailable', err);
+  }
+  if (client !== c) return v?.close();
   voice = v;
-  attachVoice(c, v);
+  if (v) attachVoice(c, v);
   for (const type of SHOWN) c.on(type, onFrame);
   c.on('client.state', (state) => {
-    // A lost connection is resumed by the client: the page says so and waits.
+    if (client !== c) return;
+    // A lost connection is resumed by the client first: the page says so and waits.
     connected = state === 'ready';
-    if (state === 'reconnecting') setStatus('reconnexion…', 'ko');
+    if (state === 'reconnecting') {
+      setLink('reconnecting');
+      notice(SAY.reconnecting);
+    }
     showState();
   });
-  c.on('client.closed', ({ reason }) => {
-    if (client !== c) return;
-    setStatus(reason === 'client' ? 'déconnecté' : `déconnecté (${reason})`, 'ko');
-    disconnect();
-  });
-  showState();
+  // A failed connect ends the client (`client.closed`), where the next attempt is decided.
+  await c.connect(v ? { mode: 'voice', audio: v.startAudio(), resume: true } : { resume: true }).catch(() => undefined);
+}
+
+/** The session or the client is over: say so in plain words, and connect again after the back-off. */
+async function ended(token, { reason, error }) {
+  stop();
+  if (reason === 'erased') return needsSetup('erased');
+  let waitMs;
+  if (reason === 'replaced') {
+    notice(SAY.replaced);
+    waitMs = REPLACED_WAIT_MS;
+  } else {
+    // `pause` (nobody spoke for a long while): a new conversation, quietly.
+    if (reason === 'ended' || reason === 'operator') notice(SAY.ended);
+    else if (reason !== 'pause') notice(SAY.reconnecting);
+    attempt += 1;
+    waitMs = backoffDelayMs(attempt, PAGE_BACKOFF, Math.random);
+  }
+  if ($('status').dataset.link !== 'setup') setLink('reconnecting');
+  // A browser cannot see why an upgrade failed: the runtime says whether it knows the token.
+  if (error && (await tokenRefused(token))) needsSetup('refused');
+  // Someone saved a token (or the attempt already restarted) meanwhile.
+  if (client || retryTimer || localStorage.getItem(TOKEN_KEY) !== token) return;
+  retryTimer = setTimeout(start, waitMs);
+}
+
+/** True when the runtime answers that it does not know `token` (401); false when it knows it or cannot be reached. */
+async function tokenRefused(token) {
   try {
-    await c.connect({ mode: 'voice', audio: v.startAudio() });
-  } catch (err) {
-    if (client !== c) return;
-    // A browser cannot see the HTTP status of a refused upgrade: a token refused looks like a failed connection.
-    setStatus(err.code === 'connect_failed' || err.code === 'refused' ? 'refusé (vérifiez le jeton)' : `échec (${err.code})`, 'ko');
-    disconnect();
+    const res = await fetch('/kiosk/token-check', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store', signal: AbortSignal.timeout(TOKEN_CHECK_MS) });
+    return res.status === 401;
+  } catch {
+    return false;
   }
 }
 
-function setStatus(text, className) {
-  $('status').textContent = text;
-  $('status').className = className;
-}
-
-function disconnect() {
+/** Lets the current client and voice go (pending turns fail with `closed`, and wait for the next session). */
+function stop() {
   clearTimeout(pendingTimer);
   const c = client;
   client = null;
@@ -216,15 +322,18 @@ function disconnect() {
   connected = false;
   userSpeaking = false;
   pendingReply = null;
+  interim = null;
   voice?.close();
   voice = null;
-  for (const id of ['typed', 'send', 'mic']) $(id).disabled = true;
+  $('mic').disabled = true;
+  $('mic').setAttribute('aria-pressed', 'false');
+  $('mic').textContent = 'Couper le micro';
   showState();
 }
 
 function interrupt() {
   const turnId = voice?.player.turnId || pendingReply || lastReplyTurn;
-  if (!turnId) return;
+  if (!turnId || !voice) return;
   voice.interrupt(turnId);
   captions.get(turnId)?.classList.add('interrupted');
   showState();
@@ -241,24 +350,72 @@ function toggleMic() {
 function say(e) {
   e.preventDefault();
   const text = $('typed').value.trim();
-  if (!text || !connected) return;
-  // The client names the turn (unique across reconnections) and answers it with its reply.done.
-  const { turnId, reply } = client.turn(text);
-  // A refused turn's error frame is shown as it comes; a closed client fails its turns, which is no news.
-  reply.catch(() => undefined);
-  caption('you', text);
+  if (!text) return;
+  if (text.length > MAX_TRANSCRIPT_CHARS) return notice(SAY.tooLong);
+  if (!connected && waiting.length >= MAX_WAITING_MESSAGES) return notice(SAY.waitingFull);
   $('typed').value = '';
-  awaitReply(turnId);
+  const p = caption('you', text);
+  if (connected) return sendTurn(text, p, false);
+  // Offline: shown now, sent as soon as a session is ready.
+  p.classList.add('pending');
+  waiting.push({ text, p });
 }
 
-$('token').value = params.get('token') ?? sessionStorage.getItem('kohami-kiosk-token') ?? '';
-// The token leaves the address bar and the history at once: it stays in this tab's sessionStorage only.
-if (location.search) {
-  sessionStorage.setItem('kohami-kiosk-token', $('token').value);
-  history.replaceState(null, '', location.pathname);
+function sendWaiting() {
+  while (connected && waiting.length) {
+    const { text, p } = waiting.shift();
+    p.classList.remove('pending');
+    sendTurn(text, p, true);
+  }
 }
-$('connect').onclick = connect;
+
+/** Sends a typed turn. One whose session went away before its reply waits for the next (once; after that the senior is told). */
+function sendTurn(text, p, again) {
+  let turn;
+  try {
+    // The client names the turn (unique across reconnections) and answers it with its reply.done.
+    turn = client.turn(text);
+  } catch {
+    // Too many turns already waiting for their reply.
+    return notice(SAY.notSent);
+  }
+  const { turnId, reply } = turn;
+  awaitReply(turnId);
+  reply.catch((err) => {
+    if (!again && SEND_AGAIN.has(err.code) && waiting.length < MAX_WAITING_MESSAGES) {
+      p.classList.add('pending');
+      waiting.push({ text, p });
+      return sendWaiting();
+    }
+    // A refused turn (too many at once, the runtime's own refusal): said plainly, not retried.
+    notice(SAY.notSent);
+  });
+}
+
+function openSetup() {
+  $('token').value = localStorage.getItem(TOKEN_KEY) ?? '';
+  $('setup').showModal();
+}
+
+function saveToken(e) {
+  e.preventDefault();
+  const token = $('token').value.trim();
+  if (!token) return setupStatus('missing');
+  localStorage.setItem(TOKEN_KEY, token);
+  setupStatus('connecting');
+  setLink('connecting');
+  notice('');
+  attempt = 0;
+  void start();
+}
+
+// A token in the address (the banner's link) is stored, then leaves the address bar and the history at once.
+if (params.has('token')) localStorage.setItem(TOKEN_KEY, params.get('token').trim());
+if (location.search) history.replaceState(null, '', location.pathname);
+$('open-setup').onclick = openSetup;
+$('close-setup').onclick = () => $('setup').close();
+$('setup-form').onsubmit = saveToken;
 $('interrupt').onclick = interrupt;
 $('mic').onclick = toggleMic;
 $('say').onsubmit = say;
-showState();
+void start();
