@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
 import { PGLITE_SHARED_BUFFERS_MB } from './db/pglite-thread.ts';
 import { flushAnswerMsFor } from '../adapters/voice/mistral-transcriber.ts';
+import { PICO_LINGWARE_DIR } from '../adapters/voice/pico-lingware.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
 
@@ -192,6 +193,10 @@ const schema = z
     IDLE_CHECKIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(0),
     /** Voice mode, Opus reply audio: libopus's encoder effort, 0–10 (CPU against quality; bench:opus). */
     OPUS_COMPLEXITY: z.coerce.number().int().min(0).max(10).default(3),
+    /** The offline voice (replies without MISTRAL_API_KEY, the fallback after Voxtral's speech fails): auto takes SVOX Pico when its lingware is installed. */
+    OFFLINE_VOICE: z.enum(['auto', 'pico', 'espeak']).default('auto'),
+    /** Where SVOX Pico's French lingware is (Debian's libttspico-data). */
+    PICO_LINGWARE_DIR: z.string().min(1).default(PICO_LINGWARE_DIR),
     MISTRAL_STT_MODEL: z.string().min(1).default('voxtral-mini-transcribe-realtime-2602'),
     MISTRAL_TTS_MODEL: z.string().min(1).default('voxtral-mini-tts-2603'),
     MISTRAL_TTS_VOICE: z.string().min(1).default('fr_marie_neutral'),

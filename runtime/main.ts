@@ -5,6 +5,7 @@ import { exitOnHelp } from './cli/usage.ts';
 import { keptDemoTokens } from './db/dev-seed.ts';
 import { devTokensFile, devTokensFileFor, readDevTokens, type DevTokens } from './db/dev-tokens-file.ts';
 import { SHUTDOWN_MARGIN_MS, startRuntime, type Runtime, type RuntimeOverrides } from './runtime.ts';
+import { offlineVoiceName } from './voice/offline-speaker.ts';
 
 /** What the start banner says of a started runtime. */
 export type BannerRuntime = Pick<Runtime, 'url' | 'modelMode' | 'mistralHost' | 'semanticCacheSetting' | 'recallFloorSetting' | 'voiceInput'> & { db: Pick<Database, 'engine' | 'location'> };
@@ -28,8 +29,8 @@ export function bannerLines(config: Config, runtime: BannerRuntime, demo: DevTok
     `  semantic cache:   ${runtime.semanticCacheSetting}`,
     `  recall floor:     ${runtime.recallFloorSetting}`,
     runtime.voiceInput
-      ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, espeak-ng as fallback)`
-      : '  voice:            replies spoken offline by espeak-ng; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns',
+      ? `  voice:            Voxtral (speech-to-text ${config.MISTRAL_STT_MODEL}, speech ${config.MISTRAL_TTS_MODEL} · ${config.MISTRAL_TTS_VOICE}, ${offlineVoiceName(config)} as fallback)`
+      : `  voice:            replies spoken offline by ${offlineVoiceName(config)}; voice INPUT needs MISTRAL_API_KEY (no offline speech-to-text): type your turns`,
     ...(runtime.modelMode === 'offline' ? ['  derivations:      offline — every turn scores a neutral mood (50), with no summary, and sessions yield no facts'] : []),
   ];
   if (demo) {

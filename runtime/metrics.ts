@@ -129,7 +129,7 @@ export function createMetrics() {
   });
   const speechErrors = new Counter({
     name: 'kohami_speech_errors_total',
-    help: 'Speech service failures, by service: stt (transcription failed or late), tts (synthesis failed), espeak (offline speech failed)',
+    help: 'Speech service failures, by service: stt (transcription failed or late), tts (synthesis failed), espeak or pico (the offline voice, espeak-ng or SVOX Pico, failed)',
     labelNames: ['service'] as const,
     registers: [registry],
   });

@@ -8,7 +8,7 @@ export class NoSpeechError extends Error {
 export interface FallbackSpeakerOptions {
   /** Mistral's speech service. */
   primary: SpeakerPort;
-  /** espeak-ng, offline: speaks the sentence when the primary fails before any audio, and the rest of one it cut. */
+  /** The offline voice (SVOX Pico or espeak-ng, offline-speaker.ts): speaks the sentence when the primary fails before any audio, and the rest of one it cut. */
   fallback: SpeakerPort;
   /**
    * Bound on the primary's silence: its first audio, then each next chunk once the consumer asks for

@@ -179,12 +179,12 @@ export class SharedLines {
 
 export interface LineCacheOptions {
   /**
-   * The speaker whose voice the lines have: Mistral's (not the fallback speaker, whose espeak renders
-   * would then be shared as if they were Mistral's), or espeak offline.
+   * The speaker whose voice the lines have: Mistral's (not the fallback speaker, whose offline renders
+   * would then be shared as if they were Mistral's), or the offline voice offline.
    */
   speaker: SpeakerPort;
   /**
-   * Offline speaker (espeak-ng) that renders the `always` lines when `speaker` cannot: a stand-in
+   * Offline speaker (SVOX Pico or espeak-ng, offline-speaker.ts) that renders the `always` lines when `speaker` cannot: a stand-in
    * for this session only, replaced by the speaker's rendering as soon as it answers again.
    */
   lastResort: SpeakerPort;
@@ -211,7 +211,7 @@ export interface LineCacheOptions {
  * so after an outage the senior hears the speaker's voice again, not two voices for the rest of the day.
  */
 export class LineCache {
-  /** The SOS lines rendered offline for this session, in espeak's voice (never shared as the speaker's). */
+  /** The SOS lines rendered offline for this session, in the offline voice (never shared as the speaker's). */
   private readonly standIns = new Map<string, Int16Array>();
   /** Keys of the personal lines this session holds in SharedLines. */
   private readonly holding = new Set<string>();

@@ -18,7 +18,7 @@ export interface ReplyAudioOptions {
   sampleRate: number;
   /**
    * Opus output (absent: PCM s16le). What the speaker gives as Opus is relayed as is; a pre-synthesized
-   * line is encoded once for every session (line-packets.ts); only other PCM (espeak, a fallback) is
+   * line is encoded once for every session (line-packets.ts); only other PCM (the offline voice, a fallback) is
    * encoded, by an encoder of the reply's own, made when first needed and closed when the reply ends.
    */
   opus?: OpusCodecPort;

@@ -2,9 +2,9 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { CacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
-import { EspeakSpeaker } from '../../adapters/voice/espeak-speaker.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { FallbackSpeaker } from './fallback-speaker.ts';
+import { createOfflineSpeaker } from './offline-speaker.ts';
 import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
@@ -55,7 +55,7 @@ const VOICES_NAMED = 40;
 /**
  * MISTRAL_TTS_VOICE against the voices the speech service lists, once at start: a voice it does not
  * list is an UnknownVoiceError naming the voices found (every sentence would be a 404, spoken by
- * espeak-ng instead). A service that cannot say — unreachable, slow (`VOICE_CHECK_MS`), rate-limited —
+ * the offline voice instead). A service that cannot say — unreachable, slow (`VOICE_CHECK_MS`), rate-limited —
  * is no reason to refuse to start: a warning, and the first sentence will tell.
  */
 export async function checkSpeechVoice(speaker: MistralSpeaker, config: Config, logger: Logger): Promise<void> {
@@ -71,20 +71,21 @@ export async function checkSpeechVoice(speaker: MistralSpeaker, config: Config, 
 
 /**
  * The process's speech services. With MISTRAL_API_KEY: Voxtral realtime transcription and Voxtral
- * speech, falling back to espeak-ng per sentence. Without: no speech-to-text (voice input off) and
- * espeak-ng's French voice for every reply, so typed turns are still spoken.
+ * speech, falling back to the offline voice per sentence. Without: no speech-to-text (voice input off)
+ * and the offline French voice for every reply (SVOX Pico when installed, else espeak-ng:
+ * offline-speaker.ts), so typed turns are still spoken.
  */
 export function createVoiceServices(config: Config, deps: VoiceServiceDeps): VoiceServices {
   const { metrics } = deps;
-  const espeak = new EspeakSpeaker();
+  const { speaker: offline, engine: offlineEngine } = createOfflineSpeaker(config);
   const key = config.MISTRAL_API_KEY;
   const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
   const voxtral = deps.voxtral ?? createMistralSpeaker(config, deps.logger);
-  const speaker = voxtral ? new FallbackSpeaker({ primary: voxtral, fallback: espeak, onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }) }) : espeak;
+  const speaker = voxtral ? new FallbackSpeaker({ primary: voxtral, fallback: offline, onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }) }) : offline;
   // Pre-synthesized lines are kept in one voice: Mistral's alone, never the fallback speaker's (its
-  // espeak renders would be kept process-wide as Mistral's); the SOS lines' espeak stand-ins are the
+  // offline renders would be kept process-wide as Mistral's); the SOS lines' offline stand-ins are the
   // line cache's own, replaced once Mistral answers again.
-  const lineSpeaker = voxtral ?? espeak;
+  const lineSpeaker = voxtral ?? offline;
   const shared = new SharedLines();
   const facts = new PgMemoryFactsRepository(deps.pool);
   const transcriptionSockets: SocketCounter = { opened: () => metrics.transcriptionSockets.inc(), closed: () => metrics.transcriptionSockets.dec() };
@@ -135,7 +136,7 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     },
     linesFor(session, sampleRate) {
       const lines = sessionLines(deps.variations, session.actor.getSnapshot().context.profile, { checkin: config.IDLE_CHECKIN_MS > 0 });
-      const cache = new LineCache({ speaker: lineSpeaker, lastResort: espeak, lines, shared, seniorId: session.seniorId, sampleRate });
+      const cache = new LineCache({ speaker: lineSpeaker, lastResort: offline, lines, shared, seniorId: session.seniorId, sampleRate });
       void cache.warm();
       return { get: (text) => cache.get(text), close: () => cache.close() };
     },
@@ -145,9 +146,9 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
     settings: { sttBudgetMs: config.STT_BUDGET_MS, earlyFlushMs: config.STT_EARLY_FLUSH_MS, recheckMs: config.STT_RECHECK_MS, preRollMs: PRE_ROLL_MS, sttDelayMs: config.STT_STREAMING_DELAY_MS ?? VOXTRAL_STREAMING_DELAY_MS, bargeInMinMs: config.BARGE_IN_MIN_MS, maxUtteranceMs: config.MAX_UTTERANCE_MS, endOfTurn: endOfTurnSettings(config) },
     savePauses: (seniorId, heard) => pauses.save(seniorId, heard),
     pausesSettled: () => pauses.settled(),
-    // Online, the fallback speaker already counted the service's failure; offline, espeak-ng failed.
+    // Online, the fallback speaker already counted the service's failure; offline, the offline voice failed.
     onSentenceLost: () => {
-      if (!key) metrics.speechErrors.inc({ service: 'espeak' });
+      if (!key) metrics.speechErrors.inc({ service: offlineEngine });
     },
     metrics,
     logger: deps.logger,

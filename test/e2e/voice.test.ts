@@ -292,7 +292,7 @@ describe('speech-to-text failures', () => {
 });
 
 describe('the speech service down', () => {
-  it('the SOS line still plays, and replies fall back to espeak-ng sentence by sentence', async () => {
+  it('the SOS line still plays, and replies fall back to the offline voice sentence by sentence', async () => {
     voxtral.speechStatus = 503;
     try {
       const k = await voiceKiosk();
@@ -511,7 +511,7 @@ describe('a senior’s greetings kept across their voice sessions', () => {
 });
 
 describe('offline (no MISTRAL_API_KEY)', () => {
-  it('voiceInput is false, microphone audio is refused with speech_unavailable, typed turns are spoken by espeak-ng', async () => {
+  it('voiceInput is false, microphone audio is refused with speech_unavailable, typed turns are spoken by the offline voice', async () => {
     const offline = await startTestRuntime();
     try {
       expect(offline.voiceInput).toBe(false);
@@ -523,7 +523,7 @@ describe('offline (no MISTRAL_API_KEY)', () => {
       const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'o1', 0);
       const audio = k.audio.filter((a) => a.turnId === 'o1');
       expect(end.durationMs).toBe(Math.round((audio.reduce((n, a) => n + a.pcm.length, 0) * 1000) / 16_000));
-      // Real speech, not silence: espeak-ng's French voice.
+      // Real speech, not silence: the offline French voice (whose it is: offline-voice.test.ts).
       expect(audio.some((a) => a.pcm.some((x) => Math.abs(x) > 1000))).toBe(true);
       k.close();
     } finally {

@@ -5,7 +5,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { NEUTRAL_REPLY } from '../../adapters/fluxes/memory-flux.adapter.ts';
-import { EspeakSpeaker, ESPEAK_SAMPLE_RATE, ESPEAK_STUCK_MS } from '../../adapters/voice/espeak-speaker.ts';
+import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
+import { SPEECH_WORKER_STUCK_MS } from '../../adapters/voice/speech-worker.ts';
 import { FallbackSpeaker } from '../../runtime/voice/fallback-speaker.ts';
 import { LINE_RETRY_MS, LineCache, SharedLines, sessionLines } from '../../runtime/voice/line-cache.ts';
 import { MistralSpeaker, SpeechServiceError } from '../../adapters/voice/mistral-speaker.ts';
@@ -308,7 +309,7 @@ describe('espeak-ng offline speaker', () => {
     expect(await collect(new EspeakSpeaker().synthesize('Bonjour.', controller.signal))).toEqual([]);
   });
 
-  it(`replaces a worker that holds a sentence ${ESPEAK_STUCK_MS} ms without a word; the sentence queued behind it is spoken by the new one`, async () => {
+  it(`replaces a worker that holds a sentence ${SPEECH_WORKER_STUCK_MS} ms without a word; the sentence queued behind it is spoken by the new one`, async () => {
     const espeak = new EspeakSpeaker();
     await collect(espeak.synthesize('Bonjour.', new AbortController().signal)); // the worker is loaded
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -318,11 +319,11 @@ describe('espeak-ng offline speaker', () => {
         const text = 'Je vous raconte une longue histoire, avec des détours et des souvenirs de toutes sortes. '.repeat(20);
         for await (const chunk of espeak.synthesize(text, new AbortController().signal)) heard.push(chunk);
       })();
-      const longFailed = expect(long).rejects.toThrow(`stuck: no audio for ${ESPEAK_STUCK_MS} ms`);
+      const longFailed = expect(long).rejects.toThrow(`stuck: no audio for ${SPEECH_WORKER_STUCK_MS} ms`);
       const queued = collect(espeak.synthesize('Je suis toujours là.', new AbortController().signal));
       await until(() => heard.length > 0);
       // The clock jumps in one synchronous step: no word from the worker can come in between.
-      vi.advanceTimersByTime(ESPEAK_STUCK_MS);
+      vi.advanceTimersByTime(SPEECH_WORKER_STUCK_MS);
       await longFailed;
       const after = await queued;
       expect(rms(after)).toBeGreaterThan(500);
@@ -471,7 +472,7 @@ describe('LineCache', () => {
     }
   });
 
-  it('the runtime’s wiring keeps the lines in Mistral’s voice: an SOS line spoken by espeak during an outage is Mistral’s again after it', async () => {
+  it('the runtime’s wiring keeps the lines in Mistral’s voice: an SOS line spoken by the offline voice during an outage is Mistral’s again after it', async () => {
     voxtral.speechStatus = 503;
     const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl });
     const pool = new pg.Pool({ max: 1 }); // never connected: lines need no database
@@ -536,6 +537,9 @@ describe('LineCache', () => {
       'runtime/voice/line-cache.ts',
       'adapters/voice/mistral-speaker.ts',
       'adapters/voice/espeak-speaker.ts',
+      'adapters/voice/pico-speaker.ts',
+      'adapters/voice/speech-worker.ts',
+      'runtime/voice/offline-speaker.ts',
       'runtime/voice/fallback-speaker.ts',
       'adapters/voice/mistral-transcriber.ts',
       'machines/voice/resample.ts',
