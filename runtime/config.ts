@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/mistral/base-url.ts';
 import { PGLITE_SHARED_BUFFERS_MB } from './db/pglite-thread.ts';
-import { flushAnswerMsFor } from '../adapters/voice/mistral-transcriber.ts';
+import { flushAnswerMsFor } from '../adapters/voice/transcription-settings.ts';
 import { PICO_LINGWARE_DIR } from '../adapters/voice/pico-lingware.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);

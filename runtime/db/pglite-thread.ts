@@ -86,6 +86,13 @@ export const PGLITE_SHARED_BUFFERS_MB = 16;
 
 /** A new directory's initdb in its own process takes 1–3 s; beyond this (a machine at a standstill) the start fails. */
 const INITDB_TIMEOUT_MS = 120_000;
+/**
+ * How long a closing thread has to checkpoint, close PGlite and end on its own. Only past it is the
+ * thread terminated: terminating a thread whose WebAssembly V8 may still be compiling in the
+ * background is what crashed test processes with SIGTRAP (nodejs/node#33377), and a thread that never
+ * ends must not hold a shutdown forever.
+ */
+export const PGLITE_CLOSE_MS = 10_000;
 
 /**
  * Initializes a new data directory in a short-lived process, before the database thread opens it:
@@ -110,7 +117,7 @@ export interface PgliteThread {
   socket: string;
   /** Resolves with the thread's exit code. */
   exited: Promise<number>;
-  /** Closes PGlite cleanly (unless the thread is already gone), ends the thread, removes a throwaway database's socket directory. */
+  /** Closes PGlite cleanly (unless the thread is already gone) and lets the thread end (terminated past PGLITE_CLOSE_MS), removes a throwaway database's socket directory. */
   close(): Promise<void>;
 }
 
@@ -159,11 +166,12 @@ export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: n
     exited,
     close: async () => {
       if (alive) {
-        const closed = new Promise((resolve) => worker.once('message', resolve));
         worker.postMessage({ type: 'close' });
-        await Promise.race([closed, exited]);
+        let bound: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((resolve) => (bound = setTimeout(resolve, PGLITE_CLOSE_MS)))]);
+        clearTimeout(bound);
       }
-      await worker.terminate();
+      if (alive) await worker.terminate();
       await cleanup();
     },
   };

@@ -337,5 +337,6 @@ parentPort.on('message', async (msg) => {
   for (const conn of open) close(conn);
   await Promise.all(open.map((conn) => conn.chain));
   await db.close();
-  parentPort.postMessage({ type: 'closed' });
+  // Nothing is left to keep the thread alive: it ends by itself, not terminated mid-compilation (pglite-thread.ts).
+  parentPort.close();
 });

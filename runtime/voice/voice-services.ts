@@ -9,8 +9,10 @@ import type { PreemptiveTurns } from './preemption/preemptions.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
 import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
-import { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
-import { MistralTranscriber, VOXTRAL_STREAMING_DELAY_MS, type SocketCounter } from '../../adapters/voice/mistral-transcriber.ts';
+// Voxtral's adapters load @mistralai/mistralai (about 120 MiB resident): imported only with a key.
+import type { MistralSpeaker } from '../../adapters/voice/mistral-speaker.ts';
+import type { MistralTranscriber } from '../../adapters/voice/mistral-transcriber.ts';
+import { VOXTRAL_STREAMING_DELAY_MS, type SocketCounter } from '../../adapters/voice/transcription-settings.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
@@ -39,9 +41,10 @@ export interface VoiceServiceDeps {
 }
 
 /** Voxtral's speaker with MISTRAL_API_KEY; none without. */
-export function createMistralSpeaker(config: Config, logger: Logger): MistralSpeaker | undefined {
+export async function createMistralSpeaker(config: Config, logger: Logger): Promise<MistralSpeaker | undefined> {
   const key = config.MISTRAL_API_KEY;
   if (!key) return undefined;
+  const { MistralSpeaker } = await import('../../adapters/voice/mistral-speaker.ts');
   return new MistralSpeaker({ apiKey: key, baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV, model: config.MISTRAL_TTS_MODEL, voice: config.MISTRAL_TTS_VOICE, logger });
 }
 
@@ -75,12 +78,12 @@ export async function checkSpeechVoice(speaker: MistralSpeaker, config: Config, 
  * and the offline French voice for every reply (SVOX Pico when installed, else espeak-ng:
  * offline-speaker.ts), so typed turns are still spoken.
  */
-export function createVoiceServices(config: Config, deps: VoiceServiceDeps): VoiceServices {
+export async function createVoiceServices(config: Config, deps: VoiceServiceDeps): Promise<VoiceServices> {
   const { metrics } = deps;
   const { speaker: offline, engine: offlineEngine } = createOfflineSpeaker(config);
   const key = config.MISTRAL_API_KEY;
   const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
-  const voxtral = deps.voxtral ?? createMistralSpeaker(config, deps.logger);
+  const voxtral = deps.voxtral ?? (await createMistralSpeaker(config, deps.logger));
   const speaker = voxtral ? new FallbackSpeaker({ primary: voxtral, fallback: offline, onSpeechError: () => metrics.speechErrors.inc({ service: 'tts' }) }) : offline;
   // Pre-synthesized lines are kept in one voice: Mistral's alone, never the fallback speaker's (its
   // offline renders would be kept process-wide as Mistral's); the SOS lines' offline stand-ins are the
@@ -90,8 +93,9 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
   const facts = new PgMemoryFactsRepository(deps.pool);
   const transcriptionSockets: SocketCounter = { opened: () => metrics.transcriptionSockets.inc(), closed: () => metrics.transcriptionSockets.dec() };
   const pauses = new PauseProfiles(new PgProfilesRepository(deps.pool), deps.consents, deps.logger);
+  const transcriber = key ? await transcriberFor(config, mistral, deps, transcriptionSockets) : null;
   return {
-    transcriber: key ? transcriberFor(config, mistral, deps, transcriptionSockets) : null,
+    transcriber,
     speaker,
     opus: opusCodec({ complexity: config.OPUS_COMPLEXITY, onEncoded: (seconds) => metrics.opusEncoded.inc(seconds) }),
     async createListener(callbacks) {
@@ -160,7 +164,8 @@ export function createVoiceServices(config: Config, deps: VoiceServiceDeps): Voi
 }
 
 /** Voxtral realtime with the voice settings; STT_BUDGET_MS is the flush's one bound (the transcriber's own default would cap it at 5 s). */
-function transcriberFor(config: Config, mistral: { apiKey: string; baseUrl: string; env: Config['KOHAMI_ENV'] }, deps: VoiceServiceDeps, sockets: SocketCounter): MistralTranscriber {
+async function transcriberFor(config: Config, mistral: { apiKey: string; baseUrl: string; env: Config['KOHAMI_ENV'] }, deps: VoiceServiceDeps, sockets: SocketCounter): Promise<MistralTranscriber> {
+  const { MistralTranscriber } = await import('../../adapters/voice/mistral-transcriber.ts');
   return new MistralTranscriber({
     ...mistral,
     model: config.MISTRAL_STT_MODEL,

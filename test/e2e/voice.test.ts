@@ -444,7 +444,7 @@ describe('turn prefetch while endpointing waits', () => {
     const live = session();
     const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_MIN_MS: '2900', ENDPOINT_SILENCE_MS: '3000', ENDPOINT_UNFINISHED_MS: '3500', ENDPOINT_MAX_MS: '3500' });
     const prefetchTurn = vi.fn<(seniorId: string, transcript: string) => void>();
-    const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger, prefetchTurn });
+    const services = await createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger, prefetchTurn });
     let interim = '';
     const link: VoiceLink = {
       send: (frame) => {

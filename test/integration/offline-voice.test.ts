@@ -48,11 +48,11 @@ async function collect(iterable: AsyncIterable<Int16Array>): Promise<Int16Array>
 const rms = (pcm: Int16Array) => Math.sqrt(pcm.reduce((sum, s) => sum + s * s, 0) / Math.max(1, pcm.length));
 const say = (speaker: { synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> }, text = SENTENCE) => collect(speaker.synthesize(text, new AbortController().signal));
 
-function services(env: Record<string, string>) {
+async function services(env: Record<string, string>) {
   const config = loadConfig({ KOHAMI_ENV: 'test', ...env });
   const pool = new pg.Pool({ max: 1 }); // never connected: speaking needs no database
   const metrics = createMetrics();
-  return { services: createVoiceServices(config, { pool, consents: new PgConsentAdapter(pool), variations, metrics, logger: pino({ level: 'silent' }) }), metrics, pool };
+  return { services: await createVoiceServices(config, { pool, consents: new PgConsentAdapter(pool), variations, metrics, logger: pino({ level: 'silent' }) }), metrics, pool };
 }
 
 describe('choosing the offline voice', () => {
@@ -64,10 +64,10 @@ describe('choosing the offline voice', () => {
     expect(offlineVoiceOf(loadConfig({ KOHAMI_ENV: 'test', OFFLINE_VOICE: 'pico' }))).toMatchObject({ engine: 'pico' });
   });
 
-  it('OFFLINE_VOICE=pico without the lingware refuses to start, naming the package to install', () => {
+  it('OFFLINE_VOICE=pico without the lingware refuses to start, naming the package to install', async () => {
     const start = () => services({ OFFLINE_VOICE: 'pico', PICO_LINGWARE_DIR: noLingware });
-    expect(start).toThrow(OfflineVoiceError);
-    expect(start).toThrow(/libttspico-data/);
+    await expect(start()).rejects.toThrow(OfflineVoiceError);
+    await expect(start()).rejects.toThrow(/libttspico-data/);
   });
 });
 
@@ -105,8 +105,8 @@ describe('SVOX Pico offline speaker', () => {
 
 describe('the runtime’s offline voice', () => {
   it('offline, replies are spoken by SVOX Pico when its lingware is installed, and by espeak-ng when it is not', async () => {
-    const withPico = services({});
-    const without = services({ PICO_LINGWARE_DIR: noLingware });
+    const withPico = await services({});
+    const without = await services({ PICO_LINGWARE_DIR: noLingware });
     try {
       const pico = new PicoSpeaker({ lingware: findPicoLingware(PICO_LINGWARE_DIR)! });
       expect(withPico.services.speaker.voiceId).toBe(pico.voiceId);
@@ -127,7 +127,7 @@ describe('the runtime’s offline voice', () => {
 
   it('with Voxtral, a sentence its speech service fails is spoken by SVOX Pico at Voxtral’s rate, and counted', async () => {
     voxtral.speechStatus = 503;
-    const { services: voice, metrics, pool } = services({ MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
+    const { services: voice, metrics, pool } = await services({ MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
     try {
       const pico = new PicoSpeaker({ lingware: findPicoLingware(PICO_LINGWARE_DIR)! });
       expect(voice.speaker.voiceId).toMatch(new RegExp(`\\|${pico.voiceId}$`));

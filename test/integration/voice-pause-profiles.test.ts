@@ -140,7 +140,7 @@ describe('a voice session’s pauses', () => {
       const live = rt.registry.list().find((s) => s.seniorId === id)!;
       expect(live.actor.getSnapshot().context.profile.pauses).toEqual(EMPTY_PAUSE_PROFILE);
       const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
-      const services = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
+      const services = await createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
       const frames: ServerFrame[] = [];
       const link = { send: (frame: ServerFrame) => void frames.push(frame), sendAudio: () => undefined, unreadBytes: 0 };
       const voice = voiceSessionFactory(services).create({ session: live, link, output: { encoding: 'pcm_s16le', sampleRate: 16_000 }, aec: true, nextTurnId: () => 'y1' });

@@ -51,9 +51,9 @@ beforeEach(() => {
 });
 
 /** A voice session on the runtime's live session; `frames` collects what its kiosk would receive. */
-function voiceSession(sttBudgetMs: number, opus?: { codec: OpusCodecPort; input: AudioFormat; output: AudioFormat }): { voice: VoiceSessionHandle; frames: ServerFrame[] } {
+async function voiceSession(sttBudgetMs: number, opus?: { codec: OpusCodecPort; input: AudioFormat; output: AudioFormat }): Promise<{ voice: VoiceSessionHandle; frames: ServerFrame[] }> {
   const config = loadConfig({ KOHAMI_ENV: 'test', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ...QUICK_ENDPOINT, STT_BUDGET_MS: String(sttBudgetMs) });
-  const built = createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
+  const built = await createVoiceServices(config, { pool: rt.db.pool, consents: rt.consents, variations: loadCacheVariations(), metrics: rt.metrics, logger: rt.logger });
   const services = opus ? { ...built, opus: opus.codec } : built;
   const frames: ServerFrame[] = [];
   const link = { send: (frame: ServerFrame) => void frames.push(frame), sendAudio: () => undefined, unreadBytes: 0 };
@@ -69,7 +69,7 @@ const speak = (voice: VoiceSessionHandle, pcm: Int16Array) => {
 
 describe('the transcription stream’s opening', () => {
   it('an opening that finishes after STT_BUDGET_MS gave up is closed, not adopted: the next sentence reaches a fresh stream whole', async () => {
-    const { voice, frames } = voiceSession(300);
+    const { voice, frames } = await voiceSession(300);
     // The service takes a second to accept the socket: longer than the budget.
     voxtral.transcriptionLatencyMs = 1000;
     const sttErrors = async () => Number((await rt.metrics.registry.getSingleMetricAsString('kohami_speech_errors_total')).match(/service="stt"} (\d+)/)?.[1] ?? 0);
@@ -98,7 +98,7 @@ describe('the transcription stream’s opening', () => {
     // Every connection of the pool taken: the names' queries wait for one (the pool has no connection timeout).
     const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
     try {
-      const { voice, frames } = voiceSession(2000);
+      const { voice, frames } = await voiceSession(2000);
       voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
       speak(voice, hello);
       await expect.poll(() => frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' });
@@ -113,7 +113,7 @@ describe('the transcription stream’s opening', () => {
 describe('Opus microphone', () => {
   it('packets are decoded to the 16 kHz pipeline and transcribed; a malformed one is refused; the decoder is freed at close', async () => {
     const { codec, open } = trackedCodec();
-    const { voice, frames } = voiceSession(2000, { codec, input: { encoding: 'opus', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le', sampleRate: 24_000 } });
+    const { voice, frames } = await voiceSession(2000, { codec, input: { encoding: 'opus', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le', sampleRate: 24_000 } });
     expect(open.size).toBe(1);
     voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
     const mic = opusCodec().encoder(16_000);

@@ -80,7 +80,7 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
 
   it('a budget above 5 s is not capped by the transcriber: a transcript after 5.2 s is still taken', async () => {
     voxtral.utterances.push({ text: 'Il fait beau aujourd’hui' });
-    const stream = await services(6000).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
+    const stream = await (await services(6000)).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
     // From here the flush's bound and the fake's latency run on one simulated clock; the socket is real.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     voxtral.transcriptionLatencyMs = 5200;
@@ -95,7 +95,7 @@ describe('STT_BUDGET_MS, the one bound of a flush', () => {
   it('a short budget bounds the flush on its own', async () => {
     // Hung on every socket: the flush's own socket, and the fresh one its utterance is replayed on.
     voxtral.utterances.push({ text: 'jamais', fault: 'hang' }, { text: 'jamais', fault: 'hang' });
-    const stream = await services(300).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
+    const stream = await (await services(300)).transcriber!.open({ contextBias: [], signal: new AbortController().signal });
     for (const frame of toneFrames(200)) stream.append(frame);
     const started = performance.now();
     await expect(stream.flush(new AbortController().signal)).rejects.toThrow(new TranscriptionTimeoutError('no transcript within 300 ms'));
