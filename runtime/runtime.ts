@@ -60,7 +60,7 @@ import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
-import { Preemptions, type TurnPorts } from './voice/preemption/preemptions.ts';
+import { PreemptiveTurns, type TurnPorts } from './voice/preemption/preemptive-turns.ts';
 import { checkSpeechVoice, createMistralSpeaker, createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
@@ -237,15 +237,15 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const subagentModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
   // sessions' ports adopt what it recorded when the turn asks the same.
-  const preemptions =
+  const preemptiveTurns =
     config.PREEMPTIVE_TURN === 'on'
-      ? new Preemptions(
+      ? new PreemptiveTurns(
           turnPorts,
           { ended: (outcome) => metrics.preemptiveTurns.inc({ outcome }), wasted: (kind) => metrics.preemptiveWasted.inc({ kind }) },
           { leadMs: config.PREEMPTIVE_LEAD_MS, maxPerUtterance: SPECULATIONS_PER_UTTERANCE, answersAtOnce: (transcript) => resolveIntent(transcript) !== null },
         )
       : null;
-  const ports = preemptions?.adoptingPorts() ?? turnPorts;
+  const ports = preemptiveTurns?.adoptingPorts() ?? turnPorts;
   const machine = sessionMachine.provide({
     actors: {
       agentReply: agentReplyLogic(ports.agent),
@@ -372,7 +372,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     logger,
     prefetchTurn,
     turns: { start: (session, turnId, transcript, voice, opened) => registry.turn(session, turnId, transcript, voice, opened), traces },
-    ...(preemptions ? { preemption: preemptions } : {}),
+    ...(preemptiveTurns ? { preemptiveTurns } : {}),
     ...(voxtral ? { voxtral } : {}),
   });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.

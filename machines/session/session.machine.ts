@@ -439,3 +439,13 @@ export const sessionMachine = setup({
 });
 
 export type SessionActor = ActorRefFrom<typeof sessionMachine>;
+
+/**
+ * The session is between turns: live, no turn running, its window not being folded. The preemptive
+ * turn starts only from such a snapshot — a copy of the session restored from it and given the
+ * interim transcript as a `TURN`, the same event a kiosk's turn is — so the copy asks exactly what the
+ * real turn will (a turn running, or a fold, would change the window the model is asked about).
+ */
+export function betweenTurns(snapshot: ReturnType<SessionActor['getSnapshot']>): boolean {
+  return snapshot.status === 'active' && snapshot.matches({ live: { conversation: 'idle', memory: 'steady' } });
+}

@@ -5,7 +5,7 @@ import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import { FallbackSpeaker } from './fallback-speaker.ts';
 import { createOfflineSpeaker } from './offline-speaker.ts';
-import type { PreemptiveTurns } from './preemption/preemptions.ts';
+import type { PreemptiveTurns } from './preemption/preemptive-turns.ts';
 import { LineCache, SharedLines, sessionLines } from './line-cache.ts';
 import { Listener } from '../../machines/voice/listener.ts';
 import { PRE_ROLL_MS } from '../../machines/voice/voice.port.ts';
@@ -33,7 +33,7 @@ export interface VoiceServiceDeps {
   /** Warms the senior's next turn (its embedding) from the interim transcript while endpointing waits; see VoiceServices. */
   prefetchTurn?: (seniorId: string, transcript: string) => void;
   /** The preemptive turn, when PREEMPTIVE_TURN is on. */
-  preemption?: PreemptiveTurns;
+  preemptiveTurns?: PreemptiveTurns;
   /** Where turns go (the registry) and their spans; see VoiceServices. */
   turns?: VoiceServices['turns'];
   /** Voxtral's speaker when the runtime made it first, to check its voice at start (`checkSpeechVoice`); made here otherwise. */
@@ -158,7 +158,7 @@ export async function createVoiceServices(config: Config, deps: VoiceServiceDeps
     logger: deps.logger,
     pacing: { falseInterruptionMs: config.FALSE_INTERRUPTION_MS, idleCheckinMs: config.IDLE_CHECKIN_MS },
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
-    ...(deps.preemption ? { preemption: deps.preemption } : {}),
+    ...(deps.preemptiveTurns ? { preemptiveTurns: deps.preemptiveTurns } : {}),
     ...(deps.turns ? { turns: deps.turns } : {}),
   };
 }

@@ -12,8 +12,8 @@ import type { Metrics } from '../metrics.ts';
 import type { LiveSession } from '../sessions/session-registry.ts';
 import { EarlyFlush } from './early-flush.ts';
 import { CHECKIN_LINE, IdleCheckin } from './idle-checkin.ts';
-import type { PreemptiveTurns } from './preemption/preemptions.ts';
-import type { Speculation } from './preemption/speculation.ts';
+import type { PreemptiveTurns } from './preemption/preemptive-turns.ts';
+import type { PreemptiveTurn } from './preemption/preemptive-turn.ts';
 import { AudioGaps } from './audio-gaps.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
 import type { VoiceLink } from './voice-link.ts';
@@ -81,7 +81,7 @@ export interface VoiceServices {
    */
   prefetchTurn?: (seniorId: string, transcript: string) => void;
   /** The preemptive turn (PREEMPTIVE_TURN): absent when off. */
-  preemption?: PreemptiveTurns;
+  preemptiveTurns?: PreemptiveTurns;
   /**
    * Where a turn goes (the registry's `turn`, which opens its span and hands over its context) and the
    * turns' spans. Absent (tests of the voice session alone): turns go straight to the actor, untraced.
@@ -157,7 +157,7 @@ interface Utterance {
   /** It paused the reply, which then resumed: a false interruption (counted once). */
   resumed?: boolean;
   /** The turn's work started on the interim transcript during this pause (the preemptive turn). */
-  speculation: Speculation | null;
+  speculation: PreemptiveTurn | null;
   /** Speculations started in this utterance (bounded by the preemption's `maxPerUtterance`). */
   speculations: number;
   /** The early flush's segments and held-back pause audio (null: STT_EARLY_FLUSH_MS is off). */
@@ -244,7 +244,7 @@ class VoiceSession implements VoiceSessionHandle {
     this.decoder = request.input?.encoding === 'opus' ? opusOf(services).decoder() : null;
     this.gaps = request.gate ? new AudioGaps({ maxFillMs: services.settings.endOfTurn.maxMs + END_OF_TURN_BACKSTOP_SLACK_MS, fill: (pcm) => this.listen(pcm) }) : null;
     this.lines = services.linesFor(session, request.output.sampleRate);
-    this.speaker = services.preemption?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
+    this.speaker = services.preemptiveTurns?.speakerFor(session.seniorId, services.speaker) ?? services.speaker;
     this.idle = new IdleCheckin({ idleMs: this.voiceInput ? services.pacing.idleCheckinMs : 0, speak: () => this.checkIn() });
     this.names = this.voiceInput ? services.contextBias(session) : Promise.resolve([]);
     // A failed read is reported where the names are awaited, when the stream opens.
@@ -473,7 +473,7 @@ class VoiceSession implements VoiceSessionHandle {
    * are left to the real turn.
    */
   private considerPreemption(u: Utterance, decision: EndOfTurn, final: boolean): void {
-    const preemption = this.services.preemption;
+    const preemption = this.services.preemptiveTurns;
     if (!preemption) return;
     const text = u.interim.trim();
     if (u.speculation?.transcript === text) return;
@@ -733,7 +733,7 @@ class VoiceSession implements VoiceSessionHandle {
   }
 
   /** `speculation`: the preemptive turn on this very transcript, whose work the turn adopts. */
-  private beginTurn(turnId: string, transcript: string, stages: VoiceStages, speculation: Speculation | null = null, voice?: VoiceTurnTiming): void {
+  private beginTurn(turnId: string, transcript: string, stages: VoiceStages, speculation: PreemptiveTurn | null = null, voice?: VoiceTurnTiming): void {
     const { session } = this.request;
     if (session.actor.getSnapshot().status !== 'active') return speculation?.abort();
     this.cutReply();

@@ -17,13 +17,14 @@ const variations = loadCacheVariations();
  * One session actor on a simulated clock, its agent the real AgentFluxAdapter over `model`; every
  * emitted event recorded. The adapter and the machine share `agentPause`, the provider's Retry-After.
  */
-export function startSession(model: LanguageModelV4, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}) {
+export function startSession(model: LanguageModelV4, recall?: () => Promise<RecallOutcome>, input: Partial<SessionInput> = {}, summarize?: () => Promise<string | null>) {
   const clock = new SimulatedClock();
   const agentPause = new ProviderPause();
   const machine = sessionMachine.provide({
     actors: {
       agentReply: agentReplyLogic(new AgentFluxAdapter(model, undefined, undefined, agentPause)),
       ...(recall ? { recall: fromPromise(recall) } : {}),
+      ...(summarize ? { summarizeWindow: fromPromise(summarize) } : {}),
     },
   });
   const actor = createActor(machine, {

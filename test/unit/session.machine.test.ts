@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { betweenTurns } from '../../machines/session/session.machine.ts';
 import { AGENT_CALL_MIN_MS, DEFAULT_AGENT_STALL_MS } from '../../machines/session/session.types.ts';
+import { MIN_KEPT_MESSAGES } from '../../machines/session/window.ts';
 import { stallAfter } from '../support/fault-models.ts';
 import { controllableModel, failingModel, hangingModel, streamingModel, throttledModel } from '../support/models.ts';
 import { BUDGET, GRACE, PAUSE, settle, startSession, until } from '../support/session-harness.ts';
@@ -262,5 +264,34 @@ describe('the provider’s Retry-After (the agent’s pause)', () => {
     expect(done('t1')).toMatchObject({ flux: 'sos', text: SOS, latencyMs: 0 });
     expect(actor.getSnapshot().context.turns[0]!.sosReason).toBe('rate_limited');
     expect(model.doStreamCalls).toHaveLength(0);
+  });
+});
+
+describe('betweenTurns: the snapshot a preemptive turn may start from', () => {
+  it('holds between turns; not while a turn runs, nor while the window is folded, nor once closed', async () => {
+    const model = controllableModel(['Je vous ', 'écoute.']);
+    let fold: (summary: string | null) => void = () => {};
+    const summarize = () => new Promise<string | null>((resolve) => (fold = resolve));
+    // Every window past the floor overflows: the turn that crosses it starts a fold.
+    const { actor, done } = startSession(model, undefined, { windowBudget: { maxMessages: MIN_KEPT_MESSAGES, maxTokens: 1 } }, summarize);
+    expect(betweenTurns(actor.getSnapshot())).toBe(true);
+
+    actor.send({ type: 'TURN', turnId: 't1', transcript: 'je suis allée au marché' });
+    await until(() => actor.getSnapshot().context.current?.chunks === 1);
+    expect(betweenTurns(actor.getSnapshot())).toBe(false);
+    model.release();
+    await until(() => done('t1'));
+    expect(betweenTurns(actor.getSnapshot())).toBe(true);
+
+    // CacheFlux's greetings, two messages each, up to the floor and past it.
+    for (let i = 2; actor.getSnapshot().context.window.length <= MIN_KEPT_MESSAGES; i++) actor.send({ type: 'TURN', turnId: `t${i}`, transcript: 'Bonjour' });
+    expect(actor.getSnapshot().matches({ live: { memory: 'folding' } })).toBe(true);
+    expect(betweenTurns(actor.getSnapshot())).toBe(false);
+    fold('Elle est allée au marché.');
+    await until(() => actor.getSnapshot().matches({ live: { memory: 'steady' } }));
+    expect(betweenTurns(actor.getSnapshot())).toBe(true);
+
+    actor.send({ type: 'CLOSE', reason: 'ended' });
+    expect(betweenTurns(actor.getSnapshot())).toBe(false);
   });
 });

@@ -1,11 +1,11 @@
 import { fromPromise } from 'xstate';
 import type { AgentChunk, AgentPort, AgentRequest, CacheLookup, RecallOutcome, RecallPort, SemanticCachePort, WindowSummarizerPort } from '../../../machines/session/ports.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic } from '../../../machines/session/session.actors.ts';
-import { sessionMachine, type SessionActor } from '../../../machines/session/session.machine.ts';
+import { betweenTurns, sessionMachine, type SessionActor } from '../../../machines/session/session.machine.ts';
 import type { SpeakerPort, SpeechPiece } from '../../../machines/voice/voice.port.ts';
 import type { LineLookup } from '../reply-audio.ts';
 import { Replay } from './replay.ts';
-import { Speculation, type Recorded, type SpeculationEnd, type WorkKind } from './speculation.ts';
+import { PreemptiveTurn, type PreemptiveTurnEnd, type Recorded, type WorkKind } from './preemptive-turn.ts';
 
 /** The ports a turn's work goes through, as the session machine is given them. */
 export interface TurnPorts {
@@ -14,28 +14,19 @@ export interface TurnPorts {
   agent: AgentPort;
 }
 
-export interface PreemptionMetrics {
+export interface PreemptiveTurnMetrics {
   /** A speculative turn ended: `committed` (its transcript became the turn) or `aborted`. */
-  ended(outcome: SpeculationEnd): void;
+  ended(outcome: PreemptiveTurnEnd): void;
   /** A model call or speech request made for a speculation that no turn used. */
   wasted(kind: 'model' | 'speech'): void;
 }
 
-/** What a voice session uses of the preemptive turn. */
-export interface PreemptiveTurns {
+export interface PreemptiveTurnSettings {
   /** Start the turn's work this long before the end of a pause is due (PREEMPTIVE_LEAD_MS, ms of silence). */
-  readonly leadMs: number;
-  /** At most this many speculations in one utterance: a senior who keeps pausing costs a bounded number of calls. */
-  readonly maxPerUtterance: number;
-  /** CacheFlux answers this transcript itself, in memory: nothing to start early. */
-  answersAtOnce(transcript: string): boolean;
-  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean }): Speculation | null;
-  speakerFor(seniorId: string, speaker: SpeakerPort): SpeakerPort;
-}
-
-export interface PreemptionSettings {
   leadMs: number;
+  /** At most this many preemptive turns in one utterance: a senior who keeps pausing costs a bounded number of calls. */
   maxPerUtterance: number;
+  /** CacheFlux answers this transcript itself, in memory: nothing to start early. */
   answersAtOnce(transcript: string): boolean;
 }
 
@@ -50,21 +41,21 @@ const MAX_SPEECH_CHUNKS = 2_048;
  * otherwise do the work themselves; the speculation itself runs a shadow copy of the session machine
  * on recording ports, so the turn's logic is the machine's, written once.
  */
-export class Preemptions implements PreemptiveTurns {
+export class PreemptiveTurns {
   readonly leadMs: number;
   readonly maxPerUtterance: number;
   readonly answersAtOnce: (transcript: string) => boolean;
-  private readonly bySenior = new Map<string, Speculation>();
+  private readonly bySenior = new Map<string, PreemptiveTurn>();
   /** The session machine with the recording ports: a shadow turn leaves its work here, nothing else. */
   readonly shadowMachine: typeof sessionMachine;
 
   private readonly ports: TurnPorts;
-  private readonly metrics: PreemptionMetrics;
+  private readonly metrics: PreemptiveTurnMetrics;
 
   constructor(
     ports: TurnPorts,
-    metrics: PreemptionMetrics,
-    settings: PreemptionSettings,
+    metrics: PreemptiveTurnMetrics,
+    settings: PreemptiveTurnSettings,
   ) {
     this.ports = ports;
     this.metrics = metrics;
@@ -119,12 +110,12 @@ export class Preemptions implements PreemptiveTurns {
    * replacing the senior's previous one. Null when the session is not between turns (a reply being
    * written, a window being folded): the real turn will do the work.
    */
-  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean }): Speculation | null {
+  start(actor: SessionActor, transcript: string, speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean }): PreemptiveTurn | null {
     const snapshot = actor.getSnapshot();
-    if (snapshot.status !== 'active' || !snapshot.matches({ live: { conversation: 'idle', memory: 'steady' } })) return null;
+    if (!betweenTurns(snapshot)) return null;
     const seniorId = snapshot.context.seniorId;
     this.bySenior.get(seniorId)?.abort();
-    const speculation = new Speculation({
+    const speculation = new PreemptiveTurn({
       transcript,
       actor,
       shadowMachine: this.shadowMachine,
@@ -161,7 +152,7 @@ export class Preemptions implements PreemptiveTurns {
     return replay.read(signal);
   }
 
-  private running(seniorId: string): Speculation | null {
+  private running(seniorId: string): PreemptiveTurn | null {
     const speculation = this.bySenior.get(seniorId);
     return speculation?.state === 'running' ? speculation : null;
   }

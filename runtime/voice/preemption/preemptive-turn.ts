@@ -17,12 +17,12 @@ export interface Recorded {
   adopted: boolean;
 }
 
-export type SpeculationEnd = 'committed' | 'aborted';
+export type PreemptiveTurnEnd = 'committed' | 'aborted';
 
 /** After its commit, a speculation's work not adopted within this long is stopped (the turn went elsewhere). */
 export const ADOPTION_WINDOW_MS = 10_000;
 
-export interface SpeculationOptions {
+export interface PreemptiveTurnOptions {
   transcript: string;
   actor: SessionActor;
   shadowMachine: typeof sessionMachine;
@@ -30,7 +30,7 @@ export interface SpeculationOptions {
   speech: { speaker: SpeakerPort; lines: LineLookup; opus?: boolean };
   recordSpeech(text: string, signal: AbortSignal): Replay<SpeechPiece>;
   /** Once, when it is over: how it ended and which calls it made that no turn used. */
-  onEnd(outcome: SpeculationEnd, unused: Array<'model' | 'speech'>): void;
+  onEnd(outcome: PreemptiveTurnEnd, unused: Array<'model' | 'speech'>): void;
 }
 
 /**
@@ -42,7 +42,7 @@ export interface SpeculationOptions {
  * end of turn is confirmed on the same transcript (`commit`), the real turn adopts the recorded work;
  * otherwise (`abort`) every call still running is stopped.
  */
-export class Speculation {
+export class PreemptiveTurn {
   readonly transcript: string;
   state: 'running' | 'committed' | 'ended' = 'running';
   private readonly work = new Map<WorkKind, Recorded>();
@@ -53,9 +53,9 @@ export class Speculation {
   private shadowAnswered = false;
   private timer: NodeJS.Timeout | null = null;
 
-  private readonly o: SpeculationOptions;
+  private readonly o: PreemptiveTurnOptions;
 
-  constructor(o: SpeculationOptions) {
+  constructor(o: PreemptiveTurnOptions) {
     this.o = o;
     this.transcript = o.transcript;
   }
@@ -69,8 +69,9 @@ export class Speculation {
     // A shadow that fails is only a speculation lost (XState would otherwise rethrow its error, unobserved, out of a timer).
     shadow.subscribe({ error: () => this.abort() });
     shadow.start();
-    // CacheFlux's answers need no head start (they are instant); the caller has left them out.
-    shadow.send({ type: 'CACHE.MISS', turnId: 'speculative', transcript: this.transcript });
+    // The session's own turn on the copy. CacheFlux's answers need no head start (they are instant):
+    // the caller has left them out, so CacheFlux misses here too, and its cursors do not move.
+    shadow.send({ type: 'TURN', turnId: 'preemptive', transcript: this.transcript });
   }
 
   record(kind: WorkKind, recorded: Recorded): void {
@@ -149,7 +150,7 @@ export class Speculation {
     this.shadow = null;
   }
 
-  private end(outcome: SpeculationEnd): void {
+  private end(outcome: PreemptiveTurnEnd): void {
     if (this.state === 'ended') return;
     this.state = 'ended';
     this.stopShadow();
