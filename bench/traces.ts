@@ -114,8 +114,8 @@ const collector = http.createServer((req, res) => {
 await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 
-const sdk = createTracing({ endpoint, serviceName: 'kohami-bench', instanceId: 'bench' });
-const variants = [bare(), traced('no-op API (OTEL_EXPORTER_OTLP_ENDPOINT unset)', createTracing({ endpoint: undefined, serviceName: 'kohami-bench', instanceId: 'bench' })), traced('SDK + batch exporter (OTLP/HTTP)', sdk)];
+const sdk = await createTracing({ endpoint, serviceName: 'kohami-bench', instanceId: 'bench' });
+const variants = [bare(), traced('no-op API (OTEL_EXPORTER_OTLP_ENDPOINT unset)', await createTracing({ endpoint: undefined, serviceName: 'kohami-bench', instanceId: 'bench' })), traced('SDK + batch exporter (OTLP/HTTP)', sdk)];
 const results = new Map(variants.map((v) => [v.name, [] as Array<{ wallUs: number; cpuUs: number }>]));
 // A warm-up round of each, not counted.
 for (const v of variants) await round(v);

@@ -192,7 +192,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });
   const metrics = createMetrics();
   const processId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const tracing = createTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME, instanceId: processId });
+  const tracing = await createTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: config.OTEL_SERVICE_NAME, instanceId: processId });
   const traces = new TurnTraces(tracing.tracer);
   if (tracing.exporting) logger.info({ serviceName: config.OTEL_SERVICE_NAME }, 'traces: each turn exported as spans over OTLP/HTTP');
   // Where the seniors' words go (INV-T02): said by the banner and /ready, and warned of when not the EU.

@@ -1,7 +1,4 @@
 import { trace, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 export const TRACER_NAME = 'kohami-runtime';
 
@@ -34,13 +31,18 @@ export const SPAN_EXPORT_DELAY_MS = 1_000;
 
 /**
  * The process's tracer. Off (no endpoint), it is the OpenTelemetry API's no-op tracer: a span costs
- * an object and a few calls that do nothing, and no SDK is loaded into the turn path. On, a tracer
+ * an object and a few calls that do nothing, and the SDK is not even imported (~20 MiB resident). On, a tracer
  * provider of its own — never registered as the global one, so no library that traces through the
  * global API (the Mistral SDK has OpenTelemetry peers) adds spans the never-verbatim tests do not
  * cover — with a batch processor and the OTLP/HTTP exporter (JSON bodies).
  */
-export function createTracing(settings: TracingSettings): Tracing {
+export async function createTracing(settings: TracingSettings): Promise<Tracing> {
   if (!settings.endpoint) return { tracer: trace.getTracer(TRACER_NAME), exporting: false, flush: async () => {}, shutdown: async () => {} };
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   const exporter = new OTLPTraceExporter({ url: `${settings.endpoint.replace(/\/+$/, '')}/v1/traces`, timeoutMillis: SPAN_EXPORT_TIMEOUT_MS });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.instance.id': settings.instanceId }),

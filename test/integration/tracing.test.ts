@@ -10,7 +10,7 @@ describe('the tracer provider: OTLP/HTTP with a batch processor, or the no-op AP
   });
 
   it('without an endpoint, spans do not record and shutdown has nothing to do', async () => {
-    const tracing = createTracing({ endpoint: undefined, serviceName: 'kohami-runtime', instanceId: 'p1' });
+    const tracing = await createTracing({ endpoint: undefined, serviceName: 'kohami-runtime', instanceId: 'p1' });
     expect(tracing.exporting).toBe(false);
     const span = tracing.tracer.startSpan('kohami.turn');
     expect(span.isRecording()).toBe(false);
@@ -20,7 +20,7 @@ describe('the tracer provider: OTLP/HTTP with a batch processor, or the no-op AP
 
   it('with one, the batch leaves as JSON to <endpoint>/v1/traces with the service name (a trailing slash is fine)', async () => {
     receiver = await new OtlpReceiver().start();
-    const tracing = createTracing({ endpoint: `${receiver.url}/`, serviceName: 'kohami-a', instanceId: 'p1' });
+    const tracing = await createTracing({ endpoint: `${receiver.url}/`, serviceName: 'kohami-a', instanceId: 'p1' });
     expect(tracing.exporting).toBe(true);
     tracing.tracer.startSpan('kohami.turn', { attributes: { 'kohami.flux': 'cache' } }).end();
     await tracing.shutdown(SPAN_EXPORT_TIMEOUT_MS);
@@ -30,7 +30,7 @@ describe('the tracer provider: OTLP/HTTP with a batch processor, or the no-op AP
   it('a collector that never answers does not hold the shutdown past its bound', async () => {
     receiver = await new OtlpReceiver().start();
     receiver.hang = true;
-    const tracing = createTracing({ endpoint: receiver.url, serviceName: 'kohami-runtime', instanceId: 'p1' });
+    const tracing = await createTracing({ endpoint: receiver.url, serviceName: 'kohami-runtime', instanceId: 'p1' });
     tracing.tracer.startSpan('kohami.turn').end();
     const stopped = tracing.shutdown(SPAN_EXPORT_TIMEOUT_MS / 4);
     await expect.poll(() => receiver!.open).toBe(1);
