@@ -146,7 +146,11 @@ export class Listener {
   push(pcm: Int16Array): Promise<void> {
     this.append(pcm);
     const generation = this.generation;
-    this.work = this.work.catch(() => undefined).then(() => this.drain(generation));
+    // Each push analyses its own audio only: a caller acting on what one chunk did (the session's
+    // early flush, its end-of-turn decision) sees the same state whether the event loop delivered
+    // the chunks one by one or lagged and delivered many at once.
+    const until = this.analysed + this.pendingLength;
+    this.work = this.work.catch(() => undefined).then(() => this.drain(generation, until));
     return this.work;
   }
 
@@ -175,9 +179,10 @@ export class Listener {
     this.pendingLength += pcm.length;
   }
 
-  private async drain(generation: number): Promise<void> {
+  /** Analyses the audio before absolute sample `until` (what had arrived by its push). */
+  private async drain(generation: number, until: number): Promise<void> {
     let failure: unknown;
-    while (generation === this.generation && this.pendingLength >= this.windowSamples) {
+    while (generation === this.generation && this.analysed + this.windowSamples <= until) {
       const window = this.window;
       window.set(this.pending.subarray(0, this.windowSamples));
       this.endpointWithin(window);
@@ -205,7 +210,7 @@ export class Listener {
       this.advance(decision);
     }
     // Audio short of a whole window may already complete the endpoint's silence.
-    if (generation === this.generation) this.endpointWithin(this.pending.subarray(0, this.pendingLength));
+    if (generation === this.generation) this.endpointWithin(this.pending.subarray(0, until - this.analysed));
     if (failure !== undefined) throw failure;
   }
 

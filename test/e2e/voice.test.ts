@@ -420,7 +420,8 @@ describe('budgets', () => {
     try {
       const quiet = await heardBytes(false);
       expect(quiet).toBeGreaterThan(0);
-      // The listener is deterministic: the same audio, every frame of it, yields the same bytes to transcribe.
+      // The listener is deterministic, however late a busy event loop hands it the frames (each push is read
+      // on its own audio): the same audio, every frame of it, yields the same bytes to transcribe.
       expect(await heardBytes(true)).toBe(quiet);
     } finally {
       voxtral.streamingDelayMs = DEFAULT_STREAMING_DELAY_MS;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { opusCodec } from '../../adapters/voice/opus-codec.ts';
 import type { OpusCodecPort } from '../../machines/voice/voice.port.ts';
@@ -9,7 +9,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createVoiceServices } from '../../runtime/voice/voice-services.ts';
 import { CONTEXT_BIAS_BUDGET_MS, voiceSessionFactory, type VoiceSessionHandle } from '../../runtime/voice/voice-session.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import { DEFAULT_STREAMING_DELAY_MS, FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
@@ -129,3 +129,38 @@ describe('Opus microphone', () => {
     expect(voice.pushPacket(Uint8Array.of(0x08, 0))).toBeNull();
   }, 20_000);
 });
+
+describe('a lagging event loop', () => {
+  /** The recognizer's bytes for « hello » fed to a fresh voice session, and whether its early flush made the turn. */
+  const heard = async (feed: (voice: VoiceSessionHandle, frames: Int16Array[]) => Promise<void>) => {
+    const { voice, frames } = await voiceSession(5000);
+    voxtral.utterances.push({ text: 'Bonjour comment allez-vous' });
+    // No interim words before the end: the utterance ends on its audio alone.
+    voxtral.streamingDelayMs = 60_000;
+    onTestFinished(() => void (voxtral.streamingDelayMs = DEFAULT_STREAMING_DELAY_MS));
+    const earlyTurns = async () => (await rt.metrics.registry.getSingleMetric('kohami_stt_early_flushes_total')!.get()).values.find((v) => v.labels.outcome === 'turn')?.value ?? 0;
+    const before = await earlyTurns();
+    const first = voxtral.sockets.length;
+    await feed(voice, chunks(hello, 20));
+    await expect.poll(() => frames.find((f) => f.type === 'transcript.final')).toMatchObject({ text: 'Bonjour comment allez-vous' });
+    voice.close();
+    return { bytes: voxtral.sockets.slice(first).reduce((n, r) => n + r.audioBytes, 0), earlyTurns: (await earlyTurns()) - before };
+  };
+
+  it('changes nothing the recognizer hears: frames handed over all at once send the bytes of frames at the kiosk’s pace, the early flush still at STT_EARLY_FLUSH_MS', async () => {
+    // The kiosk's pace (1.3× real time, as the e2e kiosks stream): each frame analysed before the next comes on an idle machine.
+    const paced = await heard(async (voice, frames) => {
+      for (const frame of frames) {
+        voice.pushAudio(frame);
+        await new Promise((resolve) => setTimeout(resolve, 20 / 1.3));
+      }
+    });
+    expect(paced.earlyTurns).toBe(1);
+    // A loaded machine (or a flood of text frames) lets frames pile up: every one arrives before any is analysed.
+    const together = await heard(async (voice, frames) => {
+      for (const frame of frames) voice.pushAudio(frame);
+    });
+    expect(together).toEqual(paced);
+  }, 30_000);
+});
+

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Listener, type ListenerOptions } from '../../machines/voice/listener.ts';
 import { SileroSpeechProbability } from '../../adapters/voice/silero-vad.ts';
 import { WebRtcVoiceGate } from '../../adapters/voice/webrtc-vad.ts';
@@ -162,6 +162,29 @@ describe('Listener on French speech', () => {
     await Promise.all(chunks(sentence.pcm, 20).map((chunk) => listener.push(chunk)));
     expect(events).toEqual(['started', 'started', 'silence']);
     gate.close();
+  });
+
+  it('resolves each push on its own audio: a lagging event loop that hands over many chunks at once changes nothing its caller reads', async () => {
+    /** What the session reads when a chunk's push resolves (its early flush and end-of-turn decision act on it), one line per chunk. */
+    const readings = async (together: boolean): Promise<string[]> => {
+      // Fresh detectors each time: Silero and the gate carry state from one stream to the next.
+      const [silero, gate] = await Promise.all([SileroSpeechProbability.create(), WebRtcVoiceGate.create()]);
+      onTestFinished(() => gate.close());
+      const listener = new Listener({ gate, detector: silero, ...defaults }, { speechStarted: () => undefined, audio: () => undefined, speechStopped: () => undefined });
+      const read = () => `${listener.speechMs} ${listener.paused} ${listener.silenceMs} ${listener.pauses}`;
+      const frames = chunks(paused.pcm, 20);
+      if (!together) {
+        const lines: string[] = [];
+        for (const frame of frames) lines.push(await listener.push(frame).then(read));
+        return lines;
+      }
+      // Every frame pushed before any is analysed, each read as its own push resolves.
+      return Promise.all(frames.map((frame) => listener.push(frame).then(read)));
+    };
+    const oneByOne = await readings(false);
+    // The pause was seen growing chunk by chunk (the sentence has one, then its end).
+    expect(new Set(oneByOne).size).toBeGreaterThan(50);
+    expect(await readings(true)).toEqual(oneByOne);
   });
 
   it('rejects a nonsensical configuration and a wrong window', async () => {
