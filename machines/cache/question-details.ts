@@ -6,6 +6,7 @@
  * words, names included, are the content-word guard's (machines/cache/content-words.ts).
  */
 import { AVOIR_PRESENT, DEFINITE_ARTICLES, DEMONSTRATIVES, INDEFINITE_ARTICLES, POSSESSIVES } from '../french/word-classes.ts';
+import { normalizeQuestion } from '../french/words.ts';
 
 export interface QuestionDetails {
   numbers: string[];
@@ -60,20 +61,6 @@ const POSSESSIVE_PATTERNS = new Map(KIN.map((kin) => [kin, new RegExp(`(?:^| )($
 // « ne » and its particle hold the verb and up to two clitics between them (« ne me fait plus »).
 const NEGATION = /\b(ne|n)\s+(?:\S+\s+){1,3}?(pas|plus|jamais|rien|personne|aucun|aucune|guere)\b|\b(pas|jamais|aucun|aucune|rien)\b/;
 const NEGATIONS = new RegExp(NEGATION.source, 'g');
-
-/** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
-export function normalizeQuestion(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/\p{Diacritic}/gu, '')
-    .toLowerCase()
-    .replace(/œ/g, 'oe')
-    .replace(/æ/g, 'ae')
-    .replace(/[’'`\-]/g, ' ')
-    .replace(/[^\p{L}\p{N}:h\s]/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 /** Titles, each its own detail; « maître » is a lawyer's or notary's (« docteur » is a person, above). */
 const TITLES: Record<string, string> = { monsieur: 'monsieur', messieurs: 'monsieur', madame: 'madame', mesdames: 'madame', mademoiselle: 'mademoiselle', maitre: 'maitre', professeur: 'professeur', abbe: 'abbe', cure: 'cure' };

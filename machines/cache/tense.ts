@@ -4,7 +4,7 @@
  * marker in the signature's contrasts; MARK_OPPOSITES says which refuse each other. Pure: neighbouring
  * words and endings only.
  */
-import { AVOIR_PRESENT, DETERMINERS_OF_NOUNS, ETRE_PRESENT, SUBJECTS_NOT_ADDRESSED } from '../french/word-classes.ts';
+import { AVOIR_PRESENT, DETERMINERS_OF_NOUNS, ETRE_PRESENT, SUBJECT_PRONOUNS, SUBJECTS_NOT_ADDRESSED } from '../french/word-classes.ts';
 import { fold } from '../french/words.ts';
 import { CALENDAR, INFINITIVE_STEMS, PRE_ADJECTIVES, STOPS } from './content-keys.ts';
 import { MODAL_KEYS } from './requests.ts';
@@ -118,7 +118,7 @@ export function imperfect(word: string, said: string, afterSubject: boolean): bo
 /** The present of « -aître » and « -aire » verbs ends as an imperfect does: « tu connais », « ça me plaît ». */
 const PRESENT_IN_AI = new Set(fold('connais connaît connait reconnais reconnaît reconnait parais paraît parait apparaît apparait disparaît disparait plais plaît plait déplaît déplait'));
 /** A verb's subject just before it (« ça coûtait », « il ne pleurait »), or the question word it is inverted after (« combien coûtait »). */
-const SUBJECT_BEFORE = new Set(['ca', 'cela', 'je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'combien', 'ouwh', 'quand', 'comment', 'pourquoi', 'que', 'qu']);
+const SUBJECT_BEFORE = new Set(['ca', 'cela', ...SUBJECT_PRONOUNS, 'combien', 'ouwh', 'quand', 'comment', 'pourquoi', 'que', 'qu']);
 export function afterItsSubject(tokens: string[], i: number): boolean {
   const at = tokens[i - 1] === 'ne' || tokens[i - 1] === 'n' ? i - 2 : i - 1;
   // or a noun after its determiner, not an adjective before one (« une baguette coûtait », not « un beau portrait »)

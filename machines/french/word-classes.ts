@@ -36,6 +36,18 @@ export const DEMONSTRATIVE_SUBJECTS: readonly string[] = ['ca', 'cela', 'c'];
 /** Object and reflexive clitics with the negation « ne », the words between a subject and its verb. */
 export const CLITICS: readonly string[] = ['ne', 'n', 'me', 'm', 'te', 't', 'se', 's', 'lui', 'nous', 'vous', 'leur', 'y', 'en', 'le', 'la', 'l', 'les'];
 
+/** Clitics said only before a verb (« je », « il », « me », « ne »), never after it as « lui », « y », « en », « le » are (« donne-le »). */
+export const PROCLITICS: readonly string[] = [...SUBJECT_PRONOUNS.filter((p) => !STRESSED_TOO.includes(p)), 'me', 'm', 'te', 't', 'se', 's', 'ne', 'n'];
+
+/** Conjunctions and relatives, as said (« c'est-à-dire » keeps its hyphens). */
+export const CONJUNCTIONS: readonly string[] = ['et', 'mais', 'ou', 'donc', 'or', 'ni', 'car', 'puis', 'que', 'qui', 'quand', 'lorsque', 'si', 'comme', 'puisque', 'parce', 'dont', 'alors', 'est-à-dire'];
+
+/** Hesitations and fillers a speaker says while looking for the next word. */
+export const HESITATIONS: readonly string[] = ['euh', 'euhm', 'heu', 'hum', 'hmm', 'mmh', 'mh', 'ben', 'bah'];
+
+/** Prepositions, as said (« à » is not « a »); the contracted « au », « aux », « du » are CONTRACTED_ARTICLES. */
+export const PREPOSITIONS: readonly string[] = ['de', 'à', 'pour', 'avec', 'chez', 'dans', 'sur', 'sous', 'par', 'en', 'vers', 'sans', 'entre', 'contre', 'pendant', 'selon', 'malgré', 'parmi', 'durant', 'envers'];
+
 /**
  * Before « le », « la », « les », « l' » these make it an object pronoun (« je la range »), not an article.
  * BEFORE_CLITIC_OR_CA adds « ça » (« ça la fatigue ») for the homographs' gender reading; the content

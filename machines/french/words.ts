@@ -41,3 +41,17 @@ export function words(text: string): Words {
 }
 /** A word list's words folded as the tokenizer folds them (« Pâques » → « paques »). */
 export const fold = (list: string): string[] => words(list).folded;
+
+/** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
+export function normalizeQuestion(text: string): string {
+  return text
+    .normalize('NFD')
+    .replace(/\p{Diacritic}/gu, '')
+    .toLowerCase()
+    .replace(/œ/g, 'oe')
+    .replace(/æ/g, 'ae')
+    .replace(/[’'`\-]/g, ' ')
+    .replace(/[^\p{L}\p{N}:h\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
