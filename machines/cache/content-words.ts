@@ -6,6 +6,8 @@
  * drôle » and « histoire triste », « mal au dos » and « mal au ventre » as near-identical; this
  * guard proves equivalence instead of guessing it, so a paraphrase it cannot prove is a miss
  * (one model call), never a false hit. Pure and cheap: one pass of regexes and map look-ups.
+ * This file builds the signature and compares two; a word's key and place are content-keys.ts', the
+ * verb's tense tense.ts', request verbs and polite frames requests.ts'.
  */
 import { DATE_NOUNS, QUESTION_WORDS, REQUEST_LEMMAS, WHEN_NOUNS } from '../french/lexicon.ts';
 import { stem } from '../french/stemmer.ts';
@@ -32,15 +34,11 @@ export interface ContentSignature {
   nounGenders: Record<string, string>;
 }
 
-
-
 const NUMBERS = new Set(Object.keys(NUMBER_WORDS));
 const QUESTIONS = new Map(Object.entries(QUESTION_WORDS).map(([w, key]) => [fold(w)[0]!, key]));
 
-
 const IMPERSONAL_MUST = new Set(['faut', 'faudra', 'fallait', 'faudrait']);
 const REQUEST_LEMMA = new Map(REQUEST_LEMMAS.flatMap((group) => fold(group).map((f) => [f, `v:${fold(group)[0]!}`] as const)));
-
 
 /** What follows an impersonal « il » (« il faut », « il y a », « s'il te plaît », « il pleut »), and the weather after « il va ». */
 const IMPERSONAL = new Set(['faut', 'faudra', 'faudrait', 'fallait', 'y', 'semble', 'parait', 'vaut', 'te', 'vous', 'pleut', 'pleuvra', 'neige', 'neigera']);

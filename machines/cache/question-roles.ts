@@ -16,7 +16,6 @@ import { fold, words, type Words } from '../french/words.ts';
 import { PRE_ADJECTIVES } from './content-keys.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
 
-
 /** People named by what they do, who can call, visit or be waited for as kin can. */
 const ROLES = fold('facteur factrice plombier livreur livreuse électricien coiffeur coiffeuse jardinier notaire maire curé prêtre boulanger boulangère épicier vendeur vendeuse chauffeur policier gendarme pompier patron patronne');
 const PEOPLE = new Map<string, string>([...KIN.map((k) => [k, KIN_SAME[k] ?? k] as const), ...ROLES.map((r) => [r, r] as const)]);

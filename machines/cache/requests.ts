@@ -51,7 +51,6 @@ export function plannedVisit(tokens: string[], i: number): boolean {
   return !/^(je|j|tu|on|nous|vous)$/.test(tokens[i - 1] ?? '');
 }
 
-
 /** « donne-moi », « tu me donnes », « tu me les lis »: the verb at `i` is said to the senior. */
 export const toMe = (tokens: string[], i: number) =>
   tokens[i + 1] === 'moi' || /^(me|m)$/.test(tokens[i - 1] ?? '') || (/^(le|la|les|l)$/.test(tokens[i - 1] ?? '') && /^(me|m)$/.test(tokens[i - 2] ?? ''));

@@ -1,7 +1,7 @@
 /**
  * French word lists — stop words, modal and request verbs, question words, spoken phrases — read by the
- * cache's guard (machines/cache/) and the recognizer's context bias, written from
- * the companion-kiosk domain — what a senior asks a companion at home — not from any labelled pair.
+ * cache's guard (machines/cache/) and the recognizer's context bias, written from the companion-kiosk
+ * domain (what a senior asks a companion at home), not from any labelled pair.
  * Words are written as a senior would say them; the guard folds accents and case when it loads them.
  */
 

@@ -1,9 +1,10 @@
 /**
- * French closed word classes, each listed once: determiners, pronouns and clitics, the auxiliaries.
- * Written folded (accents off, as machines/french/words.ts folds them) except where a form's accent
- * tells it apart (« êtes », « été »): the auxiliaries are read on the words as said. A caller that
- * needs a narrower class takes a named subset below, never a list of its own: each subset says why
- * it is narrower, and each keeps the exact words its caller was calibrated with.
+ * French closed word classes, each listed once: determiners, pronouns and clitics, conjunctions,
+ * prepositions, hesitations, the auxiliaries. Written folded (accents off, as machines/french/words.ts
+ * folds them) except where an accent tells a word apart (« à », « êtes », « été »): prepositions,
+ * conjunctions and the auxiliaries are read on the words as said. A caller that needs a narrower class
+ * takes a named subset below, never a list of its own: each subset says why it is narrower, and keeps
+ * the exact words its caller was calibrated with (a wider one changes some questions' signatures).
  */
 
 export const DEFINITE_ARTICLES: readonly string[] = ['le', 'la', 'les', 'l'];
@@ -51,7 +52,7 @@ export const PREPOSITIONS: readonly string[] = ['de', 'à', 'pour', 'avec', 'che
 /**
  * Before « le », « la », « les », « l' » these make it an object pronoun (« je la range »), not an article.
  * BEFORE_CLITIC_OR_CA adds « ça » (« ça la fatigue ») for the homographs' gender reading; the content
- * words' noun position keeps the list without it (adding it would move calibrated decisions).
+ * words' noun position keeps the list without it (with it, some questions' signatures change).
  */
 export const BEFORE_CLITIC: ReadonlySet<string> = new Set([...SUBJECT_PRONOUNS, 'ne', 'n', 'me', 'm', 'te', 't', 'se', 's', 'lui']);
 export const BEFORE_CLITIC_OR_CA: ReadonlySet<string> = new Set([...BEFORE_CLITIC, 'ca']);
