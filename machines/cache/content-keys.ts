@@ -6,7 +6,7 @@
 import { CONTRASTS, EQUIVALENTS } from '../french/equivalents.ts';
 import { CALENDAR_WORDS, PLURAL_SENSE_NOUNS, STOP_WORDS } from '../french/lexicon.ts';
 import { stem } from '../french/stemmer.ts';
-import { BEFORE_CLITIC, DETERMINERS_OF_NOUNS } from '../french/word-classes.ts';
+import { BEFORE_CLITIC, DETERMINERS_OF_NOUNS, PRE_ADJECTIVES } from '../french/word-classes.ts';
 import { fold } from '../french/words.ts';
 import { GIVE, MODAL_KEYS, REQUESTS } from './requests.ts';
 
@@ -76,8 +76,6 @@ export function infinitivePosition(tokens: string[], i: number): boolean {
 const RE_INFINITIVES = new Set(fold('faire dire lire écrire prendre mettre boire attendre entendre vendre rendre descendre perdre répondre croire plaire rire cuire conduire connaître naître peindre éteindre coudre suivre vivre battre permettre promettre apprendre comprendre reprendre traduire construire détruire inscrire décrire'));
 export const infinitive = (word: string) => /(er|ir|oir)$/.test(word) || RE_INFINITIVES.has(word);
 
-/** Before a noun, after a determiner: « une bonne soupe », « le petit chat ». */
-export const PRE_ADJECTIVES = new Set(fold('bon bonne bons bonnes petit petite petits petites grand grande grands grandes beau belle beaux belles vieux vieille vieilles nouveau nouvelle nouveaux nouvelles joli jolie jolis jolies gros grosse grosses mauvais mauvaise premier première dernier dernière meilleur meilleure autre autres même vrai vraie'));
 const PREPOSITIONS_OF_NOUNS = new Set(['sans', 'avec', 'en', 'par', 'pour', 'chez', 'sur', 'sous', 'quel', 'quelle', 'quels', 'quelles', 'a']);
 export function nounPosition(tokens: string[], said: string[], i: number): boolean {
   // « a déposé » has; « à Lyon » is a preposition.

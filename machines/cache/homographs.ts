@@ -10,7 +10,7 @@
  * that merely shares the form. Pure and cheap: a map look-up, then a few neighbouring words.
  */
 
-import { AVOIR, BEFORE_CLITIC_OR_CA, CLITICS as CLITIC_WORDS, DEMONSTRATIVE_SUBJECTS, DETERMINERS, POSSESSIVES as POSSESSIVE_WORDS, QUANTIFYING_DETERMINERS, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
+import { AVOIR, BEFORE_CLITIC_OR_CA, CLITICS as CLITIC_WORDS, DEMONSTRATIVE_SUBJECTS, DETERMINERS, POSSESSIVES as POSSESSIVE_WORDS, QUANTIFYING_DETERMINERS, SINGULAR_PRE_ADJECTIVES, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
 
 /** The word's ordinary treatment (its stop-word status or lexicon group) is the right reading. */
 export const ORDINARY = Symbol('ordinary');
@@ -32,7 +32,6 @@ const MASCULINE = new Set(['le', 'un', 'du', 'au', 'ce', 'cet']);
 const FEMININE = new Set(['la', 'une', 'cette', 'ma', 'ta', 'sa']);
 /** « mon amie », « son école »: before a vowel these say nothing of the gender. */
 const POSSESSIVE_MASCULINE = new Set(['mon', 'ton', 'son']);
-const ADJECTIVES_BEFORE = new Set(['bon', 'bonne', 'petit', 'petite', 'grand', 'grande', 'beau', 'bel', 'belle', 'vieux', 'vieil', 'vieille', 'nouveau', 'nouvel', 'nouvelle', 'gros', 'grosse', 'joli', 'jolie', 'mauvais', 'mauvaise', 'premier', 'premiere', 'dernier', 'derniere', 'autre', 'meme', 'vrai', 'vraie']);
 
 /**
  * The gender the determiner before the noun at `i` gives it (« le port », « la porte », « une
@@ -41,7 +40,7 @@ const ADJECTIVES_BEFORE = new Set(['bon', 'bonne', 'petit', 'petite', 'grand', '
  */
 export function determinerGender(tokens: readonly string[], i: number): 'm' | 'f' | undefined {
   let d = i - 1;
-  if (ADJECTIVES_BEFORE.has(tokens[d] ?? '')) d -= 1;
+  if (SINGULAR_PRE_ADJECTIVES.has(tokens[d] ?? '')) d -= 1;
   const det = tokens[d] ?? '';
   if ((det === 'le' || det === 'la') && BEFORE_CLITIC_OR_CA.has(tokens[d - 1] ?? '')) return undefined;
   if (MASCULINE.has(det)) return 'm';

@@ -11,9 +11,8 @@
  */
 import { EQUIVALENTS } from '../french/equivalents.ts';
 import { CALENDAR_WORDS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from '../french/lexicon.ts';
-import { AVOIR_USUAL, CLITICS, CONTRACTED_ARTICLES, DEMONSTRATIVES, DETERMINERS, ETRE_USUAL, INDEFINITE_ARTICLES, INTERROGATIVE_DETERMINERS, NOUN_ONLY_POSSESSIVES, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
+import { AVOIR_USUAL, CLITICS, CONTRACTED_ARTICLES, DEMONSTRATIVES, DETERMINERS, ETRE_USUAL, INDEFINITE_ARTICLES, INTERROGATIVE_DETERMINERS, NOUN_ONLY_POSSESSIVES, PRE_ADJECTIVES, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
 import { fold, words, type Words } from '../french/words.ts';
-import { PRE_ADJECTIVES } from './content-keys.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
 
 /** People named by what they do, who can call, visit or be waited for as kin can. */

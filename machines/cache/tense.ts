@@ -4,9 +4,9 @@
  * marker in the signature's contrasts; MARK_OPPOSITES says which refuse each other. Pure: neighbouring
  * words and endings only.
  */
-import { AVOIR_PRESENT, DETERMINERS_OF_NOUNS, ETRE_PRESENT, SUBJECT_PRONOUNS, SUBJECTS_NOT_ADDRESSED } from '../french/word-classes.ts';
+import { AVOIR_PRESENT, DETERMINERS_OF_NOUNS, ETRE_PRESENT, PRE_ADJECTIVES, SUBJECT_PRONOUNS, SUBJECTS_NOT_ADDRESSED } from '../french/word-classes.ts';
 import { fold } from '../french/words.ts';
-import { CALENDAR, INFINITIVE_STEMS, PRE_ADJECTIVES, STOPS } from './content-keys.ts';
+import { CALENDAR, INFINITIVE_STEMS, STOPS } from './content-keys.ts';
 import { MODAL_KEYS } from './requests.ts';
 
 /**

@@ -20,6 +20,21 @@ export const NOUN_ONLY_POSSESSIVES = POSSESSIVES.filter((p) => p !== 'leur');
 export const QUANTIFYING_DETERMINERS: readonly string[] = ['quelques', 'plusieurs', 'chaque'];
 export const INTERROGATIVE_DETERMINERS: readonly string[] = ['quel', 'quelle', 'quels', 'quelles'];
 
+/**
+ * Adjectives said before the noun (« une bonne soupe », « le petit chat »), folded: the singulars, the
+ * forms before a vowel (« un bel arbre »), the plurals that differ, the comparatives. PRE_ADJECTIVES
+ * (the content words and roles) reads the singulars, plurals and comparatives; SINGULAR_PRE_ADJECTIVES
+ * (the homographs' gender reading) the singulars and the forms before a vowel.
+ */
+const PRE_NOMINAL = {
+  singular: ['bon', 'bonne', 'petit', 'petite', 'grand', 'grande', 'beau', 'belle', 'vieux', 'vieille', 'nouveau', 'nouvelle', 'gros', 'grosse', 'joli', 'jolie', 'mauvais', 'mauvaise', 'premier', 'premiere', 'dernier', 'derniere', 'autre', 'meme', 'vrai', 'vraie'],
+  beforeVowel: ['bel', 'vieil', 'nouvel'],
+  plural: ['bons', 'bonnes', 'petits', 'petites', 'grands', 'grandes', 'beaux', 'belles', 'vieilles', 'nouveaux', 'nouvelles', 'jolis', 'jolies', 'grosses', 'autres'],
+  comparative: ['meilleur', 'meilleure'],
+};
+export const PRE_ADJECTIVES: ReadonlySet<string> = new Set([...PRE_NOMINAL.singular, ...PRE_NOMINAL.plural, ...PRE_NOMINAL.comparative]);
+export const SINGULAR_PRE_ADJECTIVES: ReadonlySet<string> = new Set([...PRE_NOMINAL.singular, ...PRE_NOMINAL.beforeVowel]);
+
 /** Articles, contracted articles, demonstratives and possessives: a noun (or its adjective) follows. */
 export const DETERMINERS: ReadonlySet<string> = new Set([...DEFINITE_ARTICLES, ...INDEFINITE_ARTICLES, ...CONTRACTED_ARTICLES, ...DEMONSTRATIVES, ...POSSESSIVES]);
 /** DETERMINERS but the object-clitic « leur », with the quantifiers and « de »: the word after one is a noun, never a verb. */
