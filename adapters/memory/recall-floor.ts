@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizeQuestion } from '../../machines/cache/question-details.ts';
+import { normalizeQuestion } from '../../machines/french/words.ts';
 import {
   isHeldOutKey,
   KindScore,

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isHealthQuestion } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
-import { normalizeQuestion } from '../../machines/cache/question-details.ts';
+import { normalizeQuestion } from '../../machines/french/words.ts';
 
 export const CACHE_PROFILES = ['strict', 'permissive', 'aggressive', 'off'] as const;
 export type CacheProfile = (typeof CACHE_PROFILES)[number];

@@ -5,7 +5,8 @@ import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/me
 import type { CacheLookup, SemanticCachePort } from '../../machines/session/ports.ts';
 import { cacheRefusal } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
-import { isFollowUp, normalizeQuestion } from '../../machines/cache/question-details.ts';
+import { isFollowUp } from '../../machines/cache/question-details.ts';
+import { normalizeQuestion } from '../../machines/french/words.ts';
 import { withDeadline } from '../../machines/session/deadline.ts';
 import { DotMatrix } from './simd/dot-matrix.ts';
 

@@ -6,7 +6,7 @@
  * category holds (conditions, treatments, carers, appointments), plus dosage and time-of-intake words.
  * Pure and cheap: one regex over the normalised question.
  */
-import { normalizeQuestion } from './question-details.ts';
+import { normalizeQuestion } from '../french/words.ts';
 
 /**
  * Words that make a question about health wherever they stand, written accent-folded (the

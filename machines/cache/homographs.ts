@@ -10,6 +10,8 @@
  * that merely shares the form. Pure and cheap: a map look-up, then a few neighbouring words.
  */
 
+import { AVOIR, BEFORE_CLITIC_OR_CA, CLITICS as CLITIC_WORDS, DEMONSTRATIVE_SUBJECTS, DETERMINERS, POSSESSIVES as POSSESSIVE_WORDS, QUANTIFYING_DETERMINERS, SINGULAR_PRE_ADJECTIVES, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
+
 /** The word's ordinary treatment (its stop-word status or lexicon group) is the right reading. */
 export const ORDINARY = Symbol('ordinary');
 /** Grammar cannot tell the readings apart here. */
@@ -30,9 +32,6 @@ const MASCULINE = new Set(['le', 'un', 'du', 'au', 'ce', 'cet']);
 const FEMININE = new Set(['la', 'une', 'cette', 'ma', 'ta', 'sa']);
 /** « mon amie », « son école »: before a vowel these say nothing of the gender. */
 const POSSESSIVE_MASCULINE = new Set(['mon', 'ton', 'son']);
-const ADJECTIVES_BEFORE = new Set(['bon', 'bonne', 'petit', 'petite', 'grand', 'grande', 'beau', 'bel', 'belle', 'vieux', 'vieil', 'vieille', 'nouveau', 'nouvel', 'nouvelle', 'gros', 'grosse', 'joli', 'jolie', 'mauvais', 'mauvaise', 'premier', 'premiere', 'dernier', 'derniere', 'autre', 'meme', 'vrai', 'vraie']);
-/** Before « le », « la », « l' » these make it an object pronoun (« je la ferme »), no article. */
-const BEFORE_CLITIC = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ne', 'n', 'me', 'm', 'te', 't', 'se', 's', 'lui', 'ca']);
 
 /**
  * The gender the determiner before the noun at `i` gives it (« le port », « la porte », « une
@@ -41,25 +40,24 @@ const BEFORE_CLITIC = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vou
  */
 export function determinerGender(tokens: readonly string[], i: number): 'm' | 'f' | undefined {
   let d = i - 1;
-  if (ADJECTIVES_BEFORE.has(tokens[d] ?? '')) d -= 1;
+  if (SINGULAR_PRE_ADJECTIVES.has(tokens[d] ?? '')) d -= 1;
   const det = tokens[d] ?? '';
-  if ((det === 'le' || det === 'la') && BEFORE_CLITIC.has(tokens[d - 1] ?? '')) return undefined;
+  if ((det === 'le' || det === 'la') && BEFORE_CLITIC_OR_CA.has(tokens[d - 1] ?? '')) return undefined;
   if (MASCULINE.has(det)) return 'm';
   if (FEMININE.has(det)) return 'f';
   if (POSSESSIVE_MASCULINE.has(det) && !/^[aeiouyh]/.test(tokens[d + 1] ?? '')) return 'm';
   return undefined;
 }
 
-const AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avions', 'aviez', 'avaient', 'aurai', 'auras', 'aura', 'aurons', 'aurez', 'auront', 'aurais', 'aurait', 'aurions', 'auriez', 'auraient', 'avoir', 'ayant']);
 /** What may stand between an auxiliary and its participle (« n'a pas encore plu », « a beaucoup plu »). */
 const BETWEEN = new Set(['ne', 'n', 'pas', 'plus', 'jamais', 'encore', 'deja', 'bien', 'beaucoup', 'vraiment', 'toujours', 'peu', 'trop', 'guere', 'tant']);
 /** The indirect objects « plaire » takes: « ça t'a plu », « il lui a plu », « ça vous aurait plu ». */
 const TO_SOMEONE = new Set(['me', 'm', 'te', 't', 'lui', 'nous', 'vous', 'leur']);
 /** Between a subject and its auxiliary: negation and object pronouns (« il ne m'a pas plu »). */
-const CLITICS = new Set(['ne', 'n', 'me', 'm', 'te', 't', 'se', 's', 'lui', 'nous', 'vous', 'leur', 'y', 'en', 'le', 'la', 'l', 'les']);
-const SUBJECT_PRONOUNS = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles', 'ca', 'cela', 'c']);
-const POSSESSIVES = new Set(['mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs']);
-const DETERMINERS = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', ...POSSESSIVES]);
+const CLITICS: ReadonlySet<string> = new Set(CLITIC_WORDS);
+/** « ça », « cela », « c' » too: « ça m'a plu ». */
+const SUBJECT_PRONOUNS: ReadonlySet<string> = new Set([...SUBJECT_WORDS, ...DEMONSTRATIVE_SUBJECTS]);
+const POSSESSIVES: ReadonlySet<string> = new Set(POSSESSIVE_WORDS);
 
 /** The auxiliary « avoir » before the participle at `i`, past adverbs and negation; -1 when none. */
 function auxiliaryBefore(tokens: readonly string[], i: number): number {
@@ -144,7 +142,7 @@ function ete(c: HomographContext): Reading {
  * everywhere else (« quelle est », « il l'est »).
  */
 const est = ({ tokens, i }: HomographContext): Reading =>
-  (tokens[i - 1] === 'l' && !BEFORE_CLITIC.has(tokens[i - 2] ?? '')) || /^(nord|sud)$/.test(tokens[i - 1] ?? '') ? '=point-est' : ORDINARY;
+  (tokens[i - 1] === 'l' && !BEFORE_CLITIC_OR_CA.has(tokens[i - 2] ?? '')) || /^(nord|sud)$/.test(tokens[i - 1] ?? '') ? '=point-est' : ORDINARY;
 
 /**
  * A noun form that is also a verb form: after a determiner the noun (« la ferme » a farm, « la
@@ -188,7 +186,7 @@ const byAccent = (forms: string, key: string, otherwise: (c: HomographContext) =
 };
 
 /** After an article, these stop words are nouns: « une personne », « le car », « de l'or », « un as », « une vis ». */
-const ARTICLES = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'ce', 'cet', 'cette', 'ces', 'chaque', 'quelques', 'plusieurs', 'en', ...POSSESSIVES]);
+const ARTICLES = new Set([...DETERMINERS, ...QUANTIFYING_DETERMINERS, 'en']);
 const afterArticle = (key: string) => (c: HomographContext): Reading => (c.noun && ARTICLES.has(c.tokens[c.i - 1] ?? '') ? key : ORDINARY);
 
 /** « son »: after an article a sound (« monte le son », « au son de »), else the possessive (« à son fils »). */

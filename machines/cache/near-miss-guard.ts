@@ -5,8 +5,9 @@
  * which noun each noun phrase's « de » completes (machines/cache/question-roles.ts).
  * Computed once per question — a cached entry keeps its own.
  */
-import { contentDisagreement, contentSignature, tellsFuture, words, type ContentSignature } from './content-words.ts';
-import { SPOKEN_PHRASES } from './french-lexicon.ts';
+import { SPOKEN_PHRASES } from '../french/lexicon.ts';
+import { words } from '../french/words.ts';
+import { contentDisagreement, contentSignature, tellsFuture, type ContentSignature } from './content-words.ts';
 import { detailsDisagreement, questionDetails, type QuestionDetails } from './question-details.ts';
 import { nounStructure, ordersAgree, phrasesAgree, questionRoles } from './question-roles.ts';
 

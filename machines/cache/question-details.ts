@@ -5,6 +5,9 @@
  * serving one for the other is the false hit nobody notices. Cheap: regexes, no model. Content
  * words, names included, are the content-word guard's (machines/cache/content-words.ts).
  */
+import { AVOIR_PRESENT, DEFINITE_ARTICLES, DEMONSTRATIVES, INDEFINITE_ARTICLES, POSSESSIVES } from '../french/word-classes.ts';
+import { normalizeQuestion } from '../french/words.ts';
+
 export interface QuestionDetails {
   numbers: string[];
   /** Days, relative days, parts of the day, months, dates. */
@@ -49,30 +52,15 @@ export const KIN = [
 ];
 /** Two words for one person: « mon médecin » is « mon docteur ». */
 export const KIN_SAME: Record<string, string> = { docteur: 'medecin', maman: 'mere', papa: 'pere', epoux: 'mari', epouse: 'femme', gamins: 'enfants', gosses: 'enfants' };
-// Possessives only: « le médecin » and « au médecin » are the same person.
-const POSSESSIVES = ['ma', 'mon', 'mes', 'ta', 'ton', 'tes', 'sa', 'son', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs'];
 const PLACES = [
   'pharmacie', 'hopital', 'marche', 'boulangerie', 'mairie', 'eglise', 'cimetiere', 'poste', 'banque', 'supermarche', 'jardin', 'cuisine',
   'chambre', 'salon', 'cave', 'garage', 'parc', 'plage', 'gare', 'club', 'cabinet', 'maison de retraite', 'ehpad',
 ];
+// Possessives only: « le médecin » and « au médecin » are the same person.
 const POSSESSIVE_PATTERNS = new Map(KIN.map((kin) => [kin, new RegExp(`(?:^| )(${POSSESSIVES.join('|')}) ${kin}(?: |$)`)]));
 // « ne » and its particle hold the verb and up to two clitics between them (« ne me fait plus »).
 const NEGATION = /\b(ne|n)\s+(?:\S+\s+){1,3}?(pas|plus|jamais|rien|personne|aucun|aucune|guere)\b|\b(pas|jamais|aucun|aucune|rien)\b/;
 const NEGATIONS = new RegExp(NEGATION.source, 'g');
-
-/** Lower case, accents folded, apostrophes and hyphens as spaces: « aujourd'hui » → « aujourd hui ». */
-export function normalizeQuestion(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/\p{Diacritic}/gu, '')
-    .toLowerCase()
-    .replace(/œ/g, 'oe')
-    .replace(/æ/g, 'ae')
-    .replace(/[’'`\-]/g, ' ')
-    .replace(/[^\p{L}\p{N}:h\s]/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 /** Titles, each its own detail; « maître » is a lawyer's or notary's (« docteur » is a person, above). */
 const TITLES: Record<string, string> = { monsieur: 'monsieur', messieurs: 'monsieur', madame: 'madame', mesdames: 'madame', mademoiselle: 'mademoiselle', maitre: 'maitre', professeur: 'professeur', abbe: 'abbe', cure: 'cure' };
@@ -160,8 +148,8 @@ function aspects(text: string, question: string): string[] {
  * « je dois tout manger », « tout est prêt », « c'est tout »); before an adjective it only
  * intensifies (« un ciel tout gris », « toute seule »).
  */
-const TOUT_BEFORE = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'ce', 'cet', 'cette', 'ces', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'est', 'va', 'sera', 'etait', 'ca', 'cela', 'ce', 'fini', 'compris', 'pret', 'prets']);
-const TOUT_AFTER = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avait', 'dois', 'doit', 'devez', 'faut', 'faudra', 'faudrait', 'peux', 'peut', 'pouvez', 'veux', 'veut', 'voulez', 'c', 'mange', 'manger', 'ranger', 'range', 'fait', 'faire']);
+const TOUT_BEFORE = new Set([...DEFINITE_ARTICLES, ...INDEFINITE_ARTICLES.filter((a) => a !== 'des'), ...DEMONSTRATIVES, ...POSSESSIVES, 'est', 'va', 'sera', 'etait', 'ca', 'cela', 'ce', 'fini', 'compris', 'pret', 'prets']);
+const TOUT_AFTER = new Set([...AVOIR_PRESENT, 'avait', 'dois', 'doit', 'devez', 'faut', 'faudra', 'faudrait', 'peux', 'peut', 'pouvez', 'veux', 'veut', 'voulez', 'c', 'mange', 'manger', 'ranger', 'range', 'fait', 'faire']);
 const ANY_QUANTIFIER = /\b(?:toute?s?|tous|chaque|quelques?|plusieurs|certaine?s|quelqu)\b/;
 function quantifiers(text: string): string[] {
   const most = superlatives(text);

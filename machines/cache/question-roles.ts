@@ -9,30 +9,28 @@
  * vient ma fille ? », « … que faisait ma mère »), a « qui » follows (« c'est ma sœur qui… »), « être »
  * has no object (« il est passé le facteur »), or « par » names the agent. Pure and cheap: one pass.
  */
-import { PRE_ADJECTIVES, words, type Words } from './content-words.ts';
-import { CALENDAR_WORDS, EQUIVALENTS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from './french-lexicon.ts';
+import { EQUIVALENTS } from '../french/equivalents.ts';
+import { CALENDAR_WORDS, MODAL_VERBS, QUESTION_WORDS, STOP_WORDS } from '../french/lexicon.ts';
+import { AVOIR_USUAL, CLITICS, CONTRACTED_ARTICLES, DEMONSTRATIVES, DETERMINERS, ETRE_USUAL, INDEFINITE_ARTICLES, INTERROGATIVE_DETERMINERS, NOUN_ONLY_POSSESSIVES, PRE_ADJECTIVES, SUBJECT_PRONOUNS as SUBJECT_WORDS } from '../french/word-classes.ts';
+import { fold, words, type Words } from '../french/words.ts';
 import { KIN, KIN_SAME } from './question-details.ts';
-
-const fold = (list: string) => words(list).folded;
 
 /** People named by what they do, who can call, visit or be waited for as kin can. */
 const ROLES = fold('facteur factrice plombier livreur livreuse électricien coiffeur coiffeuse jardinier notaire maire curé prêtre boulanger boulangère épicier vendeur vendeuse chauffeur policier gendarme pompier patron patronne');
 const PEOPLE = new Map<string, string>([...KIN.map((k) => [k, KIN_SAME[k] ?? k] as const), ...ROLES.map((r) => [r, r] as const)]);
 const LONGEST = Math.max(...[...PEOPLE.keys()].map((k) => k.split(' ').length));
 
-const DETERMINERS = new Set(['le', 'la', 'les', 'l', 'un', 'une', 'des', 'du', 'au', 'aux', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'ce', 'cet', 'cette', 'ces']);
 const TITLES = new Set(['monsieur', 'madame', 'mademoiselle', 'maitre']);
 /** A polite frame after « tu »: « tu peux », « tu pourrais », « tu veux bien ». */
 const POLITE = /^(peux|pourrais|veux bien|voudrais bien)\b/;
-const NOUN_BEFORE = new Set(['un', 'une', 'des', 'du', 'au', 'aux', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leurs', 'ce', 'cet', 'cette', 'ces', 'quel', 'quelle', 'quels', 'quelles']);
+const NOUN_BEFORE = new Set([...INDEFINITE_ARTICLES, ...CONTRACTED_ARTICLES, ...NOUN_ONLY_POSSESSIVES, ...DEMONSTRATIVES, ...INTERROGATIVE_DETERMINERS]);
 /** « à ma fille » is told or given something, as « ma fille » after a verb is: both objects (as said: « a » has, « à » is to). */
 const TO = new Set(['à', 'au', 'aux', 'pour']);
 /** A person after these is a possessor, a companion or a place (« le bébé de ma fille », « avec moi »): no one who can swap. */
 const OTHER_PREPOSITIONS = new Set(['de', 'd', 'du', 'des', 'en', 'avec', 'chez', 'sans', 'sur', 'contre', 'vers', 'apres', 'avant', 'entre', 'comme', 'sous']);
-const SUBJECT_PRONOUNS = new Set(['je', 'j', 'tu', 'il', 'elle', 'on', 'nous', 'vous', 'ils', 'elles']);
-const OBJECT_CLITICS = new Set(['me', 'm', 'te', 't', 'se', 's', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous', 'ne', 'n']);
-const ETRE = new Set('suis es est sommes êtes sont étais était étaient sera seront serait été'.split(' '));
-const AUXILIARIES = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avaient', 'aura', 'auront', 'aurait', 'eu', 'va', 'vais', 'vas', 'vont', 'allait', ...ETRE]);
+const SUBJECT_PRONOUNS: ReadonlySet<string> = new Set(SUBJECT_WORDS);
+const OBJECT_CLITICS: ReadonlySet<string> = new Set(CLITICS);
+const AUXILIARIES = new Set([...AVOIR_USUAL, 'eu', 'va', 'vais', 'vas', 'vont', 'allait', ...ETRE_USUAL]);
 const MODALS = new Set(Object.values(MODAL_VERBS).flatMap(fold));
 /** Listed verb forms (a group named by an infinitive): « appelé », « vient », « attend ». */
 const VERB_FORMS = new Set(EQUIVALENTS.map(fold).filter((g) => /(er|ir|re|oir)$/.test(g[0]!)).flat());
@@ -149,7 +147,7 @@ function roleAt(t: string[], said: string[], i: number, verb: (i: number) => boo
   const between = t.slice(first, i).filter((w) => !DETERMINERS.has(w) && !TITLES.has(w));
   if (between.some((w) => SUBJECT_PRONOUNS.has(w) && w !== 'il' && w !== 'elle' && w !== 'ils' && w !== 'elles')) return 'obj';
   // « être » takes no object: « il est passé, le facteur », « elle est partie ma fille », « qui est ta voisine ».
-  const etre = ETRE.has(said[first]!) && said.slice(first + 1, i).every((w, k) => ADVERBS.has(t[first + 1 + k]!) || DETERMINERS.has(t[first + 1 + k]!) || /(é|ée|és|ées|i|ie|is|u|ue|us)$/.test(w));
+  const etre = ETRE_USUAL.has(said[first]!) && said.slice(first + 1, i).every((w, k) => ADVERBS.has(t[first + 1 + k]!) || DETERMINERS.has(t[first + 1 + k]!) || /(é|ée|és|ées|i|ie|is|u|ue|us)$/.test(w));
   if (etre) return 'subj';
   if (between.some((w) => SUBJECT_PRONOUNS.has(w))) return 'obj';
   // « Quand vient ma fille ? », « Quel âge aurait eu mon père ? », « … que faisait ma mère »: the verb inverted.
@@ -179,8 +177,7 @@ const NOUN_DETERMINERS = new Set([...DETERMINERS].filter((d) => d !== 'au' && d 
 /** What may stand between the two nouns beside the verb: clitics, negation, adverbs, « qui ». */
 const BESIDE_VERB = new Set([...OBJECT_CLITICS, ...ADVERBS, 'qui', 'pas', 'plus', 'jamais']);
 const BREAKS = new Set([...SUBORDINATORS, ...OTHER_PREPOSITIONS, ...TO, 'et', 'ou', 'mais', 'dans', 'par', 'pour', 'quand', 'comment', 'pourquoi', 'ouwh']);
-const FOLDED_ETRE = new Set(fold([...ETRE].join(' ')));
-const FOLDED_AVOIR = new Set(['ai', 'as', 'a', 'avons', 'avez', 'ont', 'avais', 'avait', 'avaient', 'aura', 'auront', 'aurait']);
+const FOLDED_ETRE = new Set(fold([...ETRE_USUAL].join(' ')));
 /**
  * After these a noun undergoes what the clause's doer does, as after « à »: given or done for (« pour le
  * chien », as « pour » is for people), chased, sat on, walked behind (« court après le chien », « saute sur le
@@ -281,7 +278,7 @@ export function nounStructure(question: string, split: Words = words(question)):
     // « être » with nothing but an adjective or itself: a copula, no doer — unless a place follows (« est sous la table »).
     if (!passive && verbs.every((w) => FOLDED_ETRE.has(w)) && !inside && !b.to) continue;
     // « avoir » alone, no participle after it, has: « mes tomates ont des taches » is « des taches sur mes tomates », no doer.
-    if (!passive && !inside && verbs.every((w) => FOLDED_AVOIR.has(w))) continue;
+    if (!passive && !inside && verbs.every((w) => AVOIR_USUAL.has(w))) continue;
     if (inside && !verbs.every((w) => FOLDED_ETRE.has(w))) continue;
     if (passive && !verbs.some((w) => FOLDED_ETRE.has(w) || w === 'ete')) continue;
     if (b.to && passive) continue;

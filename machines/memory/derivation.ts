@@ -1,4 +1,5 @@
 import type { FactCategory } from './memory.port.ts';
+import { CLITICS, DETERMINERS, PARTITIVES, SUBJECT_PRONOUNS } from '../french/word-classes.ts';
 import { readerFold as fold } from './reader-fold.ts';
 
 /** Mood tiers over a 0–100 score (documented in docs/memory.md). */
@@ -120,10 +121,13 @@ export const verbatimWords = (text: string): string[] => wordsOf(fold(text));
  * and time words. A run made only of these, numbers and proper names (« le 14 juillet »,
  * « Claire et Paul à Lyon ») is a name, place or date, not verbatim.
  */
-const PLAIN_WORDS = new Set(
-  [
-    'le la les l un une des du de d au aux ce c cet cette ces ca mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs',
-    'je j me m moi tu te t toi il elle on nous vous ils elles lui eux se s y en qui que qu quoi dont ou',
+const PLAIN_WORDS = new Set([
+  ...DETERMINERS,
+  ...PARTITIVES,
+  ...SUBJECT_PRONOUNS,
+  ...CLITICS,
+  ...['c', 'ca', 'moi', 'toi', 'eux', 'qui', 'que', 'qu', 'quoi', 'dont', 'ou'],
+  ...[
     'a dans par pour sur sous avec sans chez vers entre depuis pendant avant apres contre et mais donc or ni car si comme quand puis ne n pas',
     'deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt trente quarante cinquante soixante cent cents mille premier premiere',
     'lundi mardi mercredi jeudi vendredi samedi dimanche janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre',
@@ -131,7 +135,7 @@ const PLAIN_WORDS = new Set(
   ]
     .join(' ')
     .split(' '),
-);
+]);
 
 /** Where a capital is no sign of a name: the start of a sentence, of a quotation, of a line. */
 const SENTENCE_BREAK = /[.!?…:;\n"]/u;

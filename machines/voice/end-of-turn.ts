@@ -25,6 +25,7 @@
  * the unfinished wait to it (never above `maxMs`). The finished wait and the maximum are the
  * settings'.
  */
+import { CONJUNCTIONS, DETERMINERS, HESITATIONS, PREPOSITIONS, PROCLITICS, QUANTIFYING_DETERMINERS } from '../french/word-classes.ts';
 import { PAUSE_MARGIN_MS, PAUSE_MIN_COUNT, PAUSE_QUANTILE, pauseQuantile, type PauseProfile } from './pause-profile.ts';
 
 export interface EndOfTurnSettings {
@@ -139,16 +140,12 @@ export function preemptAfterMs(decision: EndOfTurn, silenceMs: number, o: { lead
 
 /** Words after which a French sentence goes on. */
 const UNFINISHED_WORDS = new Set([
-  // conjunctions and relatives
-  'et', 'mais', 'ou', 'donc', 'or', 'ni', 'car', 'puis', 'que', 'qui', 'quand', 'lorsque', 'si', 'comme', 'puisque', 'parce', 'dont', 'alors', 'est-à-dire',
-  // prepositions
-  'de', 'à', 'au', 'aux', 'du', 'pour', 'avec', 'chez', 'dans', 'sur', 'sous', 'par', 'en', 'vers', 'sans', 'entre', 'contre', 'pendant', 'selon', 'malgré', 'parmi', 'durant', 'envers',
-  // determiners
-  'le', 'la', 'les', 'un', 'une', 'des', 'mon', 'ma', 'mes', 'ton', 'ta', 'tes', 'son', 'sa', 'ses', 'notre', 'nos', 'votre', 'vos', 'leur', 'leurs', 'ce', 'cet', 'cette', 'ces', 'quelques', 'chaque',
-  // subject and object clitics (never at a sentence's end)
-  'je', 'tu', 'il', 'ils', 'on', 'me', 'te', 'se', 'ne',
-  // hesitations
-  ...['euh', 'euhm', 'heu', 'hum', 'hmm', 'mmh', 'mh', 'ben', 'bah'],
+  ...CONJUNCTIONS,
+  ...PREPOSITIONS,
+  // Determiners (« plusieurs » is a pronoun too: « j'en ai plusieurs ») and clitics said only before a
+  // verb; an elided one (« l' », « j' ») keeps its apostrophe here and is caught as such.
+  ...[...DETERMINERS, ...QUANTIFYING_DETERMINERS.filter((q) => q !== 'plusieurs'), ...PROCLITICS].filter((w) => w.length > 1),
+  ...HESITATIONS,
 ]);
 
 /** Endings of two or three words (elided words keep their apostrophe: « j' ai »). */

@@ -1,5 +1,5 @@
 import type { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts.repository.ts';
-import { STOP_WORDS } from '../../machines/cache/french-lexicon.ts';
+import { STOP_WORDS } from '../../machines/french/lexicon.ts';
 import type { ConsentPort } from '../../machines/memory/memory.port.ts';
 
 const STOP = new Set(STOP_WORDS.split(/\s+/).filter(Boolean));

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
 import { readCalibrations } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import { SemanticCache } from '../../adapters/semantic-cache/semantic-cache.ts';
-import { contentKey, contentSignature, stem, words } from '../../machines/cache/content-words.ts';
-import { CONTRASTS, EQUIVALENTS } from '../../machines/cache/french-lexicon.ts';
+import { contentKey } from '../../machines/cache/content-keys.ts';
+import { contentSignature } from '../../machines/cache/content-words.ts';
+import { CONTRASTS, EQUIVALENTS } from '../../machines/french/equivalents.ts';
+import { stem } from '../../machines/french/stemmer.ts';
+import { words } from '../../machines/french/words.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
 
 const agree = (a: string, b: string) => guardsAgree(questionGuard(a), questionGuard(b));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contentKey, words } from '../../machines/cache/content-words.ts';
+import { contentKey } from '../../machines/cache/content-keys.ts';
+import { words } from '../../machines/french/words.ts';
 import { cacheRefusal, isHealthQuestion } from '../../machines/cache/health-topics.ts';
 import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from '../../machines/cache/homographs.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
