@@ -82,6 +82,11 @@ describe('--help', () => {
     expect(readdirSync(dir)).toEqual([]);
   }, HELP_MS * 2);
 
+  it('no node script reads --help from process.argv by hand: exitOnHelp (runtime/cli/usage.ts) or its parseArgs does', () => {
+    const files = COMMANDS.map(([, args, cwd]) => path.relative(REPO, path.join(cwd, args.find((a) => a.endsWith('.ts'))!)));
+    expect(files.filter((file) => /argv\.includes\(['"](--help|-h)['"]\)/.test(readFileSync(path.join(REPO, file), 'utf8')))).toEqual([]);
+  });
+
   it.each(SHELL_SCRIPTS)('bash %s --help: its usage, exit 0, nothing installed', (script) => {
     const run = spawnSync('bash', [script, '--help'], { cwd: REPO, encoding: 'utf8', timeout: HELP_MS, env: { PATH: `${tools}:${process.env.PATH ?? ''}` } });
     expect(run.stderr).toBe('');
