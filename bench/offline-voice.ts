@@ -3,6 +3,7 @@ import { EspeakSpeaker } from '../adapters/voice/espeak-speaker.ts';
 import { findPicoLingware, PICO_LINGWARE_DIR } from '../adapters/voice/pico-lingware.ts';
 import { PicoSpeaker } from '../adapters/voice/pico-speaker.ts';
 import type { SpeakerPort } from '../machines/voice/voice.port.ts';
+import { exitOnHelp } from '../runtime/cli/usage.ts';
 import { percentile } from './support/stats.ts';
 
 /**
@@ -15,10 +16,7 @@ import { percentile } from './support/stats.ts';
  *   npm run bench:offline-voice [-- ROUNDS]
  */
 const USAGE = 'usage: npm run bench:offline-voice [-- ROUNDS]   (ROUNDS: rounds of the eight sentences per voice, default 10)';
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  console.log(USAGE);
-  process.exit(0);
-}
+exitOnHelp(USAGE);
 const ROUNDS = Number(process.argv[2] ?? 10);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
   console.error(`bench:offline-voice: ROUNDS must be a positive whole number, not "${process.argv[2]}"\n${USAGE}`);

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
+# usage: bash scripts/install-pico.sh   (npm runs it as pretest, before `npm test`)
 # SVOX Pico's French lingware, the offline voice the runtime prefers (docs/voice.md#the-offline-voice):
 # Debian's libttspico-data, in the non-free section. Run by .ci/run and before `npm test` (the offline
 # voice tests need it): installs it when missing and this user can, enabling Debian's non-free component
 # in a sources file of its own when apt does not know the package; otherwise says how.
+# --help or -h: these lines as its usage, and nothing installed or checked.
 set -euo pipefail
+case "${1:-}" in --help | -h) sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 dir=/usr/share/pico/lang
 [ -f "$dir/fr-FR_ta.bin" ] && [ -f "$dir/fr-FR_nk0_sg.bin" ] && exit 0
 how="enable Debian's non-free component in the apt sources, then 'sudo apt-get install -y libttspico-data' (docs/voice.md#the-offline-voice)"

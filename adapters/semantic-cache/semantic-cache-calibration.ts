@@ -10,8 +10,8 @@ export type CacheProfile = (typeof CACHE_PROFILES)[number];
 export type ActiveProfile = Exclude<CacheProfile, 'off'>;
 export const ACTIVE_PROFILES: readonly ActiveProfile[] = ['strict', 'permissive', 'aggressive'];
 /**
- * Each profile's promise: the precision it must reach to be offered at all, on pairs no rule of the
- * guard was ever shaped on (the calibration's `unseen` set). The held-out part of the calibration set
+ * Each profile's promise: the precision it must reach to be offered at all, on pairs written after the
+ * guard's rules were final (the calibration's `unseen` set). The held-out part of the calibration set
  * does not decide: its false hits were read, and rules written for them.
  */
 export const PROFILE_PRECISION: Record<ActiveProfile, number> = { strict: 0.98, permissive: 0.95, aggressive: 0.9 };
@@ -49,7 +49,7 @@ const ProfileCalibration = z.object({
 export type ProfileCalibration = z.infer<typeof ProfileCalibration>;
 const ModelCalibration = z.object({
   split: z.object({ method: z.string(), train: z.number().int(), heldOut: z.number().int() }),
-  /** The pairs file no rule was shaped on (written after the rules, evaluated once), as given to cache:calibrate. */
+  /** The pairs file written after the rules were final (evaluated once, never tuned on), as given to cache:calibrate. */
   unseen: z.object({ set: z.string(), pairs: z.number().int() }),
   strict: ProfileCalibration,
   permissive: ProfileCalibration,
@@ -107,7 +107,7 @@ export function writeCalibration(modelId: string, calibration: ModelCalibration,
 
 /** A score as the banner says it, naming the set it was measured on. */
 const figures = (s: Score, set: string) =>
-  `precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} pairs no rule was shaped on (${set})`;
+  `precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} pairs written after the rules (${set})`;
 
 /**
  * The active threshold, or why there is none (the cache then runs off, said once at start): a
@@ -207,7 +207,7 @@ export function pickThreshold(pairs: ScoredPair[], target: number): number {
   return Math.max(MIN_THRESHOLD, raised === Infinity ? lowest : raised);
 }
 
-/** Labelled pairs no rule was shaped on, with their similarities, and the file they came from. */
+/** Labelled pairs written after the rules, with their similarities, and the file they came from. */
 export interface UnseenPairs {
   set: string;
   pairs: LabelledPair[];

@@ -11,6 +11,11 @@ export class PicoError extends Error {
   override name = 'PicoError';
 }
 
+/** Pico did not load: its lingware unreadable or corrupt, the WASM module refused (OFFLINE_VOICE=auto then speaks with espeak-ng). */
+export class PicoLoadError extends PicoError {
+  override name = 'PicoLoadError';
+}
+
 export interface PicoSpeakerOptions {
   /** The French lingware (Debian's libttspico-data): findPicoLingware. */
   lingware: PicoLingware;
@@ -154,6 +159,7 @@ function engineFor(lingware: PicoLingware): () => SpeechWorkerEngine {
         tailSamples: TAIL_SAMPLES,
       }),
       error: (message) => new PicoError(message),
+      loadError: (message) => new PicoLoadError(message),
     });
     engines.set(lingware.dir, engine);
   }

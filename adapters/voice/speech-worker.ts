@@ -17,6 +17,8 @@ export interface SpeechWorkerSpec {
   workerData: () => unknown;
   /** The engine's own error class, for every failure it reports. */
   error: (message: string) => Error;
+  /** …and for a worker that fails before it is loaded, when the engine tells those apart (a caller may then use another voice). */
+  loadError?: (message: string) => Error;
 }
 
 /**
@@ -159,21 +161,21 @@ export class SpeechWorkerEngine {
     worker.unref();
     // A replaced worker's last words, its exit above all, are no longer this engine's business.
     worker.on('message', (message: WorkerMessage) => worker === this.worker && this.receive(message));
-    worker.on('error', (err) => worker === this.worker && this.die(this.spec.error(`${label} worker failed: ${err.message}`)));
-    worker.on('exit', () => worker === this.worker && this.die(this.spec.error(`${label} worker exited`)));
-    this.watch(START_MS, () => this.die(this.spec.error(`${label} did not load within ${START_MS} ms`)));
+    worker.on('error', (err) => worker === this.worker && this.die(`${label} worker failed: ${err.message}`));
+    worker.on('exit', () => worker === this.worker && this.die(`${label} worker exited`));
+    this.watch(START_MS, () => this.die(`${label} did not load within ${START_MS} ms`));
     return worker;
   }
 
   private receive(message: WorkerMessage): void {
     const { label, sampleRate } = this.spec;
     if ('ready' in message) {
-      if (message.sampleRate !== sampleRate) return this.die(this.spec.error(`${label} speaks at ${message.sampleRate} Hz, not ${sampleRate}`));
+      if (message.sampleRate !== sampleRate) return this.die(`${label} speaks at ${message.sampleRate} Hz, not ${sampleRate}`);
       clearTimeout(this.watchdog);
       this.ready = true;
       return this.pump();
     }
-    if ('failed' in message) return this.die(this.spec.error(`${label} did not load: ${message.failed}`));
+    if ('failed' in message) return this.die(`${label} did not load: ${message.failed}`);
     const job = this.current;
     if (!job || job.id !== message.id) return;
     if ('pcm' in message) {
@@ -214,8 +216,10 @@ export class SpeechWorkerEngine {
     void stuck.terminate();
   }
 
-  private die(error: Error): void {
+  /** Before its worker said it was loaded, a failure is the spec's load error (when it has one). */
+  private die(message: string): void {
     if (this.dead) return;
+    const error = (this.ready ? this.spec.error : (this.spec.loadError ?? this.spec.error))(message);
     this.dead = true;
     clearTimeout(this.watchdog);
     for (const job of [this.current, ...this.queue]) job?.fail(error);

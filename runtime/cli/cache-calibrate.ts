@@ -93,7 +93,7 @@ async function main(): Promise<void> {
   const same = pairs.filter((p) => p.same).length;
   console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
   console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs`);
-  console.log(`and on the ${unseen.length} pairs of ${values.unseen}, which no rule was shaped on: their precision decides "offered"\n`);
+  console.log(`and on the ${unseen.length} pairs of ${values.unseen}, written after the rules: their precision decides "offered"\n`);
   console.log('| profile | promise | threshold | unseen precision | unseen hit rate | outside health | unseen false hits | offered | (held-out precision / hit rate) | (train precision / hit rate) |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|---:|');
   for (const profile of ACTIVE_PROFILES) {

@@ -75,7 +75,7 @@ export async function evaluateMain(argv: string[], io: EvaluateIo): Promise<numb
       const { threshold, offered } = calibration[profile];
       const s = score(scored, threshold);
       io.out('');
-      io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : `, not offered: its precision on ${calibration.unseen.set}, which no rule was shaped on, missed its promise`})`);
+      io.out(`${profile} (threshold ${threshold.toFixed(4)}${offered ? '' : `, not offered: its precision on ${calibration.unseen.set}, written after the rules, missed its promise`})`);
       io.out(`  pairs ${s.pairs}, precision ${s.precision.toFixed(3)}, paraphrase hit rate ${s.hitRate.toFixed(3)}, hits ${s.hits}, false hits ${s.falseHits}`);
       if (health.length > 0) io.out(`  paraphrase hit rate outside health ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} (${s.positivesOutsideHealth} same-meaning pairs)`);
       // A file that marks its longer sentences (`"long": true`) gets each part's figures: their promises differ.

@@ -36,6 +36,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'PUT /v1/admin/seniors/:id/profile': 'Corrects the interlocutor and the compass.',
   'GET /v1/ops/sessions': 'Every live session of every runtime process sharing the database, redacted (never a word of the conversation).',
   'GET /v1/ops/sessions/:id': 'A session of this process in full (redacted), or another process’s presence row.',
+  'GET /v1/ops/sessions/:id/timeline': 'A local session’s turns, latest 100: rank, start, flux, latency, barge-in and SOS reason — never a word of any turn; another process’s session: its process only.',
   'POST /v1/ops/sessions/:id/close': 'Closes a session: at once on this process (200), at the owner’s next heartbeat on another (202).',
   'GET /v1/ops/machine': 'The session machine’s state tree, as the console draws it.',
 };

@@ -3,6 +3,7 @@ import { findPicoLingware, PICO_FRENCH_FILES, type PicoLingware } from '../../ad
 import { PicoSpeaker } from '../../adapters/voice/pico-speaker.ts';
 import type { SpeakerPort } from '../../machines/voice/voice.port.ts';
 import type { Config } from '../config.ts';
+import { PicoWithFallback } from './pico-with-fallback.ts';
 
 export class OfflineVoiceError extends Error {
   override name = 'OfflineVoiceError';
@@ -13,7 +14,7 @@ export type OfflineVoice = { engine: 'pico'; lingware: PicoLingware } | { engine
 
 /**
  * OFFLINE_VOICE against what is installed: `auto` takes SVOX Pico when its French lingware is in
- * PICO_LINGWARE_DIR and espeak-ng otherwise; `pico` without the lingware is an OfflineVoiceError,
+ * PICO_LINGWARE_DIR and espeak-ng otherwise (and, at run time, when Pico fails to load: PicoWithFallback); `pico` without the lingware is an OfflineVoiceError,
  * so a kiosk meant to have the better voice does not start with the other one unnoticed.
  */
 export function offlineVoiceOf(config: Pick<Config, 'OFFLINE_VOICE' | 'PICO_LINGWARE_DIR'>): OfflineVoice {
@@ -30,9 +31,15 @@ export function offlineVoiceOf(config: Pick<Config, 'OFFLINE_VOICE' | 'PICO_LING
  * The offline speaker: every reply without MISTRAL_API_KEY, and the fallback when Voxtral's speech
  * fails; `engine` labels its failures in kohami_speech_errors_total.
  */
-export function createOfflineSpeaker(config: Pick<Config, 'OFFLINE_VOICE' | 'PICO_LINGWARE_DIR'>): { speaker: SpeakerPort; engine: OfflineVoice['engine'] } {
+export function createOfflineSpeaker(
+  config: Pick<Config, 'OFFLINE_VOICE' | 'PICO_LINGWARE_DIR'>,
+  onPicoFallback: (error: Error) => void = () => {},
+): { speaker: SpeakerPort; engine: OfflineVoice['engine'] } {
   const voice = offlineVoiceOf(config);
-  return { speaker: voice.engine === 'pico' ? new PicoSpeaker({ lingware: voice.lingware }) : new EspeakSpeaker(), engine: voice.engine };
+  if (voice.engine === 'espeak') return { speaker: new EspeakSpeaker(), engine: 'espeak' };
+  const pico = new PicoSpeaker({ lingware: voice.lingware });
+  // `auto` asked for the best voice there is: espeak-ng when Pico will not load. `pico` asked for Pico: its failures show.
+  return { speaker: config.OFFLINE_VOICE === 'auto' ? new PicoWithFallback(pico, onPicoFallback) : pico, engine: 'pico' };
 }
 
 /** How the start banner names the offline voice. */

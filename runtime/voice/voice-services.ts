@@ -80,7 +80,7 @@ export async function checkSpeechVoice(speaker: MistralSpeaker, config: Config, 
  */
 export async function createVoiceServices(config: Config, deps: VoiceServiceDeps): Promise<VoiceServices> {
   const { metrics } = deps;
-  const { speaker: offline, engine: offlineEngine } = createOfflineSpeaker(config);
+  const { speaker: offline, engine: offlineEngine } = createOfflineSpeaker(config, (err) => deps.logger.warn({ err }, 'SVOX Pico did not load: the offline voice is espeak-ng from now on'));
   const key = config.MISTRAL_API_KEY;
   const mistral = { apiKey: key ?? '', baseUrl: config.MISTRAL_BASE_URL, env: config.KOHAMI_ENV };
   const voxtral = deps.voxtral ?? (await createMistralSpeaker(config, deps.logger));

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,7 +116,7 @@ describe('Dockerfile', () => {
 });
 
 describe('one image name and tag', () => {
-  it('kohami-runtime:<package.json version> in the Dockerfile, docker-compose.yml, deploy/k8s and docs/operations.md', () => {
+  it('kohami-runtime:<package.json version> in the Dockerfile, docker-compose.yml, deploy/k8s and every tag the docs write', () => {
     const image = `kohami-runtime:${(JSON.parse(repoFile('package.json')) as { version: string }).version}`;
     const compose = Object.values(composeFile().services).filter((s) => s.build !== undefined);
     expect(compose.map((s) => s.image)).toEqual(compose.map(() => image));
@@ -129,8 +129,13 @@ describe('one image name and tag', () => {
     const operations = repoFile('docs/operations.md');
     const named = [...operations.matchAll(/docker (?:build -t|run [^\n]*?) (kohami-runtime(?::\S+)?)/g)].map((m) => m[1]);
     expect(named.length).toBeGreaterThanOrEqual(3);
-    expect(named.filter((n) => !n!.includes(':'))).toEqual([]);
+    expect(named.filter((n) => n !== image && n !== 'kohami-runtime:$VERSION')).toEqual([]);
     expect(operations).toContain(`docker build -t ${image} .`);
+    // And every tag written anywhere in the docs and manifests: package.json's version, or a release's $VERSION.
+    const files = ['README.md', 'Dockerfile', 'docker-compose.yml', ...readdirSync(new URL('../../docs', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), ...readdirSync(new URL('../../deploy/k8s', import.meta.url)).map((f) => `deploy/k8s/${f}`)];
+    const tags = files.flatMap((file) => [...repoFile(file).matchAll(/kohami-runtime:([\w.$-]+)/g)].map((m) => `${file}: ${m[1]}`));
+    expect(tags.length).toBeGreaterThanOrEqual(10);
+    expect(tags.filter((t) => !t.endsWith(`: ${image.split(':')[1]}`) && !t.endsWith(': $VERSION'))).toEqual([]);
   });
 });
 

@@ -26,7 +26,7 @@ afterAll(async () => {
 describe('semantic cache, end to end', () => {
   it('is on with the strict profile of the local embedder’s calibration, said with its held-out figures', () => {
     // The tests' calibration (test/support/cache-calibration.ts): the shipped thresholds, offered.
-    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d{4}, precision 0\.\d{3}, hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on \d+ pairs no rule was shaped on \(a test fixture: the shipped thresholds, offered\)$/);
+    expect(rt.semanticCacheSetting).toMatch(/^strict: threshold 0\.\d{4}, precision 0\.\d{3}, hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on \d+ pairs written after the rules \(a test fixture: the shipped thresholds, offered\)$/);
   });
 
   it('does not cache a follow-up with no exchange before it (bypass)', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { EspeakSpeaker, ESPEAK_SAMPLE_RATE } from '../../adapters/voice/espeak-speaker.ts';
-import { findPicoLingware, PICO_LINGWARE_DIR } from '../../adapters/voice/pico-lingware.ts';
-import { PICO_SAMPLE_RATE, PicoSpeaker } from '../../adapters/voice/pico-speaker.ts';
+import { findPicoLingware, PICO_FRENCH_FILES, PICO_LINGWARE_DIR } from '../../adapters/voice/pico-lingware.ts';
+import { PICO_SAMPLE_RATE, PicoLoadError, PicoSpeaker } from '../../adapters/voice/pico-speaker.ts';
 import { MISTRAL_TTS_SAMPLE_RATE } from '../../adapters/voice/mistral-speaker.ts';
 import { resample } from '../../machines/voice/resample.ts';
 import { loadConfig } from '../../runtime/config.ts';
@@ -122,6 +122,33 @@ describe('the runtime’s offline voice', () => {
       expect(rms(await say(without.services.speaker))).toBeGreaterThan(500);
     } finally {
       await Promise.all([withPico.pool.end(), without.pool.end()]);
+    }
+  });
+
+  it('OFFLINE_VOICE=auto: lingware that is there but will not load, and espeak-ng speaks (at Pico’s rate), said once in the log; `pico` fails instead', async () => {
+    const corrupt = mkdtempSync(path.join(tmpdir(), 'kohami-corrupt-pico-'));
+    for (const file of PICO_FRENCH_FILES) writeFileSync(path.join(corrupt, file), Buffer.alloc(4096, 0x5a));
+    const logged: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(line) });
+    const pool = new pg.Pool({ max: 1 }); // never connected: speaking needs no database
+    const deps = { pool, consents: new PgConsentAdapter(pool), variations, metrics: createMetrics(), logger };
+    try {
+      const auto = await createVoiceServices(loadConfig({ KOHAMI_ENV: 'test', PICO_LINGWARE_DIR: corrupt }), deps);
+      expect(auto.speaker.sampleRate).toBe(PICO_SAMPLE_RATE);
+      const expected = resample(await say(new EspeakSpeaker()), ESPEAK_SAMPLE_RATE, PICO_SAMPLE_RATE);
+      for (const sentence of [1, 2]) {
+        const spoken = await say(auto.speaker);
+        expect(rms(spoken), `sentence ${sentence}`).toBeGreaterThan(500);
+        expect(Math.abs(spoken.length - expected.length), `sentence ${sentence}`).toBeLessThanOrEqual(SAME_LENGTH * PICO_SAMPLE_RATE);
+      }
+      expect(auto.speaker.voiceId).toBe(new EspeakSpeaker().voiceId);
+      expect(logged.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(['SVOX Pico did not load: the offline voice is espeak-ng from now on']);
+
+      const pico = await createVoiceServices(loadConfig({ KOHAMI_ENV: 'test', OFFLINE_VOICE: 'pico', PICO_LINGWARE_DIR: corrupt }), deps);
+      await expect(say(pico.speaker)).rejects.toThrow(PicoLoadError);
+    } finally {
+      await pool.end();
+      rmSync(corrupt, { recursive: true, force: true });
     }
   });
 

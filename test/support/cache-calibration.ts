@@ -7,7 +7,7 @@ import { ACTIVE_PROFILES, readCalibrations } from '../../adapters/semantic-cache
 /**
  * The calibration the tests of the semantic cache's behaviour run on: the shipped thresholds, each
  * profile offered. The shipped calibration offers none for the local embedder — its precision on the
- * pairs no rule was shaped on misses every promise (docs/semantic-cache.md), so a runtime on it runs
+ * pairs written after the rules misses every promise (docs/semantic-cache.md), so a runtime on it runs
  * with the cache off — while what those tests check is what the cache does at its threshold.
  * Written under the system's temporary folder, named after its content: the test processes share it.
  */

@@ -39,15 +39,28 @@ export async function spawnRuntime(args: string[], options: { env: Record<string
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const started = Date.now();
-  while (!out.includes('kiosk WebSocket')) {
-    if (child.exitCode !== null || Date.now() - started > (options.startMs ?? 30_000)) throw new Error(`runtime process did not start:\n${out}`);
-    // A process that dies says why: its output is in the error rather than a wait until the test's timeout.
-    await new Promise((r) => {
-      child.stdout!.once('data', r);
-      child.once('close', r);
-    });
-  }
+  const startMs = options.startMs ?? 30_000;
+  // One listener each until the banner, the process's end or the bound, whichever comes first: a process
+  // that hangs silently is killed at the bound, and one that dies says why in the error.
+  await new Promise<void>((resolve, reject) => {
+    const settle = (error?: Error) => {
+      clearTimeout(bound);
+      child.stdout!.off('data', onOutput);
+      child.stderr!.off('data', onOutput);
+      child.off('close', onClose);
+      if (!error) return resolve();
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    const onOutput = () => {
+      if (out.includes('kiosk WebSocket')) settle();
+    };
+    const onClose = () => settle(new Error(`runtime process exited before it started:\n${out}`));
+    const bound = setTimeout(() => settle(new Error(`runtime process did not start within ${startMs} ms:\n${out}`)), startMs);
+    child.stdout!.on('data', onOutput);
+    child.stderr!.on('data', onOutput);
+    child.once('close', onClose);
+  });
   const url = /listening on (\S+)/.exec(out)![1]!;
   return {
     child,

@@ -228,7 +228,7 @@ describe('calibration', () => {
   it('offers a profile only when its precision on the unseen pairs reaches its promise, whatever the held-out part says; the banner names the set', async () => {
     const train = [...pairsIn('train', 10, true, 't'), ...pairsIn('train', 2, false, 't')];
     const heldOut = pairsIn('heldOut', 10, true, 'h');
-    // Pairs no rule was shaped on: one labelled different that the guard cannot tell apart (the same content words), a false hit.
+    // Pairs written after the rules: one labelled different that the guard cannot tell apart (the same content words), a false hit.
     const unseen = [...pairsIn('heldOut', 10, true, 'u'), ...pairsIn('heldOut', 1, false, 'lookalike', 'paraphrase')];
     const pairs = [...train, ...heldOut];
     const similarityOf = (p: LabelledPair) => (p.same ? 0.9 : 0.95);
@@ -241,10 +241,10 @@ describe('calibration', () => {
     expect(all['model-a']!.unseen).toEqual({ set: 'blind.jsonl', pairs: 11 });
     expect(thresholdFor('strict', 'model-a', all)).toEqual({
       threshold: null,
-      reason: 'strict not offered for model-a: precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs no rule was shaped on (blind.jsonl), below its promise 0.98',
+      reason: 'strict not offered for model-a: precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl), below its promise 0.98',
     });
     expect(thresholdFor('permissive', 'model-a', all).threshold).toBeNull();
-    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs no rule was shaped on (blind.jsonl)' });
+    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl)' });
     expect(thresholdFor('strict', 'model-b', all)).toEqual({ threshold: null, reason: expect.stringContaining('no calibration') });
     expect(thresholdFor('off', 'model-a', all).threshold).toBeNull();
   });
@@ -262,7 +262,7 @@ describe('calibration', () => {
     const calibration = readCalibrations()[new LocalHashEmbedder().modelId]!;
     expect(calibration.pairs).toBe(shipped.length);
     expect(calibration.split.heldOut).toBe(shipped.filter(isHeldOut).length);
-    // The pairs no rule was shaped on: the fifth blind set, written after the rules and run once.
+    // The unseen pairs: the fifth blind set, written after the rules and evaluated once.
     expect(calibration.unseen).toEqual({ set: 'calibration/pairs-blind-5.fr.jsonl', pairs: readPairs('calibration/pairs-blind-5.fr.jsonl').length });
     for (const profile of ['strict', 'permissive', 'aggressive'] as const) {
       const p = calibration[profile];
@@ -275,7 +275,7 @@ describe('calibration', () => {
     expect(calibration.strict.unseen.precision).toBeLessThan(PROFILE_PRECISION.strict);
     expect(thresholdFor('strict', new LocalHashEmbedder().modelId, readCalibrations())).toEqual({
       threshold: null,
-      reason: expect.stringMatching(/^strict not offered for kohami-local-hash-v1: precision 0\.8\d\d, hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on 400 pairs no rule was shaped on \(calibration\/pairs-blind-5\.fr\.jsonl\), below its promise 0\.98$/),
+      reason: expect.stringMatching(/^strict not offered for kohami-local-hash-v1: precision 0\.8\d\d, hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on 400 pairs written after the rules \(calibration\/pairs-blind-5\.fr\.jsonl\), below its promise 0\.98$/),
     });
   });
 

@@ -10,6 +10,9 @@ import { copyFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { docComment, exitOnHelp } from '../../../runtime/cli/usage.ts';
+
+exitOnHelp(() => docComment(import.meta.url));
 
 const here = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const { values } = parseArgs({ options: { out: { type: 'string', default: path.join(here, 'dist') } } });
