@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import { ALL_TESTS, EXTERNAL_TESTS } from './test/support/test-projects.ts';
 
 /** A test's time: PGlite takes seconds to boot, and each file opens one database and shares it. */
 const TEST_TIMEOUT_MS = 30_000;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    // Once per run, before any file: the migrated database image every test database starts from.
+    globalSetup: ['test/support/global-setup.ts'],
     // Every message to a Mistral fake is checked against the SDK's schemas: a test that breaks the contract fails.
     setupFiles: ['test/support/contract-setup.ts'],
     testTimeout: TEST_TIMEOUT_MS,
@@ -16,5 +18,10 @@ export default defineConfig({
     expect: { poll: { timeout: TEST_TIMEOUT_MS / 2 } },
     pool: 'forks',
     maxWorkers: 2,
+    // Both inherit everything above (test/support/test-projects.ts says which file goes where).
+    projects: [
+      { extends: true, test: { name: 'in-process', include: ALL_TESTS, exclude: EXTERNAL_TESTS } },
+      { extends: true, test: { name: 'external', include: EXTERNAL_TESTS } },
+    ],
   },
 });

@@ -75,6 +75,16 @@ export interface RuntimeOverrides {
   rateLimit?: { perSecond: number; burst: number };
   /** Also handed every session actor's raw inspection events (the Stately inspector). */
   inspect?: (event: InspectionEvent) => void;
+  /**
+   * A new embedded database (`memory://`, or a directory without a cluster yet) starts as a copy of
+   * this migrated image (a test run makes it once: test/support/database-image.ts) instead of initdb
+   * and every migration; migrate() still checks it. Ignored with DATABASE_URL.
+   */
+  databaseImage?: string;
+  /** false: the nightly dream is neither scheduled nor worked by this process (pg-boss still runs the erasure purge). Default true. */
+  dreamScheduler?: boolean;
+  /** false: no OpenAPI document and no Swagger UI (`/docs`). Default true. */
+  apiDocs?: boolean;
 }
 
 export interface Runtime {
@@ -157,6 +167,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     databaseUrl: config.DATABASE_URL,
     pgliteDataDir: config.PGLITE_DATA_DIR,
     pgliteSharedBuffersMb: config.PGLITE_SHARED_BUFFERS_MB,
+    pgliteImage: overrides.databaseImage,
     onFatal: (err) => logger.fatal({ err }, 'the embedded database thread died: every query will fail'),
   });
   try {
@@ -350,7 +361,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     retryDelaySeconds: config.DREAM_JOB_RETRY_DELAY_S,
     maintenanceSeconds: config.DREAM_JOB_MAINTENANCE_S,
   });
-  await dreams.start();
+  await dreams.start({ nightly: overrides.dreamScheduler ?? true });
   const erasurePurge = new ErasurePurge(dreams.boss, new PgErasurePurgeRepository(db.pool), config.ERASURE_PURGE_DELAY_S, logger);
   await erasurePurge.start();
 
@@ -427,6 +438,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     seniorLimits: { socketsPerSenior: config.KIOSK_SOCKETS_PER_SENIOR, startsBurst: config.KIOSK_STARTS_BURST, startsPerMinute: config.KIOSK_STARTS_PER_MINUTE },
     voice: voiceSessionFactory(voiceServices),
     mistralRegion: mistralHost?.region ?? 'offline',
+    apiDocs: overrides.apiDocs ?? true,
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });

@@ -28,6 +28,8 @@ export interface DatabaseOptions {
   pgliteSharedBuffersMb?: number;
   /** Told if the embedded database's thread dies after start (the pool then fails every query). */
   onFatal?: (err: Error) => void;
+  /** A new embedded database (`memory://`, or a directory without a cluster yet) starts as a copy of this image (a test run's migrated database), not from initdb. */
+  pgliteImage?: string | undefined;
   /** How long a connection may keep the embedded session in an open transaction while sending nothing (default 10 s). */
   idleOwnerMs?: number;
 }
@@ -164,7 +166,7 @@ async function openEmbedded(opts: DatabaseOptions, holder: string, serves: boole
   const lock = memory ? null : await lockDataDir(path.resolve(dir), holder, serves);
   let thread;
   try {
-    thread = await startPgliteThread(dir, { idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.pgliteSharedBuffersMb });
+    thread = await startPgliteThread(dir, { idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.pgliteSharedBuffersMb, image: opts.pgliteImage });
   } catch (err) {
     await lock?.release();
     throw err;

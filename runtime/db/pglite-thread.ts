@@ -100,7 +100,7 @@ export const PGLITE_CLOSE_MS = 10_000;
  * whole life (bench:idle-memory). A directory that already holds a cluster (PG_VERSION) is left alone.
  */
 async function initPgliteDataDir(dataDir: string): Promise<void> {
-  if (await access(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false)) return;
+  if (await hasCluster(dataDir)) return;
   const script = new URL('./pglite-initdb.ts', import.meta.url).pathname;
   await new Promise<void>((resolve, reject) => {
     execFile(process.execPath, [script, dataDir], { timeout: INITDB_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
@@ -111,22 +111,38 @@ async function initPgliteDataDir(dataDir: string): Promise<void> {
   });
 }
 
+function hasCluster(dataDir: string): Promise<boolean> {
+  return access(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false);
+}
+
 export interface PgliteThread {
   worker: Worker;
   /** The Unix socket the database is served on. */
   socket: string;
   /** Resolves with the thread's exit code. */
   exited: Promise<number>;
+  /** Writes the database's whole cluster to `file` (a tar), from which another throwaway database can start (`image`). */
+  dump(file: string): Promise<void>;
   /** Closes PGlite cleanly (unless the thread is already gone) and lets the thread end (terminated past PGLITE_CLOSE_MS), removes a throwaway database's socket directory. */
   close(): Promise<void>;
 }
+
+export interface PgliteThreadOptions {
+  idleOwnerMs?: number | undefined;
+  sharedBuffersMb?: number | undefined;
+  /** A new database (`memory://`, or a directory without a cluster yet) starts as a copy of this image (`PgliteThread.dump`'s tar), not from initdb. */
+  image?: string | undefined;
+}
+
+/** How long a dump may take: tens of MiB copied in memory and written, seconds on a loaded machine. */
+const DUMP_TIMEOUT_MS = 60_000;
 
 /**
  * Starts the embedded database's thread on `dataDir` (a directory, already made private and locked
  * by the caller, or `memory://`) and waits until it serves. A `memory://` database's socket lives in
  * a private `mkdtemp` directory (0700), removed at close.
  */
-export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: number | undefined; sharedBuffersMb?: number | undefined } = {}): Promise<PgliteThread> {
+export async function startPgliteThread(dataDir: string, opts: PgliteThreadOptions = {}): Promise<PgliteThread> {
   const memory = dataDir.startsWith('memory://');
   const socketDir = memory ? await mkdtemp(path.join(tmpdir(), 'kohami-pg-')) : null;
   // A throwaway database writes no file but its socket, in a directory that is already 0700.
@@ -139,9 +155,11 @@ export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: n
   let socket: string;
   try {
     socket = socketDir ? socketIn(socketDir, `the temporary directory ${socketDir}`) : dataDirSocket(dataDir);
+    // A directory that already holds a cluster resumes it, whatever the image.
+    const image = opts.image && (memory || !(await hasCluster(dataDir))) ? opts.image : undefined;
     // Under the owner-only umask, which the initdb process inherits.
-    if (!memory) await initPgliteDataDir(dataDir);
-    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
+    if (!memory && !image) await initPgliteDataDir(dataDir);
+    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, image, idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
   } catch (err) {
     await cleanup();
     throw err;
@@ -164,6 +182,7 @@ export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: n
     worker,
     socket,
     exited,
+    dump: (file) => dumpThrough(worker, file),
     close: async () => {
       if (alive) {
         worker.postMessage({ type: 'close' });
@@ -175,4 +194,23 @@ export async function startPgliteThread(dataDir: string, opts: { idleOwnerMs?: n
       await cleanup();
     },
   };
+}
+
+function dumpThrough(worker: Worker, file: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const bound = setTimeout(() => settle(new Error(`the embedded database's dump to ${file} did not finish within ${DUMP_TIMEOUT_MS / 1000} s`)), DUMP_TIMEOUT_MS);
+    const answer = (msg: { type: string; message?: string }) => {
+      if (msg.type === 'dumped') settle(null);
+      else if (msg.type === 'dump-failed') settle(new Error(`the embedded database's dump to ${file} failed: ${msg.message}`));
+    };
+    const exit = (code: number) => settle(new Error(`the embedded database thread exited with code ${code} during a dump`));
+    const settle = (err: Error | null) => {
+      clearTimeout(bound);
+      worker.off('message', answer).off('exit', exit);
+      if (err) reject(err);
+      else resolve();
+    };
+    worker.on('message', answer).on('exit', exit);
+    worker.postMessage({ type: 'dump', file });
+  });
 }

@@ -13,7 +13,8 @@
 // a whole extended exchange up to Sync, a whole transaction. Nothing else runs meanwhile.
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { chmodSync, readdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -36,8 +37,11 @@ const ROLLBACK = simpleQuery('ROLLBACK');
 // read from the files, through the OS page cache (pglite-thread.ts: PGLITE_SHARED_BUFFERS_MB).
 // wal_recycle off: a WAL segment the checkpoint retires is removed, not renamed for reuse with the
 // rows it logged still in it (an erasure's purge relies on it: runtime/jobs/erasure-purge.ts).
+// A new database may start from an image (`dump` below wrote it): its cluster is unpacked instead
+// of running initdb, several times slower (pglite-thread.ts passes one only when there is no cluster).
 const db = await PGlite.create({
   dataDir: workerData.dataDir,
+  ...(workerData.image ? { loadDataDir: new Blob([readFileSync(workerData.image)]) } : {}),
   extensions: { vector },
   startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${workerData.sharedBuffersMb}MB`, '-c', 'wal_recycle=off'],
 });
@@ -331,6 +335,7 @@ await new Promise((resolve, reject) => server.once('error', reject).listen(worke
 parentPort.postMessage({ type: 'ready', socket: workerData.socket });
 
 parentPort.on('message', async (msg) => {
+  if (msg.type === 'dump') return dump(msg.file);
   if (msg.type !== 'close') return;
   server.close();
   const open = [...connections];
@@ -340,3 +345,14 @@ parentPort.on('message', async (msg) => {
   // Nothing is left to keep the thread alive: it ends by itself, not terminated mid-compilation (pglite-thread.ts).
   parentPort.close();
 });
+
+/** Writes the whole cluster as an uncompressed tar (unpacking it is what a start from the image waits on). */
+async function dump(file) {
+  try {
+    // Taken between two queries (PGlite's own query lock), never inside one.
+    await writeFile(file, Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer()));
+    parentPort.postMessage({ type: 'dumped' });
+  } catch (err) {
+    parentPort.postMessage({ type: 'dump-failed', message: err.message });
+  }
+}

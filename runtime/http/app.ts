@@ -69,6 +69,8 @@ export interface HttpAppDeps {
   voice?: VoiceSessionFactory;
   /** The region of the Mistral host in use, or `offline` without a key: said by `/ready`. */
   mistralRegion: string;
+  /** The OpenAPI document and Swagger UI at `/docs` (off only where nothing reads them: a test runtime). */
+  apiDocs: boolean;
 }
 
 /** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
@@ -97,13 +99,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     return reply.code(503).header('retry-after', '1').send({ error: 'shutting_down', message: 'this runtime is shutting down; reconnect' });
   });
   // Registered before any route, so that every route is documented.
-  await app.register(swagger, { openapi: openApiDocument, transform: documentOperation });
-  // Swagger UI's own CSP (hashes of its inline scripts), less its upgrade-insecure-requests: the
-  // runtime is often reached over plain http on loopback, where that would break every asset.
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (csp) => csp.replace(/\s*upgrade-insecure-requests;?/, '') });
-  app.addHook('onSend', async (request, reply) => {
-    if (request.url === '/docs' || request.url.startsWith('/docs/')) reply.headers(BROWSER_HEADERS);
-  });
+  if (deps.apiDocs) await registerApiDocs(app);
 
   await app.register(healthRoutes, { pool: deps.pool, accepting: () => deps.registry.accepting, failure: deps.databaseFailure, mistralRegion: deps.mistralRegion });
   await app.register(seniorRoutes, {
@@ -144,4 +140,15 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     ...(deps.voice ? { voice: deps.voice } : {}),
   });
   return app;
+}
+
+/** The OpenAPI document of every route registered after it, and Swagger UI at `/docs`. */
+async function registerApiDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, { openapi: openApiDocument, transform: documentOperation });
+  // Swagger UI's own CSP (hashes of its inline scripts), less its upgrade-insecure-requests: the
+  // runtime is often reached over plain http on loopback, where that would break every asset.
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: (csp) => csp.replace(/\s*upgrade-insecure-requests;?/, '') });
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url === '/docs' || request.url.startsWith('/docs/')) reply.headers(BROWSER_HEADERS);
+  });
 }

@@ -56,8 +56,10 @@ export class DreamScheduler {
     this.boss.on('error', (err) => logger.warn({ err }, 'pg-boss error'));
   }
 
-  async start(): Promise<void> {
+  /** `nightly: false` starts pg-boss alone (other jobs ride on it): no dream is scheduled or worked by this process. */
+  async start({ nightly }: { nightly: boolean }): Promise<void> {
     await this.boss.start();
+    if (!nightly) return;
     const { expireSeconds, retryDelaySeconds } = this.timing;
     for (const [name, options] of [
       [NIGHTLY_QUEUE, { expireInSeconds: expireSeconds }],

@@ -26,7 +26,7 @@ const sunday = { pattern: 'Elle appelle sa fille Claire le dimanche', category: 
 
 let rt: TestRuntime;
 beforeAll(async () => {
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({ dreamScheduler: true });
 });
 afterAll(() => rt.close());
 

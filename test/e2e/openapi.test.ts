@@ -30,7 +30,7 @@ let rt: TestRuntime;
 let spec: Spec;
 const tokens = new Map<ApiRole, string>();
 beforeAll(async () => {
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({ apiDocs: true });
   spec = (await (await fetch(`${rt.url}/docs/json`)).json()) as Spec;
   for (const role of ROLES) {
     const token = generateToken(role);

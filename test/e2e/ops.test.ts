@@ -23,7 +23,7 @@ async function opsStream(token = operator): Promise<KioskClient> {
 }
 
 beforeAll(async () => {
-  rt = await startTestRuntime({ agentModel: agent, rateLimit: { perSecond: 1e6, burst: 1e6 } }, { TURN_BUDGET_MS: '300' });
+  rt = await startTestRuntime({ apiDocs: true, agentModel: agent, rateLimit: { perSecond: 1e6, burst: 1e6 } }, { TURN_BUDGET_MS: '300' });
   operator = generateToken('operator');
   caregiver = generateToken('caregiver');
   await rt.directory.addApiToken('operator', operator, 'ops');

@@ -13,7 +13,7 @@ let operator: string;
 const unknown = '00000000-0000-4000-8000-000000000000';
 
 beforeAll(async () => {
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({ apiDocs: true });
   api = adminApi(rt);
   rose = await rt.directory.createSenior({ displayName: 'Rose' });
   for (const c of ['conversation', 'contacts', 'profil', 'sante'] as const) await rt.consents.grant(rose, c);

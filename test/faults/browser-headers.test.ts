@@ -3,7 +3,7 @@ import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 let rt: TestRuntime;
 beforeAll(async () => {
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({ apiDocs: true });
 });
 afterAll(async () => rt.close());
 

@@ -87,7 +87,7 @@ const decodes = (value: string) => {
 const fill = (path: string, values: Record<string, string>) => path.replace(/\{(\w+)\}/g, (_m, name: string) => values[name] ?? encodeURIComponent('not-a-valid-value'));
 
 beforeAll(async () => {
-  rt = await startTestRuntime();
+  rt = await startTestRuntime({ apiDocs: true });
   marie = rt.seed!.seniorId;
   await rt.directory.addApiToken('operator', tokens.operator, 'ops');
   await rt.directory.addApiToken('caregiver', tokens.caregiver, 'aidant');

@@ -3,10 +3,14 @@ import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { openDatabase, type Database } from '../../runtime/db/database.ts';
 import { migrate } from '../../adapters/postgres/migrations.ts';
+import { testDatabaseImage } from './database-image.ts';
 
-/** A migrated throwaway database: in-process PGlite, or a Postgres URL (the wire path). */
+/**
+ * A migrated throwaway database: in-process PGlite started from the test run's migrated image, or a
+ * Postgres URL (the wire path), migrated here.
+ */
 export async function migratedDatabase(databaseUrl?: string): Promise<Database & { directory: SeniorDirectory }> {
-  const db = await openDatabase({ databaseUrl, pgliteDataDir: 'memory://' });
+  const db = await openDatabase({ databaseUrl, pgliteDataDir: 'memory://', pgliteImage: databaseUrl ? undefined : testDatabaseImage() });
   await migrate(db.pool);
   return Object.assign(db, { directory: new SeniorDirectory(db.pool) });
 }

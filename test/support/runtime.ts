@@ -3,6 +3,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { startRuntime, type Runtime, type RuntimeOverrides } from '../../runtime/runtime.ts';
 import { offeredCalibrationFile } from './cache-calibration.ts';
+import { testDatabaseImage } from './database-image.ts';
 
 export const KIOSK_TOKEN = 'kiosk_test_token_marie_0000';
 export const ADMIN_TOKEN = 'admin_test_token_0000000000';
@@ -24,10 +25,15 @@ export interface TestRuntime extends Runtime {
   wsUrl: string;
 }
 
-/** The real runtime on a throwaway PGlite, port 0, with demo data seeded under known tokens. */
-export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Record<string, string> = {}): Promise<TestRuntime> {
-  const logs = new LogCapture();
-  const config = loadConfig({
+/**
+ * What a test runtime leaves out unless its test asks for it: the nightly dream's schedule and
+ * workers, and the OpenAPI document with Swagger UI. A test of either passes `true`.
+ */
+export const TEST_RUNTIME_SKIPS = { dreamScheduler: false, apiDocs: false } as const satisfies RuntimeOverrides;
+
+/** A test runtime's settings: a throwaway PGlite, port 0, debug logs, the demo tokens, and `env` on top. */
+export function testRuntimeConfig(env: Record<string, string> = {}) {
+  return loadConfig({
     KOHAMI_ENV: 'test',
     PORT: '0',
     PGLITE_DATA_DIR: 'memory://',
@@ -37,7 +43,15 @@ export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Re
     SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
     ...env,
   });
-  const runtime = await startRuntime(config, { logger: createLogger('debug', logs), ...overrides });
+}
+
+/**
+ * The real runtime on a throwaway PGlite (or `env`'s data directory), port 0, with demo data seeded
+ * under known tokens; its database starts from the test run's migrated image.
+ */
+export async function startTestRuntime(overrides: RuntimeOverrides = {}, env: Record<string, string> = {}): Promise<TestRuntime> {
+  const logs = new LogCapture();
+  const runtime = await startRuntime(testRuntimeConfig(env), { logger: createLogger('debug', logs), databaseImage: testDatabaseImage(), ...TEST_RUNTIME_SKIPS, ...overrides });
   return Object.assign(runtime, { logs, wsUrl: `${runtime.url.replace(/^http/, 'ws')}/v1/kiosk` });
 }
 

@@ -1,0 +1,14 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { writeMigratedImage } from './database-image.ts';
+
+/** Once per test run, before any test file: the migrated database image every test database starts from. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'kohami-test-image-'));
+  const file = path.join(dir, 'migrated.tar');
+  await writeMigratedImage(file);
+  project.provide('databaseImage', file);
+  return () => rm(dir, { recursive: true, force: true });
+}
