@@ -24,6 +24,7 @@ export const EXTERNAL_TESTS = [
   'test/e2e/kiosk-voice-file-opus.test.ts',
   'test/e2e/mistral-check.test.ts',
   'test/e2e/multi-process.test.ts',
+  'test/e2e/ops-console-bounds.test.ts',
   'test/e2e/ops-console-restart.test.ts',
   'test/e2e/ops-console-traffic.test.ts',
   'test/e2e/ops-console-voice.test.ts',
@@ -39,6 +40,7 @@ export const EXTERNAL_TESTS = [
   'test/faults/npm-start-signals.test.ts',
   'test/faults/process-faults.test.ts',
   'test/unit/cache-evaluate.test.ts',
+  'test/unit/runtime-process-start.test.ts',
 ];
 
 /** Every test file of the suite. */
