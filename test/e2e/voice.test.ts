@@ -461,19 +461,21 @@ describe('turn prefetch while endpointing waits', () => {
     voxtral.utterances.push({ text: words, wordEndsMs: words.split(' ').map((_, i) => 500 + 200 * i) });
     for (const chunk of chunks(await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), 20)) voice.pushAudio(chunk);
     await expect.poll(() => interim.split(' ').length).toBeGreaterThanOrEqual(8);
-    expect(prefetchTurn).not.toHaveBeenCalled();
+    // Each push is read as the kiosk's pace would have it: a pause between two words of the speech may
+    // already have handed over what was transcribed by then.
+    const duringSpeech = prefetchTurn.mock.calls.length;
     // Silence in real time, well within the 3 s endpoint: the utterance stays open, its audio still reaches the recognizer.
     for (const chunk of chunks(silence(2000), 20)) {
       voice.pushAudio(chunk);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      if (prefetchTurn.mock.calls.length >= 2) break;
+      if (prefetchTurn.mock.calls.length >= duringSpeech + 2) break;
     }
     const texts = prefetchTurn.mock.calls.map(([seniorId, text]) => {
       expect(seniorId).toBe(live.seniorId);
       return text;
     });
-    expect(texts.length).toBeGreaterThanOrEqual(2);
-    expect(texts[0]!.split(' ').length).toBeGreaterThanOrEqual(8);
+    expect(texts.length).toBeGreaterThanOrEqual(duringSpeech + 2);
+    expect(texts[duringSpeech]!.split(' ').length).toBeGreaterThanOrEqual(8);
     for (const [i, text] of texts.entries()) {
       expect(words.startsWith(text)).toBe(true);
       if (i > 0) expect(text.length).toBeGreaterThan(texts[i - 1]!.length);
