@@ -89,10 +89,10 @@ async function openKiosk(viewport = { width: 800, height: 480 }, token = KIOSK_T
 
 const link = (page: Page) => page.getAttribute('#status', 'data-link');
 
-/** One second more on the page's clock, once no connection attempt is under way (those take real time). */
+/** One second more on the page's clock, once no connection attempt nor audio setup is under way (those take real time). */
 async function tick({ page, opening }: Kiosk) {
   const since = Date.now();
-  while (opening() > 0) {
+  while (opening() > 0 || (await page.getAttribute('body', 'data-audio')) === 'opening') {
     if (Date.now() - since > ATTEMPT_REAL_MS) throw new Error(`a connection attempt still under way after ${ATTEMPT_REAL_MS / 1000} s; the runtime wrote:\n${runtime.output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

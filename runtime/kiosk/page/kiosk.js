@@ -10,7 +10,7 @@
  */
 import { backoffDelayMs, KioskClient, MAX_TRANSCRIPT_CHARS } from '/kiosk/client/index.ts';
 import { attachVoice, BrowserVoice } from '/kiosk/client/browser.ts';
-import { CLIENT_RECONNECT, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS } from '/kiosk/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS, VOICE_SETUP_MS } from '/kiosk/kiosk-reconnect.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -49,6 +49,7 @@ const SAY = {
   noVoice: 'La voix n’est pas disponible pour le moment : écrivez vos messages.',
   noVoiceInput: 'Je ne peux pas entendre votre voix pour le moment : écrivez vos messages, je vous répondrai à voix haute.',
   noMic: 'Le micro ne fonctionne pas : écrivez vos messages.',
+  tapForVoice: 'Touchez l’écran pour me parler à voix haute. En attendant, écrivez-moi.',
   reconnecting: 'La connexion est coupée, je la rétablis. Vous pouvez écrire : votre message partira dès son retour.',
   ended: 'La conversation a été terminée. Une nouvelle commence dans un instant.',
   replaced: 'La conversation continue sur un autre appareil.',
@@ -85,6 +86,11 @@ let connected = false;
 /** Connections lost or failed since the last session.ready: the page's back-off step. */
 let attempt = 0;
 let retryTimer = null;
+/**
+ * The browser lets no sound play before the senior touches the page (its autoplay policy): the audio
+ * setup never finishes. Then the page talks in text until the first tap or click (unblockAudio).
+ */
+let audioBlocked = false;
 /** Typed messages waiting for a session, in order: `{ text, p }` (p: their caption). */
 const waiting = [];
 let userSpeaking = false;
@@ -170,7 +176,8 @@ function ready(frame) {
   attempt = 0;
   setLink('connected');
   setupStatus('connected');
-  if (frame.mode !== 'voice') notice(SAY.noVoice);
+  if (audioBlocked) notice(SAY.tapForVoice);
+  else if (frame.mode !== 'voice') notice(SAY.noVoice);
   else if (!frame.audio?.voiceInput) notice(SAY.noVoiceInput);
   else if (!voice?.microphone) notice(SAY.noMic);
   else {
@@ -255,13 +262,7 @@ async function start() {
   if ($('status').dataset.link !== 'setup') setLink(attempt === 0 && !waiting.length ? 'connecting' : 'reconnecting');
   c.on('client.closed', (event) => client === c && ended(token, event));
   showState();
-  let v = null;
-  try {
-    v = await BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
-  } catch (err) {
-    // No audio at all (no output device): the session goes on in text.
-    console.warn('audio unavailable', err);
-  }
+  const v = await openVoice(c);
   if (client !== c) return v?.close();
   voice = v;
   if (v) attachVoice(c, v);
@@ -278,6 +279,48 @@ async function start() {
   });
   // A failed connect ends the client (`client.closed`), where the next attempt is decided.
   await c.connect(v ? { mode: 'voice', audio: v.startAudio(), resume: true } : { resume: true }).catch(() => undefined);
+}
+
+/**
+ * The voice for client `c`, or null: no audio at all (the session goes on in text), or a browser that
+ * holds the audio back until a gesture. Its setup waits at most VOICE_SETUP_MS, so the page connects
+ * in text rather than stay « Connexion… ».
+ */
+async function openVoice(c) {
+  if (audioBlocked) return null;
+  setAudio('opening');
+  const opening = BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
+  let bound;
+  const outOfTime = new Promise((resolve) => (bound = setTimeout(resolve, VOICE_SETUP_MS, 'blocked')));
+  const v = await Promise.race([opening, outOfTime]).catch((err) => {
+    console.warn('audio unavailable', err);
+    return null;
+  });
+  clearTimeout(bound);
+  if (v !== 'blocked') {
+    setAudio(v ? 'on' : 'off');
+    return v;
+  }
+  audioBlocked = true;
+  setAudio('blocked');
+  // Set up at last (a gesture, or a slow machine): the audio can play now; this voice belongs to a finished attempt.
+  opening.then((late) => (late.close(), unblockAudio()), () => undefined);
+  return null;
+}
+
+/** The first tap or click lets the browser play: the conversation goes on with voice (the same session, asked back). */
+function unblockAudio() {
+  if (!audioBlocked) return;
+  audioBlocked = false;
+  setAudio('off');
+  if (!client) return;
+  attempt = 0;
+  void start();
+}
+
+/** `body[data-audio]`: opening, on, off (none: text only) or blocked (waiting for a tap). */
+function setAudio(state) {
+  document.body.dataset.audio = state;
 }
 
 /** The session or the client is over: say so in plain words, and connect again after the back-off. */
@@ -418,4 +461,6 @@ $('setup-form').onsubmit = saveToken;
 $('interrupt').onclick = interrupt;
 $('mic').onclick = toggleMic;
 $('say').onsubmit = say;
+// Before the click's own handler (« Envoyer » puts the message in line for the new connection).
+addEventListener('pointerdown', unblockAudio, { capture: true });
 void start();
