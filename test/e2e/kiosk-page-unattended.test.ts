@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BOUNDS, KioskClient } from '@kohami/kiosk-client';
 import { headerSocket } from '@kohami/kiosk-client/node';
-import { CLIENT_RECONNECT, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_CAPTIONS, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { launchKioskBrowser, writeMicWav } from '../support/kiosk-browser.ts';
 import { freePort } from '../support/load-balancer.ts';
 import { lowContrastText } from '../support/page-contrast.ts';
@@ -59,7 +59,9 @@ const ATTEMPT_REAL_MS = 60_000;
 function watchSockets(page: Page) {
   const frames: Array<{ type: string; reason?: string }> = [];
   const opening = new Set<object>();
+  let opened = 0;
   page.on('websocket', (socket) => {
+    opened += 1;
     opening.add(socket);
     const settled = () => opening.delete(socket);
     socket.on('close', settled);
@@ -71,7 +73,7 @@ function watchSockets(page: Page) {
       if (frame.type === 'session.ready' || frame.type === 'session.closed') settled();
     });
   });
-  return { frames, opening: () => opening.size };
+  return { frames, opening: () => opening.size, opened: () => opened };
 }
 
 type Kiosk = Awaited<ReturnType<typeof openKiosk>>;
@@ -82,21 +84,26 @@ async function openKiosk(viewport = { width: 800, height: 480 }, token = KIOSK_T
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.clock.install();
-  const { frames, opening } = watchSockets(page);
+  const sockets = watchSockets(page);
   await page.goto(`${runtime.url}/kiosk?token=${token}`);
-  return { page, errors, frames, opening };
+  return { page, errors, ...sockets };
 }
 
 const link = (page: Page) => page.getAttribute('#status', 'data-link');
 
-/** One second more on the page's clock, once no connection attempt nor audio setup is under way (those take real time). */
-async function tick({ page, opening }: Kiosk) {
+/** Returns once no connection attempt nor audio setup is under way (those take real time): the page's socket, if it opens one, is open. */
+async function settled({ page, opening }: Kiosk) {
   const since = Date.now();
   while (opening() > 0 || (await page.getAttribute('body', 'data-audio')) === 'opening') {
     if (Date.now() - since > ATTEMPT_REAL_MS) throw new Error(`a connection attempt still under way after ${ATTEMPT_REAL_MS / 1000} s; the runtime wrote:\n${runtime.output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  await page.clock.runFor(1000);
+}
+
+/** One second more on the page's clock, once it has settled. */
+async function tick(kiosk: Kiosk) {
+  await settled(kiosk);
+  await kiosk.page.clock.runFor(1000);
 }
 
 /** Runs the page's clock (tick) until its header says `want`, within `clockBudgetMs` of the page's time. */
@@ -191,11 +198,18 @@ describe('the /kiosk page runs unattended', () => {
     const other = new KioskClient({ url: runtime.ws, token: KIOSK_TOKEN, socket: headerSocket, reconnect: false });
     await other.connect();
     await expect.poll(() => frames.some((f) => f.type === 'session.closed' && f.reason === 'replaced')).toBe(true);
+    // Not lost: the header says where the conversation went, not « Connexion perdue ».
+    await expect.poll(() => link(page)).toBe('elsewhere');
+    expect(await page.textContent('#status')).toBe('Sur un autre appareil');
     expect(await page.textContent('#notice')).toContain('autre appareil');
     await expectSeniorWordsPlain(page);
     other.close();
-    // Not before the wait: two pages on one token take turns, not a tight loop.
+    // Not before the wait: two pages on one token take turns, not a tight loop. No socket opens meanwhile.
+    const openedBefore = kiosk.opened();
     await page.clock.runFor(REPLACED_WAIT_MS - 2000);
+    await settled(kiosk);
+    expect(kiosk.opened() - openedBefore).toBe(0);
+    expect(await link(page)).toBe('elsewhere');
     expect(readies()).toBe(3);
     await runUntilLink(kiosk, 'connected');
     expect(readies()).toBe(4);
@@ -205,11 +219,32 @@ describe('the /kiosk page runs unattended', () => {
     runtime = await startRuntime({ SESSION_PAUSE_MS: '2000' });
     await runUntilLink(kiosk, 'connected');
     await expect.poll(() => frames.some((f) => f.type === 'session.closed' && f.reason === 'pause'), { timeout: 60_000 }).toBe(true);
+    // Quietly: a new conversation is starting, nothing was lost.
+    await expect.poll(() => link(page)).toBe('connecting');
     const afterPause = frames.map((f) => f.type === 'session.closed' && f.reason === 'pause').lastIndexOf(true);
     await expect.poll(async () => (await tick(kiosk), frames.slice(afterPause).some((f) => f.type === 'session.ready')), { timeout: 60_000 }).toBe(true);
     await expectSeniorWordsPlain(page);
     await runtime.stop();
     runtime = await startRuntime();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
+  it(`keeps the last ${MAX_CAPTIONS} captions, however long it runs`, async () => {
+    const kiosk = await openKiosk();
+    const { page, errors } = kiosk;
+    await page.waitForSelector('#status[data-link="connected"]', { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs });
+    // Each turn is two lines (the senior's, Kohami's): more turns than the page keeps lines.
+    const turns = MAX_CAPTIONS / 2 + 3;
+    for (let i = 0; i < turns; i++) {
+      await page.fill('#typed', `message ${i}`);
+      await page.press('#typed', 'Enter');
+      await expect.poll(() => page.locator('#captions p.kohami').last().evaluate((p) => p.previousElementSibling?.textContent)).toBe(`message ${i}`);
+    }
+    expect(await page.locator('#captions p').count()).toBe(MAX_CAPTIONS);
+    // The newest stay, the oldest went.
+    expect(await page.locator('#captions p.you').last().textContent()).toBe(`message ${turns - 1}`);
+    expect(await page.locator('#captions p.you', { hasText: /^message 0$/ }).count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
   }, REAL_TIME_TEST_MS);

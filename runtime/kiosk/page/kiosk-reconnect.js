@@ -33,3 +33,6 @@ export const MAX_WAITING_MESSAGES = 3;
  * first tap or click.
  */
 export const VOICE_SETUP_MS = 4_000;
+
+/** Caption lines the page keeps on screen (the senior's and Kohami's); older ones go, so a page left on for weeks stays small. */
+export const MAX_CAPTIONS = 30;

@@ -10,7 +10,7 @@
  */
 import { backoffDelayMs, KioskClient, MAX_TRANSCRIPT_CHARS } from '/kiosk/client/index.ts';
 import { attachVoice, BrowserVoice } from '/kiosk/client/browser.ts';
-import { CLIENT_RECONNECT, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS, VOICE_SETUP_MS } from '/kiosk/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_CAPTIONS, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS, VOICE_SETUP_MS } from '/kiosk/kiosk-reconnect.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -64,6 +64,7 @@ const LINK_LABELS = {
   connecting: 'Connexion…',
   connected: 'En ligne',
   reconnecting: 'Connexion perdue, je réessaie…',
+  elsewhere: 'Sur un autre appareil',
   setup: 'Borne à régler',
 };
 
@@ -148,6 +149,12 @@ function caption(className, text) {
   p.className = className;
   p.textContent = text;
   $('captions').append(p);
+  // A kiosk left on for days keeps only the last lines (and forgets the replies it no longer shows).
+  while ($('captions').childElementCount > MAX_CAPTIONS) {
+    const gone = $('captions').firstElementChild;
+    gone.remove();
+    for (const [turnId, reply] of captions) if (reply === gone) captions.delete(turnId);
+  }
   $('captions').scrollTop = $('captions').scrollHeight;
   return p;
 }
@@ -259,7 +266,8 @@ async function start() {
   }
   const c = new KioskClient({ url: `${location.origin.replace(/^http/, 'ws')}/v1/kiosk`, token, reconnect: CLIENT_RECONNECT });
   client = c;
-  if ($('status').dataset.link !== 'setup') setLink(attempt === 0 && !waiting.length ? 'connecting' : 'reconnecting');
+  // A lost connection stays « perdue » through its attempts; any other start is a plain « Connexion… ».
+  if (!['setup', 'reconnecting'].includes($('status').dataset.link)) setLink('connecting');
   c.on('client.closed', (event) => client === c && ended(token, event));
   showState();
   const v = await openVoice(c);
@@ -328,17 +336,23 @@ async function ended(token, { reason, error }) {
   stop();
   if (reason === 'erased') return needsSetup('erased');
   let waitMs;
+  // Only a lost or refused connection is said to be lost: the header is quiet otherwise.
+  let link = 'connecting';
   if (reason === 'replaced') {
     notice(SAY.replaced);
+    link = 'elsewhere';
     waitMs = REPLACED_WAIT_MS;
   } else {
     // `pause` (nobody spoke for a long while): a new conversation, quietly.
     if (reason === 'ended' || reason === 'operator') notice(SAY.ended);
-    else if (reason !== 'pause') notice(SAY.reconnecting);
+    else if (reason !== 'pause') {
+      notice(SAY.reconnecting);
+      link = 'reconnecting';
+    }
     attempt += 1;
     waitMs = backoffDelayMs(attempt, PAGE_BACKOFF, Math.random);
   }
-  if ($('status').dataset.link !== 'setup') setLink('reconnecting');
+  if ($('status').dataset.link !== 'setup') setLink(link);
   // A browser cannot see why an upgrade failed: the runtime says whether it knows the token.
   if (error && (await tokenRefused(token))) needsSetup('refused');
   // Someone saved a token (or the attempt already restarted) meanwhile.
