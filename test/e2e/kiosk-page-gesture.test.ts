@@ -31,6 +31,8 @@ describe('the /kiosk page without an autoplay exemption', () => {
     const sent = await recordSentInPage(page);
     await page.goto(`${session.rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
 
+    // The token leaves the address; the other settings stay for a reload.
+    expect(page.url()).toBe(`${session.rt.url}/kiosk?codec=pcm`);
     await page.waitForSelector('#status[data-link="connected"]', { timeout: CONNECTED_MS });
     expect(await page.getAttribute('body', 'data-audio')).toBe('blocked');
     expect(await page.textContent('#notice')).toContain('Touchez l’écran');

@@ -5,7 +5,7 @@
  * docs/protocol.md. It runs unattended: it connects on load with the stored token and, whatever ends
  * a session, connects again (kiosk-reconnect.js). Everything the senior reads is plain French; what
  * an installer needs (the token, why it is refused) is in the « Réglages » panel. Nothing is stored
- * but the token (this browser's localStorage). `?token=` sets it; `?codec=pcm` keeps the session on
+ * but the token (this browser's localStorage). `?token=` sets it when none is stored; `?codec=pcm` keeps the session on
  * PCM both ways, `?gate=off` streams the microphone continuously.
  */
 import { backoffDelayMs, KioskClient, MAX_TRANSCRIPT_CHARS } from '/kiosk/client/index.ts';
@@ -466,9 +466,13 @@ function saveToken(e) {
   void start();
 }
 
-// A token in the address (the banner's link) is stored, then leaves the address bar and the history at once.
-if (params.has('token')) localStorage.setItem(TOKEN_KEY, params.get('token').trim());
-if (location.search) history.replaceState(null, '', location.pathname);
+// A token in the address (the banner's link) leaves the address bar and the history at once; the other settings stay
+// for a reload. It is stored only when none is: a browser restarted on that address keeps a token saved in « Réglages ».
+if (params.has('token')) {
+  if (!localStorage.getItem(TOKEN_KEY)) localStorage.setItem(TOKEN_KEY, params.get('token').trim());
+  params.delete('token');
+  history.replaceState(null, '', `${location.pathname}${params.size ? `?${params}` : ''}`);
+}
 $('open-setup').onclick = openSetup;
 $('close-setup').onclick = () => $('setup').close();
 $('setup-form').onsubmit = saveToken;
