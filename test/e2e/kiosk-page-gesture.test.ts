@@ -3,7 +3,7 @@ import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
 import { recordSentInPage, REPLY } from '../support/kiosk-browser.ts';
-import { KIOSK_TOKEN } from '../support/runtime.ts';
+import { adminApi, KIOSK_TOKEN } from '../support/runtime.ts';
 
 /**
  * The /kiosk page in a Chromium nobody set up for it: its own autoplay policy, under which no sound
@@ -52,6 +52,32 @@ describe('the /kiosk page without an autoplay exemption', () => {
     expect(starts.at(-1)).toMatchObject({ mode: 'voice', resume: true });
     await expect.poll(() => page.getAttribute('#state', 'data-state'), { timeout: CONNECTED_MS }).toMatch(/^(listening|user_speaking|thinking|speaking)$/);
     expect(await page.textContent('#notice')).not.toContain('Touchez');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
+  // Last in this file: the senior's data is erased for good.
+  it('sends the page to « Réglages » when the senior\'s data is erased, and stops there', async () => {
+    const page = await session.browser.newPage({ viewport: { width: 800, height: 480 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    let opened = 0;
+    page.on('websocket', () => (opened += 1));
+    await page.goto(`${session.rt.url}/kiosk?token=${KIOSK_TOKEN}`);
+    await page.waitForSelector('#status[data-link="connected"]', { timeout: CONNECTED_MS });
+    const api = adminApi(session.rt);
+    const { body } = await api('GET', '/v1/ops/sessions');
+    expect(body.sessions).toHaveLength(1);
+    expect((await api('DELETE', `/v1/admin/seniors/${body.sessions[0].seniorId}/data`)).status).toBe(200);
+
+    await page.waitForSelector('#status[data-link="setup"]');
+    // The senior reads that the kiosk needs its installer; the panel says why, and typing stops.
+    expect(await page.textContent('#notice')).toContain('réglée');
+    expect(await page.isDisabled('#typed')).toBe(true);
+    expect(await page.getAttribute('#setup-status', 'data-level')).toBe('erased');
+    expect(await page.textContent('#setup-status')).toContain('effacées');
+    // No new attempt: the page waits for another token.
+    expect(opened).toBe(1);
     expect(errors).toEqual([]);
     await page.close();
   }, REAL_TIME_TEST_MS);

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BOUNDS, KioskClient } from '@kohami/kiosk-client';
 import { headerSocket } from '@kohami/kiosk-client/node';
-import { CLIENT_RECONNECT, MAX_CAPTIONS, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_CAPTIONS, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { launchKioskBrowser, writeMicWav } from '../support/kiosk-browser.ts';
 import { freePort } from '../support/load-balancer.ts';
 import { lowContrastText } from '../support/page-contrast.ts';
@@ -144,27 +144,35 @@ describe('the /kiosk page runs unattended', () => {
     expect(frames.find((f) => f.type === 'session.closed')).toMatchObject({ reason: 'shutdown' });
     await expectSeniorWordsPlain(page);
 
-    // Typed while offline: shown at once, marked as waiting, kept.
-    await page.fill('#typed', 'bonjour');
+    // Typed while offline: shown at once, marked as waiting, kept; up to MAX_WAITING_MESSAGES.
+    for (let i = 0; i < MAX_WAITING_MESSAGES; i++) {
+      await page.fill('#typed', `bonjour ${i}`);
+      await page.press('#typed', 'Enter');
+      await page.locator('#captions p.you.pending', { hasText: `bonjour ${i}` }).waitFor();
+    }
+    // One more is refused in plain words, and stays in the field to be sent later.
+    await page.fill('#typed', 'encore un');
     await page.press('#typed', 'Enter');
-    await page.locator('#captions p.you.pending', { hasText: 'bonjour' }).waitFor();
+    expect(await page.textContent('#notice')).toContain('Des messages attendent déjà');
+    expect(await page.inputValue('#typed')).toBe('encore un');
+    expect(await page.locator('#captions p.you').count()).toBe(MAX_WAITING_MESSAGES);
 
     // A minute on the page's clock: past the client's own attempts (CLIENT_RECONNECT) and several of the page's.
     const outageMs = 60_000;
     expect(outageMs).toBeGreaterThan(CLIENT_RECONNECT.maxTotalMs + 2 * PAGE_BACKOFF.maxDelayMs);
     for (let ran = 0; ran < outageMs; ran += 1000) await tick(kiosk);
     expect(await link(page)).toBe('reconnecting');
-    expect(await page.locator('#captions p.you.pending').count()).toBe(1);
+    expect(await page.locator('#captions p.you.pending').count()).toBe(MAX_WAITING_MESSAGES);
     await expectSeniorWordsPlain(page);
 
     // Back on the same port: connected again within one back-off step, by itself.
     runtime = await startRuntime();
     await runUntilLink(kiosk, 'connected');
     expect(readies()).toBe(2);
-    // The message went, once, and was answered.
-    await page.locator('#captions p.kohami').waitFor();
+    // The messages went, once each, in order, and were answered.
+    await expect.poll(() => page.locator('#captions p.kohami').count()).toBe(MAX_WAITING_MESSAGES);
     expect(await page.locator('#captions p.you.pending').count()).toBe(0);
-    expect(await page.locator('#captions p.you').count()).toBe(1);
+    expect(await page.locator('#captions p.you').allTextContents()).toEqual(Array.from({ length: MAX_WAITING_MESSAGES }, (_, i) => `bonjour ${i}`));
     await expectSeniorWordsPlain(page);
     expect(errors).toEqual([]);
     await page.close();
