@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BOUNDS, KioskClient } from '@kohami/kiosk-client';
 import { headerSocket } from '@kohami/kiosk-client/node';
-import { CLIENT_RECONNECT, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_CAPTIONS, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { launchKioskBrowser, writeMicWav } from '../support/kiosk-browser.ts';
 import { freePort } from '../support/load-balancer.ts';
 import { lowContrastText } from '../support/page-contrast.ts';
@@ -59,7 +59,9 @@ const ATTEMPT_REAL_MS = 60_000;
 function watchSockets(page: Page) {
   const frames: Array<{ type: string; reason?: string }> = [];
   const opening = new Set<object>();
+  let opened = 0;
   page.on('websocket', (socket) => {
+    opened += 1;
     opening.add(socket);
     const settled = () => opening.delete(socket);
     socket.on('close', settled);
@@ -71,7 +73,7 @@ function watchSockets(page: Page) {
       if (frame.type === 'session.ready' || frame.type === 'session.closed') settled();
     });
   });
-  return { frames, opening: () => opening.size };
+  return { frames, opening: () => opening.size, opened: () => opened };
 }
 
 type Kiosk = Awaited<ReturnType<typeof openKiosk>>;
@@ -82,21 +84,26 @@ async function openKiosk(viewport = { width: 800, height: 480 }, token = KIOSK_T
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.clock.install();
-  const { frames, opening } = watchSockets(page);
+  const sockets = watchSockets(page);
   await page.goto(`${runtime.url}/kiosk?token=${token}`);
-  return { page, errors, frames, opening };
+  return { page, errors, ...sockets };
 }
 
 const link = (page: Page) => page.getAttribute('#status', 'data-link');
 
-/** One second more on the page's clock, once no connection attempt is under way (those take real time). */
-async function tick({ page, opening }: Kiosk) {
+/** Returns once no connection attempt nor audio setup is under way (those take real time): the page's socket, if it opens one, is open. */
+async function settled({ page, opening }: Kiosk) {
   const since = Date.now();
-  while (opening() > 0) {
+  while (opening() > 0 || (await page.getAttribute('body', 'data-audio')) === 'opening') {
     if (Date.now() - since > ATTEMPT_REAL_MS) throw new Error(`a connection attempt still under way after ${ATTEMPT_REAL_MS / 1000} s; the runtime wrote:\n${runtime.output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  await page.clock.runFor(1000);
+}
+
+/** One second more on the page's clock, once it has settled. */
+async function tick(kiosk: Kiosk) {
+  await settled(kiosk);
+  await kiosk.page.clock.runFor(1000);
 }
 
 /** Runs the page's clock (tick) until its header says `want`, within `clockBudgetMs` of the page's time. */
@@ -137,27 +144,35 @@ describe('the /kiosk page runs unattended', () => {
     expect(frames.find((f) => f.type === 'session.closed')).toMatchObject({ reason: 'shutdown' });
     await expectSeniorWordsPlain(page);
 
-    // Typed while offline: shown at once, marked as waiting, kept.
-    await page.fill('#typed', 'bonjour');
+    // Typed while offline: shown at once, marked as waiting, kept; up to MAX_WAITING_MESSAGES.
+    for (let i = 0; i < MAX_WAITING_MESSAGES; i++) {
+      await page.fill('#typed', `bonjour ${i}`);
+      await page.press('#typed', 'Enter');
+      await page.locator('#captions p.you.pending', { hasText: `bonjour ${i}` }).waitFor();
+    }
+    // One more is refused in plain words, and stays in the field to be sent later.
+    await page.fill('#typed', 'encore un');
     await page.press('#typed', 'Enter');
-    await page.locator('#captions p.you.pending', { hasText: 'bonjour' }).waitFor();
+    expect(await page.textContent('#notice')).toContain('Des messages attendent déjà');
+    expect(await page.inputValue('#typed')).toBe('encore un');
+    expect(await page.locator('#captions p.you').count()).toBe(MAX_WAITING_MESSAGES);
 
     // A minute on the page's clock: past the client's own attempts (CLIENT_RECONNECT) and several of the page's.
     const outageMs = 60_000;
     expect(outageMs).toBeGreaterThan(CLIENT_RECONNECT.maxTotalMs + 2 * PAGE_BACKOFF.maxDelayMs);
     for (let ran = 0; ran < outageMs; ran += 1000) await tick(kiosk);
     expect(await link(page)).toBe('reconnecting');
-    expect(await page.locator('#captions p.you.pending').count()).toBe(1);
+    expect(await page.locator('#captions p.you.pending').count()).toBe(MAX_WAITING_MESSAGES);
     await expectSeniorWordsPlain(page);
 
     // Back on the same port: connected again within one back-off step, by itself.
     runtime = await startRuntime();
     await runUntilLink(kiosk, 'connected');
     expect(readies()).toBe(2);
-    // The message went, once, and was answered.
-    await page.locator('#captions p.kohami').waitFor();
+    // The messages went, once each, in order, and were answered.
+    await expect.poll(() => page.locator('#captions p.kohami').count()).toBe(MAX_WAITING_MESSAGES);
     expect(await page.locator('#captions p.you.pending').count()).toBe(0);
-    expect(await page.locator('#captions p.you').count()).toBe(1);
+    expect(await page.locator('#captions p.you').allTextContents()).toEqual(Array.from({ length: MAX_WAITING_MESSAGES }, (_, i) => `bonjour ${i}`));
     await expectSeniorWordsPlain(page);
     expect(errors).toEqual([]);
     await page.close();
@@ -191,11 +206,18 @@ describe('the /kiosk page runs unattended', () => {
     const other = new KioskClient({ url: runtime.ws, token: KIOSK_TOKEN, socket: headerSocket, reconnect: false });
     await other.connect();
     await expect.poll(() => frames.some((f) => f.type === 'session.closed' && f.reason === 'replaced')).toBe(true);
+    // Not lost: the header says where the conversation went, not « Connexion perdue ».
+    await expect.poll(() => link(page)).toBe('elsewhere');
+    expect(await page.textContent('#status')).toBe('Sur un autre appareil');
     expect(await page.textContent('#notice')).toContain('autre appareil');
     await expectSeniorWordsPlain(page);
     other.close();
-    // Not before the wait: two pages on one token take turns, not a tight loop.
+    // Not before the wait: two pages on one token take turns, not a tight loop. No socket opens meanwhile.
+    const openedBefore = kiosk.opened();
     await page.clock.runFor(REPLACED_WAIT_MS - 2000);
+    await settled(kiosk);
+    expect(kiosk.opened() - openedBefore).toBe(0);
+    expect(await link(page)).toBe('elsewhere');
     expect(readies()).toBe(3);
     await runUntilLink(kiosk, 'connected');
     expect(readies()).toBe(4);
@@ -205,11 +227,32 @@ describe('the /kiosk page runs unattended', () => {
     runtime = await startRuntime({ SESSION_PAUSE_MS: '2000' });
     await runUntilLink(kiosk, 'connected');
     await expect.poll(() => frames.some((f) => f.type === 'session.closed' && f.reason === 'pause'), { timeout: 60_000 }).toBe(true);
+    // Quietly: a new conversation is starting, nothing was lost.
+    await expect.poll(() => link(page)).toBe('connecting');
     const afterPause = frames.map((f) => f.type === 'session.closed' && f.reason === 'pause').lastIndexOf(true);
     await expect.poll(async () => (await tick(kiosk), frames.slice(afterPause).some((f) => f.type === 'session.ready')), { timeout: 60_000 }).toBe(true);
     await expectSeniorWordsPlain(page);
     await runtime.stop();
     runtime = await startRuntime();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
+  it(`keeps the last ${MAX_CAPTIONS} captions, however long it runs`, async () => {
+    const kiosk = await openKiosk();
+    const { page, errors } = kiosk;
+    await page.waitForSelector('#status[data-link="connected"]', { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs });
+    // Each turn is two lines (the senior's, Kohami's): more turns than the page keeps lines.
+    const turns = MAX_CAPTIONS / 2 + 3;
+    for (let i = 0; i < turns; i++) {
+      await page.fill('#typed', `message ${i}`);
+      await page.press('#typed', 'Enter');
+      await expect.poll(() => page.locator('#captions p.kohami').last().evaluate((p) => p.previousElementSibling?.textContent)).toBe(`message ${i}`);
+    }
+    expect(await page.locator('#captions p').count()).toBe(MAX_CAPTIONS);
+    // The newest stay, the oldest went.
+    expect(await page.locator('#captions p.you').last().textContent()).toBe(`message ${turns - 1}`);
+    expect(await page.locator('#captions p.you', { hasText: /^message 0$/ }).count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
   }, REAL_TIME_TEST_MS);
@@ -243,6 +286,10 @@ describe('the /kiosk page runs unattended', () => {
     await page.click('#save-token');
     await runUntilLink(kiosk, 'connected');
     expect(await page.textContent('#setup-status')).toBe('Connectée.');
+    expect(await page.evaluate(() => localStorage.getItem('kohami-kiosk-token'))).toBe(KIOSK_TOKEN);
+    // The browser restarts on its start address, the old token in it: the saved one stays.
+    await page.goto(`${runtime.url}/kiosk?token=kiosk_not_a_known_token`);
+    await runUntilLink(kiosk, 'connected');
     expect(await page.evaluate(() => localStorage.getItem('kohami-kiosk-token'))).toBe(KIOSK_TOKEN);
     expect(errors).toEqual([]);
     await page.close();
@@ -284,7 +331,6 @@ describe('the /kiosk page runs unattended', () => {
       const header = (await page.locator('header').boundingBox())!;
       const title = (await page.locator('header h1').boundingBox())!;
       expect(header.height).toBeLessThan(2 * title.height);
-      await page.screenshot({ path: path.join(dir, `kiosk-${viewport.width}x${viewport.height}.png`) });
       expect(await page.evaluate(lowContrastText, 4.5)).toEqual([]);
 
       // Offline runtime: no voice input, so the microphone button is disabled; it looks it (not faded, dashed, grey).

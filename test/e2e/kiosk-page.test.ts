@@ -104,8 +104,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
     // Kept for the next start of the browser (an unattended kiosk); connected on load, with no click.
     expect(await page.evaluate(() => localStorage.getItem('kohami-kiosk-token'))).toBe(KIOSK_TOKEN);
-    // The token left the address bar (and so the history and any Referer) as the page loaded.
-    expect(page.url()).toBe(`${rt.url}/kiosk`);
+    // The token left the address bar (and so the history and any Referer) as the page loaded; the codec stays for a reload.
+    expect(page.url()).toBe(`${rt.url}/kiosk?codec=pcm`);
     const log = record(await socket);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
 

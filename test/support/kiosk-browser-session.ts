@@ -22,14 +22,14 @@ export interface KioskBrowserSession {
  * streaming delay, 240 ms, so interim words show soon after they are said), and headless Chromium
  * whose fake microphone loops writeMicWav's phrase and silence.
  */
-export async function startKioskBrowserSession(name: string): Promise<KioskBrowserSession> {
+export async function startKioskBrowserSession(name: string, browserOptions: { autoplay?: boolean } = {}): Promise<KioskBrowserSession> {
   const voxtral = new FakeVoxtral();
   voxtral.streamingDelayMs = 240;
   const mistral = await new FakeMistral(voxtral).start();
   mistral.mode = { kind: 'stream', chunks: REPLY };
   const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
   const dir = await mkdtemp(path.join(tmpdir(), `kohami-${name}-`));
-  const browser = await launchKioskBrowser(await writeMicWav(dir));
+  const browser = await launchKioskBrowser(await writeMicWav(dir), browserOptions);
   return {
     voxtral,
     mistral,

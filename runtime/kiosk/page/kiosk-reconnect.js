@@ -26,3 +26,13 @@ export const REPLACED_WAIT_MS = 60_000;
 
 /** Typed messages kept while the page is offline, sent in order once it is connected again. */
 export const MAX_WAITING_MESSAGES = 3;
+
+/**
+ * Setting up the audio (speaker, microphone) may take this long; past it the page connects in text.
+ * A browser that lets nothing play before a gesture never finishes it: the page then sets it up on the
+ * first tap or click.
+ */
+export const VOICE_SETUP_MS = 4_000;
+
+/** Caption lines the page keeps on screen (the senior's and Kohami's); older ones go, so a page left on for weeks stays small. */
+export const MAX_CAPTIONS = 30;

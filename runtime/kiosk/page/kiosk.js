@@ -5,12 +5,12 @@
  * docs/protocol.md. It runs unattended: it connects on load with the stored token and, whatever ends
  * a session, connects again (kiosk-reconnect.js). Everything the senior reads is plain French; what
  * an installer needs (the token, why it is refused) is in the « Réglages » panel. Nothing is stored
- * but the token (this browser's localStorage). `?token=` sets it; `?codec=pcm` keeps the session on
+ * but the token (this browser's localStorage). `?token=` sets it when none is stored; `?codec=pcm` keeps the session on
  * PCM both ways, `?gate=off` streams the microphone continuously.
  */
 import { backoffDelayMs, KioskClient, MAX_TRANSCRIPT_CHARS } from '/kiosk/client/index.ts';
 import { attachVoice, BrowserVoice } from '/kiosk/client/browser.ts';
-import { CLIENT_RECONNECT, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS } from '/kiosk/kiosk-reconnect.js';
+import { CLIENT_RECONNECT, MAX_CAPTIONS, MAX_WAITING_MESSAGES, PAGE_BACKOFF, REPLACED_WAIT_MS, VOICE_SETUP_MS } from '/kiosk/kiosk-reconnect.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -49,6 +49,7 @@ const SAY = {
   noVoice: 'La voix n’est pas disponible pour le moment : écrivez vos messages.',
   noVoiceInput: 'Je ne peux pas entendre votre voix pour le moment : écrivez vos messages, je vous répondrai à voix haute.',
   noMic: 'Le micro ne fonctionne pas : écrivez vos messages.',
+  tapForVoice: 'Touchez l’écran pour me parler à voix haute. En attendant, écrivez-moi.',
   reconnecting: 'La connexion est coupée, je la rétablis. Vous pouvez écrire : votre message partira dès son retour.',
   ended: 'La conversation a été terminée. Une nouvelle commence dans un instant.',
   replaced: 'La conversation continue sur un autre appareil.',
@@ -63,6 +64,7 @@ const LINK_LABELS = {
   connecting: 'Connexion…',
   connected: 'En ligne',
   reconnecting: 'Connexion perdue, je réessaie…',
+  elsewhere: 'Sur un autre appareil',
   setup: 'Borne à régler',
 };
 
@@ -85,6 +87,11 @@ let connected = false;
 /** Connections lost or failed since the last session.ready: the page's back-off step. */
 let attempt = 0;
 let retryTimer = null;
+/**
+ * The browser lets no sound play before the senior touches the page (its autoplay policy): the audio
+ * setup never finishes. Then the page talks in text until the first tap or click (unblockAudio).
+ */
+let audioBlocked = false;
 /** Typed messages waiting for a session, in order: `{ text, p }` (p: their caption). */
 const waiting = [];
 let userSpeaking = false;
@@ -142,6 +149,12 @@ function caption(className, text) {
   p.className = className;
   p.textContent = text;
   $('captions').append(p);
+  // A kiosk left on for days keeps only the last lines (and forgets the replies it no longer shows).
+  while ($('captions').childElementCount > MAX_CAPTIONS) {
+    const gone = $('captions').firstElementChild;
+    gone.remove();
+    for (const [turnId, reply] of captions) if (reply === gone) captions.delete(turnId);
+  }
   $('captions').scrollTop = $('captions').scrollHeight;
   return p;
 }
@@ -170,7 +183,8 @@ function ready(frame) {
   attempt = 0;
   setLink('connected');
   setupStatus('connected');
-  if (frame.mode !== 'voice') notice(SAY.noVoice);
+  if (audioBlocked) notice(SAY.tapForVoice);
+  else if (frame.mode !== 'voice') notice(SAY.noVoice);
   else if (!frame.audio?.voiceInput) notice(SAY.noVoiceInput);
   else if (!voice?.microphone) notice(SAY.noMic);
   else {
@@ -252,16 +266,11 @@ async function start() {
   }
   const c = new KioskClient({ url: `${location.origin.replace(/^http/, 'ws')}/v1/kiosk`, token, reconnect: CLIENT_RECONNECT });
   client = c;
-  if ($('status').dataset.link !== 'setup') setLink(attempt === 0 && !waiting.length ? 'connecting' : 'reconnecting');
+  // A lost connection stays « perdue » through its attempts; any other start is a plain « Connexion… ».
+  if (!['setup', 'reconnecting'].includes($('status').dataset.link)) setLink('connecting');
   c.on('client.closed', (event) => client === c && ended(token, event));
   showState();
-  let v = null;
-  try {
-    v = await BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
-  } catch (err) {
-    // No audio at all (no output device): the session goes on in text.
-    console.warn('audio unavailable', err);
-  }
+  const v = await openVoice(c);
   if (client !== c) return v?.close();
   voice = v;
   if (v) attachVoice(c, v);
@@ -280,22 +289,70 @@ async function start() {
   await c.connect(v ? { mode: 'voice', audio: v.startAudio(), resume: true } : { resume: true }).catch(() => undefined);
 }
 
+/**
+ * The voice for client `c`, or null: no audio at all (the session goes on in text), or a browser that
+ * holds the audio back until a gesture. Its setup waits at most VOICE_SETUP_MS, so the page connects
+ * in text rather than stay « Connexion… ».
+ */
+async function openVoice(c) {
+  if (audioBlocked) return null;
+  setAudio('opening');
+  const opening = BrowserVoice.open({ link: c, codec: FORCE_PCM ? 'pcm' : 'auto', speechGate: SPEECH_GATE, events: { change: showState, played: replyFinished } });
+  let bound;
+  const outOfTime = new Promise((resolve) => (bound = setTimeout(resolve, VOICE_SETUP_MS, 'blocked')));
+  const v = await Promise.race([opening, outOfTime]).catch((err) => {
+    console.warn('audio unavailable', err);
+    return null;
+  });
+  clearTimeout(bound);
+  if (v !== 'blocked') {
+    setAudio(v ? 'on' : 'off');
+    return v;
+  }
+  audioBlocked = true;
+  setAudio('blocked');
+  // Set up at last (a gesture, or a slow machine): the audio can play now; this voice belongs to a finished attempt.
+  opening.then((late) => (late.close(), unblockAudio()), () => undefined);
+  return null;
+}
+
+/** The first tap or click lets the browser play: the conversation goes on with voice (the same session, asked back). */
+function unblockAudio() {
+  if (!audioBlocked) return;
+  audioBlocked = false;
+  setAudio('off');
+  if (!client) return;
+  attempt = 0;
+  void start();
+}
+
+/** `body[data-audio]`: opening, on, off (none: text only) or blocked (waiting for a tap). */
+function setAudio(state) {
+  document.body.dataset.audio = state;
+}
+
 /** The session or the client is over: say so in plain words, and connect again after the back-off. */
 async function ended(token, { reason, error }) {
   stop();
   if (reason === 'erased') return needsSetup('erased');
   let waitMs;
+  // Only a lost or refused connection is said to be lost: the header is quiet otherwise.
+  let link = 'connecting';
   if (reason === 'replaced') {
     notice(SAY.replaced);
+    link = 'elsewhere';
     waitMs = REPLACED_WAIT_MS;
   } else {
     // `pause` (nobody spoke for a long while): a new conversation, quietly.
     if (reason === 'ended' || reason === 'operator') notice(SAY.ended);
-    else if (reason !== 'pause') notice(SAY.reconnecting);
+    else if (reason !== 'pause') {
+      notice(SAY.reconnecting);
+      link = 'reconnecting';
+    }
     attempt += 1;
     waitMs = backoffDelayMs(attempt, PAGE_BACKOFF, Math.random);
   }
-  if ($('status').dataset.link !== 'setup') setLink('reconnecting');
+  if ($('status').dataset.link !== 'setup') setLink(link);
   // A browser cannot see why an upgrade failed: the runtime says whether it knows the token.
   if (error && (await tokenRefused(token))) needsSetup('refused');
   // Someone saved a token (or the attempt already restarted) meanwhile.
@@ -409,13 +466,19 @@ function saveToken(e) {
   void start();
 }
 
-// A token in the address (the banner's link) is stored, then leaves the address bar and the history at once.
-if (params.has('token')) localStorage.setItem(TOKEN_KEY, params.get('token').trim());
-if (location.search) history.replaceState(null, '', location.pathname);
+// A token in the address (the banner's link) leaves the address bar and the history at once; the other settings stay
+// for a reload. It is stored only when none is: a browser restarted on that address keeps a token saved in « Réglages ».
+if (params.has('token')) {
+  if (!localStorage.getItem(TOKEN_KEY)) localStorage.setItem(TOKEN_KEY, params.get('token').trim());
+  params.delete('token');
+  history.replaceState(null, '', `${location.pathname}${params.size ? `?${params}` : ''}`);
+}
 $('open-setup').onclick = openSetup;
 $('close-setup').onclick = () => $('setup').close();
 $('setup-form').onsubmit = saveToken;
 $('interrupt').onclick = interrupt;
 $('mic').onclick = toggleMic;
 $('say').onsubmit = say;
+// Before the click's own handler (« Envoyer » puts the message in line for the new connection).
+addEventListener('pointerdown', unblockAudio, { capture: true });
 void start();
