@@ -18,6 +18,7 @@ export const EXTERNAL_TESTS = [
   'test/e2e/dream.test.ts',
   'test/e2e/image.test.ts',
   'test/e2e/kiosk-cli-bounds.test.ts',
+  'test/e2e/kiosk-page-gesture.test.ts',
   'test/e2e/kiosk-page-opus.test.ts',
   'test/e2e/kiosk-page-unattended.test.ts',
   'test/e2e/kiosk-page.test.ts',
