@@ -2,8 +2,9 @@
  * The per-session microphone front end: re-frames the kiosk's chunks (10–200 ms each), runs the
  * WebRTC gate on every 20 ms frame, runs Silero only on windows near voiced audio, feeds
  * endpointing and hands the utterance's audio — 300 ms of pre-roll first — to whoever transcribes.
- * It emits three kinds of events and no per-frame event: the session actor only ever sees speech
- * started / stopped.
+ * It emits speech's edges, the utterance's audio and, after each chunk it analysed inside an
+ * utterance, one reading (`heard`) for the turn-taking machine; the session actor only ever sees
+ * speech started / stopped.
  */
 import {
   advanceEndpointing,
@@ -72,6 +73,8 @@ export class Listener {
   private waited = 0;
   /** Pauses started since the listener was built: a new one, even within one chunk, is told apart. */
   private pauseCount = 0;
+  /** Where the utterance's audio handed out after its pre-roll and onset begins (absolute sample). */
+  private utteranceFrom = 0;
   /** Where the utterance's audio went quiet by its level (when Silero's decay hides it). */
   private readonly level = new AudibleEnd();
   private generation = 0;
@@ -210,7 +213,10 @@ export class Listener {
       this.advance(decision);
     }
     // Audio short of a whole window may already complete the endpoint's silence.
-    if (generation === this.generation) this.endpointWithin(this.pending.subarray(0, until - this.analysed));
+    if (generation === this.generation) {
+      this.endpointWithin(this.pending.subarray(0, until - this.analysed));
+      this.tell();
+    }
     if (failure !== undefined) throw failure;
   }
 
@@ -231,6 +237,19 @@ export class Listener {
       this.waited = waitedFor(state.silenceMs + toMs(samples), toMs(quietBefore + samples));
       if (this.waited >= this.endpointMs) return this.stopForSilence();
     }
+  }
+
+  /** The reading after a chunk, inside an utterance only: what the turn-taking decisions read. */
+  private tell(): void {
+    if (this.state.phase !== 'speech' || !this.events.heard) return;
+    this.events.heard({
+      speechMs: this.speechMs,
+      paused: this.paused,
+      silenceMs: this.silenceMs,
+      pauses: this.pauseCount,
+      levelDb: this.levelDb,
+      sinceStartMs: toMs(this.emittedUntil - this.utteranceFrom),
+    });
   }
 
   /** The pause has lasted the wait: the utterance's audio so far goes out, then speech stopped. */
@@ -287,6 +306,7 @@ export class Listener {
       this.events.speechStarted();
       const onsetStart = end - samplesOf(step.event.onsetMs);
       this.emit(Math.max(onsetStart - this.preRollSamples, end - this.history.length, this.emittedUntil), end);
+      this.utteranceFrom = end;
     } else if (wasSpeaking) {
       this.emit(this.emittedUntil, end);
       if (step.event?.type === 'stopped') this.events.speechStopped(step.event.reason);

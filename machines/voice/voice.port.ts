@@ -5,6 +5,8 @@
  * Nothing here is ever persisted or logged: audio and transcripts live in RAM for one turn.
  */
 
+import type { Heard } from './turn-taking.types.ts';
+
 export const INPUT_SAMPLE_RATE = 16_000;
 /** Audio the listener hands out from before the speech it detected, so the first syllable reaches the recognizer. */
 export const PRE_ROLL_MS = 300;
@@ -25,7 +27,7 @@ export interface VoiceGate {
   isVoiced(frame: Int16Array): boolean;
 }
 
-/** What the microphone front end tells its session: no per-frame event, only speech's edges and its audio. */
+/** What the microphone front end tells its session: speech's edges, its audio, one reading per chunk inside an utterance. */
 export interface ListenerEvents {
   /** Speech confirmed (minimum duration reached). */
   speechStarted(): void;
@@ -34,6 +36,8 @@ export interface ListenerEvents {
   speechStopped(reason: 'silence' | 'max_length'): void;
   /** Confident speech came back after a pause of `pauseMs` inside an utterance (the pause did not end it). */
   speechResumed?(pauseMs: number): void;
+  /** After each chunk analysed inside an utterance: where speech and its pause stand. */
+  heard?(heard: Heard): void;
 }
 
 /** One open transcription stream of a session (Voxtral realtime): kept across utterances. */

@@ -32,7 +32,7 @@ import type { Metrics } from '../metrics.ts';
 import type { InspectionHub } from '../ops/inspection-hub.ts';
 import { opsRoutes } from '../ops/ops-routes.ts';
 import type { SessionRegistry } from '../sessions/session-registry.ts';
-import type { VoiceSessionFactory } from '../voice/voice-session.ts';
+import type { VoiceSessionFactory } from '../voice/voice-session.types.ts';
 
 export interface HttpAppDeps {
   logger: Logger;

@@ -8,7 +8,8 @@ import {
   type LiveSession,
   type SessionRegistry,
 } from '../sessions/session-registry.ts';
-import type { VoiceLink, VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.ts';
+import type { VoiceLink } from '../voice/voice-link.ts';
+import type { VoiceSessionFactory, VoiceSessionHandle } from '../voice/voice-session.types.ts';
 import {
   droppedTurnId,
   micFrameProblem,

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { bearerToken } from '../http/bearer.ts';
 import { CROSS_ORIGIN_REFUSAL, isCrossOrigin } from '../http/origin.ts';
 import type { LiveSession, SessionRegistry } from '../sessions/session-registry.ts';
-import type { VoiceSessionFactory } from '../voice/voice-session.ts';
+import type { VoiceSessionFactory } from '../voice/voice-session.types.ts';
 import { KioskConnection, type KioskConnectionContext } from './connection.ts';
 import { RecentTurnIds } from './recent-turn-ids.ts';
 import { SeniorLimits, type SeniorLimitSettings } from './senior-limits.ts';

@@ -1,4 +1,3 @@
-import { turnCue } from '../../machines/voice/end-of-turn.ts';
 import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
 
 /**
@@ -23,19 +22,15 @@ import { INPUT_SAMPLE_RATE } from '../../machines/voice/voice.port.ts';
  * answer the first flush delays the recheck, and the audio right after the flush must still be there.
  */
 export class EarlyFlush {
-  /** The listener pause the last flush was made in (-1: none yet). */
-  pause = -1;
-  /** Flushes made in that pause: the first, then at most one recheck. */
-  private flushes = 0;
-  /** The flush in flight, chained with the session's transcriptions (a stream answers one flush at a time). */
-  pending: Promise<void> | null = null;
-  /** The flush failed: the utterance cannot be transcribed whole. */
+  /** A flush failed: the utterance cannot be transcribed whole. */
   failure: unknown = undefined;
   /** Final texts of the segments flushed so far, in order (never stored, never logged). */
   private readonly segments: string[] = [];
   /** The pause's audio since the flush, held back (null: the audio goes to the recognizer). */
   private tail: Int16Array[] | null = null;
   private tailSamples = 0;
+  /** The pause's first flush: its recheck may still come, so the pause's audio is kept until then. */
+  private first = false;
   private readonly keepSamples: number;
   private readonly recheckSamples: number;
 
@@ -50,46 +45,25 @@ export class EarlyFlush {
     return this.tail !== null;
   }
 
-  /**
-   * The segments' text is the recognizer's final one for every word said before this pause. A recheck
-   * under way leaves the first flush's text standing: a recognizer slow to answer it (a flush answered
-   * late, or only by its socket's end) must not have the decision fall back on the guesses made before
-   * any final text, and end a sentence the senior is still in.
-   */
-  finalFor(pause: number): boolean {
-    return this.tail !== null && this.pause === pause && this.failure === undefined && (this.pending === null || this.flushes > 1);
-  }
-
   /** The utterance's text: the flushed segments, then the current segment's interim (or final) text. */
   text(current: string): string {
     const rest = current.trim();
     return [...this.segments, ...(rest === '' ? [] : [rest])].join(' ');
   }
 
-  /**
-   * The pause's first flush settled on a text that does not close the sentence (no closing mark) and
-   * nothing was said since: it is to be asked for once more.
-   */
-  recheckDue(pause: number): boolean {
-    return this.flushes === 1 && this.finalFor(pause) && turnCue(this.text('')) !== 'finished';
-  }
-
-  /** The flush is under way in `pause`: from now on the pause's audio is held back. */
-  begin(pause: number): void {
-    this.flushes = pause === this.pause ? this.flushes + 1 : 1;
-    this.pause = pause;
+  /** A flush is under way: from now on the pause's audio is held back. `first`: the pause's first flush. */
+  begin(first: boolean): void {
+    this.first = first;
     this.tail = [];
     this.tailSamples = 0;
   }
 
   settled(text: string): void {
-    this.pending = null;
     const segment = text.trim();
     if (segment !== '') this.segments.push(segment);
   }
 
   failed(err: unknown): void {
-    this.pending = null;
     this.failure = err;
   }
 
@@ -101,7 +75,7 @@ export class EarlyFlush {
     const tail = this.tail!;
     tail.push(pcm);
     this.tailSamples += pcm.length;
-    const bound = this.flushes === 1 ? this.recheckSamples : this.keepSamples;
+    const bound = this.first ? this.recheckSamples : this.keepSamples;
     while (tail.length > 1 && this.tailSamples - tail[0]!.length >= bound) this.tailSamples -= tail.shift()!.length;
   }
 

@@ -22,7 +22,7 @@ import { contextBiasFor } from './context-bias.ts';
 import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
 import { validateEndOfTurnSettings, type EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
 import { PauseProfiles } from './pause-profiles.ts';
-import type { VoiceServices } from './voice-session.ts';
+import type { VoiceServices } from './voice-session.types.ts';
 
 export interface VoiceServiceDeps {
   pool: pg.Pool;
