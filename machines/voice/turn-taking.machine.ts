@@ -78,7 +78,8 @@ export const turnTakingMachine = setup({
     muting: ({ event }) => event.type === 'MUTE' && event.muted,
     cuts: ({ context }) => verdict(context) === 'cut',
     pauses: ({ context }) => verdict(context) === 'pause',
-    plays: ({ context }) => verdict(context) === 'play',
+    /** Late words that are only a backchannel, from the speech that paused the reply (another's first readings are no word yet). */
+    playsOn: ({ context }) => verdict(context) === 'play' && context.utterance !== null && context.pausedFor === context.utterance.id,
     pausedByIt: ({ context, event }) => event.type === 'RESUME' && context.pausedFor === event.utterance,
     silenceBegins: ({ context, event }) => event.type === 'REPLY.ENDED' && event.played && context.utterance === null && context.settings.idleCheckinMs > 0,
   },
@@ -123,15 +124,19 @@ export const turnTakingMachine = setup({
      * listener ends the utterance once the silence reaches the answer; the backstop ends it in time if
      * the audio stops coming; the preemptive turn starts once the end is within its lead.
      */
-    decide: enqueueActions(({ context, enqueue }) => {
+    decide: enqueueActions(({ context, event, enqueue }) => {
       const u = context.utterance;
       if (!u?.heard.paused) return;
       const s = context.settings;
       const final = finalFor(u.flush, u.pause);
       const decision = endOfTurn({ interim: u.interim, interimSincePause: u.interim !== u.interimAtPause, final, silenceMs: u.heard.silenceMs, levelDb: u.heard.levelDb, profile: context.profile, settings: s.endOfTurn });
-      enqueue.cancel('backstop');
+      // The lead asks again on the same text: the backstop its decision armed stands. Re-armed from a
+      // reading that no longer moves (the audio stopped), it would be put off at every lead, for ever.
+      if (event.type !== 'LEAD') {
+        enqueue.cancel('backstop');
+        if (!decision.end) enqueue.raise({ type: 'BACKSTOP', pause: u.pause }, { id: 'backstop', delay: decision.waitMs + END_OF_TURN_BACKSTOP_SLACK_MS });
+      }
       enqueue.cancel('lead');
-      if (!decision.end) enqueue.raise({ type: 'BACKSTOP', pause: u.pause }, { id: 'backstop', delay: decision.waitMs + END_OF_TURN_BACKSTOP_SLACK_MS });
       const text = u.interim.trim();
       const p = s.preemption;
       if (p && u.speculation !== text) {
@@ -242,6 +247,8 @@ export const turnTakingMachine = setup({
       enqueue.assign({ pausedFor: context.utterance!.id });
       enqueue.emit({ type: 'reply.pause' });
     }),
+    /** Another speech with no word over the paused reply: the reply now waits for it to end. */
+    holdReply: assign(({ context }) => ({ pausedFor: context.utterance!.id })),
     resumeReply: enqueueActions(({ context, enqueue }) => {
       enqueue.assign({ pausedFor: null, ...(context.utterance?.id === context.pausedFor ? withUtterance(context, { resumed: true }) : {}) });
       enqueue.emit({ type: 'reply.resume' });
@@ -332,7 +339,8 @@ export const turnTakingMachine = setup({
             OVER_REPLY: [
               { guard: 'cuts', target: 'silent', actions: 'cutReply' },
               // Late words that are only a backchannel: the reply plays on at once.
-              { guard: 'plays', target: 'playing', actions: 'resumeReply' },
+              { guard: 'playsOn', target: 'playing', actions: 'resumeReply' },
+              { guard: 'pauses', actions: 'holdReply' },
             ],
             // The speech that paused it ended with no turn: the reply plays on from where it stopped.
             RESUME: { guard: 'pausedByIt', target: 'playing', actions: 'resumeReply' },

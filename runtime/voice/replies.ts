@@ -3,11 +3,8 @@ import type { Logger } from 'pino';
 import { SPANS } from '../../adapters/telemetry/turn-traces.ts';
 import type { VoiceActivity, VoiceStages } from '../../machines/session/session.types.ts';
 import type { OpusCodecPort, SpeakerPort } from '../../machines/voice/voice.port.ts';
-import type { AudioFormat } from '../protocol/server-frames.ts';
-import type { LiveSession } from '../sessions/session-registry.ts';
 import { ReplyAudio, type LineLookup } from './reply-audio.ts';
-import type { VoiceLink } from './voice-link.ts';
-import type { VoiceServices } from './voice-session.types.ts';
+import type { VoiceServices, VoiceSessionRequest } from './voice-session.types.ts';
 
 interface TurnTiming {
   turnId: string;
@@ -20,14 +17,14 @@ interface TurnTiming {
 }
 
 export interface RepliesOptions {
-  session: LiveSession;
-  link: VoiceLink;
-  output: AudioFormat;
+  request: Pick<VoiceSessionRequest, 'session' | 'link' | 'output'>;
   speaker: SpeakerPort;
   lines: LineLookup;
   opus: OpusCodecPort | undefined;
   services: Pick<VoiceServices, 'metrics' | 'turns' | 'onSentenceLost'>;
   log: Logger;
+  /** The session is still this socket's (not closed, not resumed elsewhere): the actor's replies are spoken here. */
+  attached(): boolean;
   /** The reply's first audio frame went out: it is playing at the kiosk. */
   playing(): void;
   /** A reply started, or ended (`played`: the kiosk played it out; otherwise it was cut or replaced). */
@@ -57,6 +54,42 @@ export class Replies {
     return this.reply?.playing === true;
   }
 
+  /** Speaks the actor's replies as they are written; returns the unsubscribe. */
+  follow(): () => void {
+    const { actor } = this.o.request.session;
+    const delta = actor.on('reply.delta', (e) => {
+      if (!this.o.attached()) return;
+      // Transcript → the reply's first text: recorded before its first audio, which it feeds.
+      this.firstToken(e.turnId);
+      this.replyFor(e.turnId)?.delta(e.text);
+    });
+    const done = actor.on('reply.done', (e) => {
+      if (!this.o.attached()) return;
+      // A reply with no delta (a pre-synthesized line) has its first text here.
+      this.firstToken(e.turnId);
+      if (!e.interrupted) return this.replyFor(e.turnId)?.finish(e.text);
+      // Cut by something else than this session (a lost socket, a close): its audio stops too.
+      if (this.reply?.turnId === e.turnId) this.cut(undefined, false);
+    });
+    return () => {
+      delta.unsubscribe();
+      done.unsubscribe();
+    };
+  }
+
+  /** Speech with no transcript: the pre-synthesized SOS line, spoken directly (no model, no turn in the window). */
+  speakSos(turnId: string, stoppedAt: number, err: unknown): void {
+    const { request: { session, link }, services } = this.o;
+    const startedAt = Date.now();
+    this.cut();
+    const text = session.actor.getSnapshot().context.cacheFlux.sosFallback();
+    services.turns?.traces.untranscribed({ sessionId: session.sessionId, seniorId: session.seniorId, turnId }, stoppedAt, err);
+    this.turnSent(turnId, { turnId });
+    this.speakLine(turnId, text);
+    link.send({ type: 'reply.done', turnId, text, flux: 'sos', latencyMs: Date.now() - startedAt, reason: 'transcription' });
+    services.metrics.sosFallbacks.inc({ reason: 'transcription' });
+  }
+
   /** A turn was sent: its timings from now. */
   turnSent(turnId: string, stages: VoiceStages): TurnTiming {
     const timing: TurnTiming = { turnId, sentAt: performance.now(), stages };
@@ -69,6 +102,12 @@ export class Replies {
     if (this.reply?.turnId === turnId) return this.reply.cancelled ? null : this.reply;
     this.cut();
     return this.start(turnId);
+  }
+
+  /** The idle check-in's line, under a voice turnId of its own: no model, and not a turn. */
+  speakCheckin(turnId: string, text: string): void {
+    this.speakLine(turnId, text);
+    this.o.request.link.send({ type: 'reply.done', turnId, text, flux: 'checkin', latencyMs: 0 });
   }
 
   /** A line spoken without a turn (the SOS line for speech with no transcript, the check-in). */
@@ -95,9 +134,21 @@ export class Replies {
     const heard = reply.heard(playedMs);
     reply.cancel();
     this.reply = null;
-    if (reply.started) this.o.link.send({ type: 'reply.audio.clear', turnId: reply.turnId });
-    if (tellActor) this.o.session.actor.send({ type: 'INTERRUPT', turnId: reply.turnId, heard });
+    if (reply.started) this.o.request.link.send({ type: 'reply.audio.clear', turnId: reply.turnId });
+    if (tellActor) this.o.request.session.actor.send({ type: 'INTERRUPT', turnId: reply.turnId, heard });
     this.o.ended(false);
+  }
+
+  /** The kiosk's `interrupt`: true when it cut this reply (else the turn is another's, or over). */
+  interrupt(turnId: string, playedMs?: number): boolean {
+    if (this.reply?.turnId !== turnId || this.reply.cancelled) return false;
+    this.o.services.metrics.bargeIn.inc({ outcome: 'interrupted' });
+    this.cut(playedMs);
+    return true;
+  }
+
+  playbackProgress(turnId: string, playedMs: number): void {
+    if (this.reply?.turnId === turnId) this.reply.reportPlayed(playedMs);
   }
 
   playbackDone(turnId: string): void {
@@ -121,10 +172,10 @@ export class Replies {
   }
 
   private start(turnId: string): ReplyAudio {
-    const { output, services } = this.o;
+    const { request: { output }, services } = this.o;
     const reply = new ReplyAudio({
       turnId,
-      link: this.o.link,
+      link: this.o.request.link,
       speaker: this.o.speaker,
       lines: this.o.lines,
       sampleRate: output.sampleRate,

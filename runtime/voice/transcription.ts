@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
-import type { EndedUtterance } from '../../machines/voice/turn-taking.types.ts';
+import type { EndedUtterance, TurnTakingEvent } from '../../machines/voice/turn-taking.types.ts';
 import { TranscriptionTimeoutError, type TranscriberPort, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import type { Metrics } from '../metrics.ts';
 import { EarlyFlush } from './early-flush.ts';
+import type { VoiceLink } from './voice-link.ts';
 
 /**
  * The senior's names for the recognizer come from the database; the stream's opening waits this
@@ -13,19 +14,19 @@ export const CONTEXT_BIAS_BUDGET_MS = 200;
 
 export interface TranscriptionOptions {
   transcriber: TranscriberPort;
-  /** The recognizer's names, read as the session starts. */
+  /** The recognizer's names, read as the session starts: the first speech rarely waits on the database for them. */
   names: Promise<string[]>;
   settings: { sttBudgetMs: number; earlyFlushMs: number; recheckMs: number; preRollMs: number; maxUtteranceMs: number; endOfTurnMaxMs: number };
   /** Aborted when the session closes. */
   signal: AbortSignal;
   metrics: Metrics;
   log: Logger;
-  /** The utterance's whole text so far (flushed segments first), for the kiosk and the turn-taking. */
-  interim(text: string, utterance: number | null): void;
-  flushed(utterance: number, text: string): void;
-  flushFailed(utterance: number): void;
+  /** The kiosk: the utterance's whole text so far (flushed segments first) as captions. */
+  link: VoiceLink;
+  /** The turn-taking machine: the recognizer's texts of the utterance under way. */
+  tell(event: TurnTakingEvent): void;
   final(utterance: EndedUtterance, transcript: string, stoppedAt: number): void;
-  /** No transcript within STT_BUDGET_MS (`late`), or the service failed. */
+  /** No transcript within STT_BUDGET_MS (`late`), or the service failed: counted and logged here. */
   failed(utterance: EndedUtterance, err: unknown, stoppedAt: number, late: boolean): void;
 }
 
@@ -58,6 +59,8 @@ export class Transcription {
 
   constructor(o: TranscriptionOptions) {
     this.o = o;
+    // A failed read is reported where the names are awaited, when the stream opens.
+    o.names.catch(() => undefined);
   }
 
   /** Speech started: a new utterance, the stream opened if it is not. */
@@ -95,13 +98,13 @@ export class Transcription {
           early.settled(text);
           if (this.current !== u) return;
           const whole = early.text('');
-          if (whole !== '') this.o.interim(whole, null);
-          this.o.flushed(id, whole);
+          if (whole !== '') this.o.link.send({ type: 'transcript.delta', text: whole });
+          this.o.tell({ type: 'FLUSHED', utterance: id, text: whole });
         },
         (err: unknown) => {
           // Told at the end of turn, whose transcription cannot be whole without it.
           early.failed(err);
-          if (this.current === u) this.o.flushFailed(id);
+          if (this.current === u) this.o.tell({ type: 'FLUSH.FAILED', utterance: id });
         },
       )
       .finally(() => (this.flushing = false));
@@ -146,6 +149,8 @@ export class Transcription {
         if (!this.o.signal.aborted) this.o.final(ended, u.early ? u.early.text(text) : text.trim(), stoppedAt);
       } catch (err) {
         if (this.o.signal.aborted) return;
+        this.o.metrics.speechErrors.inc({ service: 'stt' });
+        this.o.log.warn({ err }, 'no transcript in time: the SOS line is spoken');
         this.drop();
         this.o.failed(ended, err, stoppedAt, err instanceof DeadlineError || err instanceof TranscriptionTimeoutError);
       } finally {
@@ -200,9 +205,10 @@ export class Transcription {
     if (this.o.signal.aborted) return;
     // The segments flushed early come first: the kiosk and the decision see the whole utterance (the
     // last words of one that ended come while it is transcribed).
-    const u = this.current ?? this.transcribing;
-    const early = u?.early;
-    this.o.interim(early ? early.text(text) : text, this.current?.id ?? null);
+    const early = (this.current ?? this.transcribing)?.early;
+    const whole = early ? early.text(text) : text;
+    this.o.link.send({ type: 'transcript.delta', text: whole });
+    if (this.current) this.o.tell({ type: 'INTERIM', text: whole });
   }
 
   /** The names to favour, or none if they are not read within CONTEXT_BIAS_BUDGET_MS of the stream's opening. */
