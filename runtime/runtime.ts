@@ -60,7 +60,7 @@ import { migrate } from '../adapters/postgres/migrations.ts';
 import { InspectionHub } from './ops/inspection-hub.ts';
 import { setHeapGrowth } from './heap-growth.ts';
 import { SessionRegistry } from './sessions/session-registry.ts';
-import { PreemptiveTurns, type TurnPorts } from './voice/preemption/preemptive-turns.ts';
+import { PreemptiveTurns, SPECULATIONS_PER_UTTERANCE, type TurnPorts } from './voice/preemption/preemptive-turns.ts';
 import { checkSpeechVoice, createMistralSpeaker, createVoiceServices } from './voice/voice-services.ts';
 import { voiceSessionFactory } from './voice/voice-session.ts';
 import { RECENT_SEGMENTS } from '../machines/memory/tiers.ts';
@@ -73,7 +73,7 @@ export interface RuntimeOverrides {
   subagentModel?: LanguageModelV4;
   embedder?: MemoryEmbedderPort;
   rateLimit?: { perSecond: number; burst: number };
-  /** Also handed every session actor's raw inspection events (the Stately inspector). */
+  /** Also handed every session actor's and turn-taking actor's raw inspection events (the Stately inspector). */
   inspect?: (event: InspectionEvent) => void;
   /**
    * A new embedded database (`memory://`, or a directory without a cluster yet) starts as a copy of
@@ -150,8 +150,6 @@ const SEMANTIC_CACHE_MAX_CANDIDATES = 512;
  * texts (~8 KiB of vector each) in RAM.
  */
 const SHARED_EMBEDDINGS = { maxEntries: 1024, ttlMs: 10_000, warmTimeoutMs: 5_000, maxWarming: 64 };
-/** A senior who pauses again and again within one utterance costs at most this many speculative turns (LiveKit: 3). */
-const SPECULATIONS_PER_UTTERANCE = 3;
 /** Longer interim transcripts are not warmed (a turn's transcript is a spoken sentence or two). */
 const PREFETCH_MAX_CHARS = 2_000;
 
@@ -385,6 +383,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     turns: { start: (session, turnId, transcript, voice, opened) => registry.turn(session, turnId, transcript, voice, opened), traces },
     ...(preemptiveTurns ? { preemptiveTurns } : {}),
     ...(voxtral ? { voxtral } : {}),
+    ...(overrides.inspect ? { inspect: overrides.inspect } : {}),
   });
   // What erasure empties in RAM, here and, told through the database, in every other process sharing it.
   // `derivations`: the senior's pending mood, fact and segment jobs (their transcripts are in RAM only).

@@ -36,6 +36,8 @@ export interface VoiceServiceDeps {
   preemptiveTurns?: PreemptiveTurns;
   /** Where turns go (the registry) and their spans; see VoiceServices. */
   turns?: VoiceServices['turns'];
+  /** `npm run dev:inspect`: the voice sessions' turn-taking actors are inspected too. */
+  inspect?: VoiceServices['inspect'];
   /** Voxtral's speaker when the runtime made it first, to check its voice at start (`checkSpeechVoice`); made here otherwise. */
   voxtral?: MistralSpeaker;
 }
@@ -160,6 +162,7 @@ export async function createVoiceServices(config: Config, deps: VoiceServiceDeps
     ...(deps.prefetchTurn ? { prefetchTurn: deps.prefetchTurn } : {}),
     ...(deps.preemptiveTurns ? { preemptiveTurns: deps.preemptiveTurns } : {}),
     ...(deps.turns ? { turns: deps.turns } : {}),
+    ...(deps.inspect ? { inspect: deps.inspect } : {}),
   };
 }
 

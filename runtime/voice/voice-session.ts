@@ -68,6 +68,7 @@ class VoiceSession implements VoiceSessionHandle {
         // Loaded with the senior's profile at session start, only while the `conversation` consent holds.
         profile: session.actor.getSnapshot().context.profile.pauses ?? null,
       },
+      ...(services.inspect ? { inspect: services.inspect } : {}),
     });
     this.turnTaking.on('*', (command) => this.carryOut(command));
     this.replies = new Replies({

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { InspectionEvent } from 'xstate';
 import type { TurnTraces, VoiceTurnTiming } from '../../adapters/telemetry/turn-traces.ts';
 import type { Context } from '@opentelemetry/api';
 import type { EndOfTurnSettings } from '../../machines/voice/end-of-turn.ts';
@@ -68,6 +69,8 @@ export interface VoiceServices {
    * turns' spans. Absent (tests of the voice session alone): turns go straight to the actor, untraced.
    */
   turns?: { start(session: LiveSession, turnId: string, transcript: string, voice: VoiceTurnTiming | undefined, opened: (trace: Context) => void): void; traces: TurnTraces };
+  /** The Stately inspector (`npm run dev:inspect`): each session's turn-taking actor, redacted as the session actors are. */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 export interface VoiceSessionHandle {

@@ -148,6 +148,9 @@ describe('never persisted, never logged: the voice path, everywhere it can be lo
     expect(ops.messages.some((m) => m.includes('"user_speaking"'))).toBe(true);
     expect(ops.messages.some((m) => m.includes('"transcriptionMs"'))).toBe(true);
     expect(inspectorMessages.some((m) => m.includes('VOICE.STATE'))).toBe(true);
+    // The turn-taking actor was inspected too, with the canary in its raw events (INTERIM, FINAL) and in no redacted one.
+    expect(inspectorMessages.some((m) => m.includes('"SPEECH.STOPPED"'))).toBe(true);
+    expect(rawInspection.some((e) => e.type === '@xstate.event' && e.event.type === 'FINAL' && JSON.stringify(e.event).includes(CANARY))).toBe(true);
     expect(metrics).toContain('kohami_voice_stage_seconds_bucket');
     expect(rt.logs.lines.length).toBeGreaterThan(3);
     expect(await tablesContaining(rt.db.pool, 'Marie')).toContain('public.seniors.preferred_name');

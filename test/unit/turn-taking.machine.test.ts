@@ -20,10 +20,9 @@ import {
   type TurnTakingSettings,
 } from '../../machines/voice/turn-taking.machine.ts';
 import { loadConfig, type Config } from '../../runtime/config.ts';
+import { SPECULATIONS_PER_UTTERANCE } from '../../runtime/voice/preemption/preemptive-turns.ts';
 
 const config = loadConfig({});
-/** The preemptive turns a pause's utterance may start (runtime/runtime.ts: SPECULATIONS_PER_UTTERANCE). */
-const SPECULATIONS_PER_UTTERANCE = 3;
 
 function endOfTurnSettings(c: Config): EndOfTurnSettings {
   return { minMs: c.ENDPOINT_MIN_MS, silenceMs: c.ENDPOINT_SILENCE_MS, unfinishedMs: c.ENDPOINT_UNFINISHED_MS, maxMs: c.ENDPOINT_MAX_MS };

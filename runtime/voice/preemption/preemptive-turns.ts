@@ -30,6 +30,9 @@ export interface PreemptiveTurnSettings {
   answersAtOnce(transcript: string): boolean;
 }
 
+/** A senior who pauses again and again within one utterance costs at most this many speculative turns (LiveKit: 3). */
+export const SPECULATIONS_PER_UTTERANCE = 3;
+
 /** A reply's chunks and a sentence's audio are bounded in RAM like the replies they are. */
 const MAX_AGENT_CHUNKS = 4_096;
 const MAX_SPEECH_CHUNKS = 2_048;
