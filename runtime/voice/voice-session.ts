@@ -135,8 +135,8 @@ class VoiceSession implements VoiceSessionHandle {
   }
 
   private replyEdge(event: { type: 'REPLY.STARTED' } | { type: 'REPLY.ENDED'; played: boolean }): void {
-    // Half-duplex: what the microphone heard of the reply is not the senior.
-    if (!this.request.aec) this.microphone.reset();
+    // Half-duplex: what the microphone heard as a reply began or played out is not the senior (a cut leaves it).
+    if (!this.request.aec && (event.type === 'REPLY.STARTED' || event.played)) this.microphone.reset();
     this.tell(event);
   }
 
