@@ -22,7 +22,7 @@ export interface TranscriptionOptions {
   metrics: Metrics;
   log: Logger;
   /** The kiosk: the utterance's whole text so far (flushed segments first) as captions. */
-  link: VoiceLink;
+  link: Pick<VoiceLink, 'send'>;
   /** The turn-taking machine: the recognizer's texts of the utterance under way. */
   tell(event: TurnTakingEvent): void;
   final(utterance: EndedUtterance, transcript: string, stoppedAt: number): void;
