@@ -96,3 +96,17 @@ export interface StreamSettings {
   onServiceEvent: (event: TranscriptionServiceEvent) => void;
 }
 
+/** The reconnection's back-off: a stream closed meanwhile ends the wait as unavailable. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new TranscriberUnavailableError('transcription stream closed'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

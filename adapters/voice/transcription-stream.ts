@@ -1,23 +1,15 @@
 import type { RealtimeEvent } from '@mistralai/mistralai/extra/realtime';
-import { INPUT_SAMPLE_RATE, TranscriptionTimeoutError, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
+import { TranscriptionTimeoutError, type TranscriptionStream } from '../../machines/voice/voice.port.ts';
 import { describeServiceError, UpgradeRefusedError } from './realtime-socket.ts';
 import { continuesWord, readableLive } from './transcript-text.ts';
 import { clearAnswerTimer, openLine, type Line } from './transcription-line.ts';
-import { TranscriberUnavailableError, type StreamSettings } from './transcription-settings.ts';
+import { sleep, TranscriberUnavailableError, type StreamSettings } from './transcription-settings.ts';
+import { UtteranceAudio } from './utterance-audio.ts';
 
 /** A socket whose cumulative finals hold more words is replaced once it has answered (each final repeats them all). */
 const MAX_SOCKET_WORDS = 300;
 /** Mistral decodes at most 262,144 bytes per `input_audio.append`. */
 const MAX_APPEND_SAMPLES = 131_072;
-/** Audio kept for replay after a drop: the longest utterance the listener lets through (30 s at 16 kHz). */
-const MAX_BUFFERED_SAMPLES = 30 * INPUT_SAMPLE_RATE;
-/**
- * Microphone audio leaves in appends of 100 ms, not one per analysis window (32 ms): each append is a
- * base64 string, a JSON message, a masked WebSocket frame and a socket write, and those were the
- * largest cost of the audio path after the detector. A flush sends what is batched first, so the end
- * of speech waits for nothing; interim text may come up to 100 ms later.
- */
-const APPEND_BATCH_SAMPLES = INPUT_SAMPLE_RATE / 10;
 const ignore = (): void => undefined;
 
 /** A flush waiting for its final text, and the sockets that owe it. */
@@ -45,12 +37,8 @@ export class MistralTranscriptionStream implements TranscriptionStream {
   /** The socket new audio goes to. */
   private line: Line | undefined;
   private connecting: Promise<Line> | undefined;
-  /** Audio appended since the last flush, and sent (or to be sent on the next socket). */
-  private current: Int16Array[] = [];
-  private currentSamples = 0;
-  /** Audio appended and not yet sent: it becomes one chunk of `current` when full or at the flush. */
-  private batch = new Int16Array(APPEND_BATCH_SAMPLES);
-  private batchLength = 0;
+  /** Audio appended since the last flush, sent (or to be sent on the next socket) in 100 ms chunks. */
+  private readonly audio = new UtteranceAudio(() => this.sendBatch());
   private pending: Flush | undefined;
   /** The live text last handed to the listeners. */
   private told = '';
@@ -98,25 +86,12 @@ export class MistralTranscriptionStream implements TranscriptionStream {
 
   append(pcm: Int16Array): void {
     if (this.lifetime.signal.aborted || this.exhausted || pcm.length === 0) return;
-    // Copied into the batch: the caller may reuse its array.
-    for (let at = 0; at < pcm.length; ) {
-      const n = Math.min(pcm.length - at, APPEND_BATCH_SAMPLES - this.batchLength);
-      this.batch.set(pcm.subarray(at, at + n), this.batchLength);
-      this.batchLength += n;
-      at += n;
-      if (this.batchLength === APPEND_BATCH_SAMPLES) this.sendBatch();
-    }
+    this.audio.append(pcm);
   }
 
   private sendBatch(): void {
-    if (this.batchLength === 0) return;
-    const chunk = this.batch.subarray(0, this.batchLength);
-    this.batch = new Int16Array(APPEND_BATCH_SAMPLES);
-    this.batchLength = 0;
-    this.current.push(chunk);
-    this.currentSamples += chunk.length;
-    // Bounded: past the longest utterance, the oldest audio goes (the listener cuts utterances there anyway).
-    while (this.currentSamples > MAX_BUFFERED_SAMPLES) this.currentSamples -= this.current.shift()!.length;
+    const chunk = this.audio.seal();
+    if (!chunk) return;
     if (!this.line) return this.reconnect();
     // Held while the socket owes a flush: the audio after it would be in the answer to its end.
     if (!this.owes(this.line)) this.send(this.line, chunk);
@@ -131,13 +106,11 @@ export class MistralTranscriptionStream implements TranscriptionStream {
     const failure = this.exhausted ?? this.lost;
     if (failure) {
       this.lost = undefined;
-      this.dropAudio();
+      this.audio.clear();
       return Promise.reject(failure);
     }
-    if (this.current.length === 0) return Promise.resolve('');
-    const audio = this.current;
-    this.current = [];
-    this.currentSamples = 0;
+    if (this.audio.chunks.length === 0) return Promise.resolve('');
+    const audio = this.audio.take();
     return new Promise<string>((resolve, reject) => {
       const settle = (fn: () => void) => {
         clearTimeout(timer);
@@ -179,14 +152,8 @@ export class MistralTranscriptionStream implements TranscriptionStream {
     if (this.lifetime.signal.aborted) return;
     this.lifetime.abort();
     this.pending?.reject(new TranscriberUnavailableError('transcription stream closed'));
-    this.dropAudio();
+    this.audio.clear();
     if (this.line) this.drop(this.line, 'close');
-  }
-
-  private dropAudio(): void {
-    this.current = [];
-    this.currentSamples = 0;
-    this.batchLength = 0;
   }
 
   // --- a flush and its answer ---
@@ -305,7 +272,7 @@ export class MistralTranscriptionStream implements TranscriptionStream {
       if (this.pending) this.pending.reject(err);
       else this.lost = err;
       // Audio nobody can transcribe is not kept.
-      this.dropAudio();
+      this.audio.clear();
     });
   }
 
@@ -495,7 +462,7 @@ export class MistralTranscriptionStream implements TranscriptionStream {
     if (reopen === 'never' || this.lifetime.signal.aborted) return;
     // The replay must come before the audio sent since: a socket carrying that audio is replaced.
     if (flush?.replay) return this.replay(flush);
-    if (reopen === 'always' || this.current.length > 0) this.reconnect();
+    if (reopen === 'always' || this.audio.chunks.length > 0) this.reconnect();
   }
 
   /** The current socket goes: one open `healthyAfterMs` was healthy, and the back-off starts over. */
@@ -510,7 +477,7 @@ export class MistralTranscriptionStream implements TranscriptionStream {
 
   /** The audio since the last flush, to a socket that has heard none of it. */
   private sendCurrent(line: Line): void {
-    for (const pcm of this.current) this.send(line, pcm);
+    for (const pcm of this.audio.chunks) this.send(line, pcm);
   }
 
   private send(line: Line, pcm: Int16Array): void {
@@ -522,18 +489,4 @@ export class MistralTranscriptionStream implements TranscriptionStream {
       void line.connection.sendAudio(new Uint8Array(part.buffer, part.byteOffset, part.byteLength)).catch(ignore);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new TranscriberUnavailableError('transcription stream closed'));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
