@@ -4,6 +4,15 @@ import { hashToken } from './tokens.ts';
 
 export type ApiRole = 'admin' | 'operator' | 'caregiver';
 
+/** A caregiver as the back office lists it: its token row, whether that token works, and the seniors it reads. */
+export interface CaregiverRecord {
+  id: string;
+  label: string;
+  createdAt: string;
+  tokenActive: boolean;
+  seniorIds: string[];
+}
+
 /** Reads and writes the identity tables: seniors, kiosk devices, API tokens. */
 export class SeniorDirectory {
   private readonly pool: pg.Pool;
@@ -17,6 +26,7 @@ export class SeniorDirectory {
     return res.rows[0]?.senior_id ?? null;
   }
 
+  /** Null for a revoked token too: revocation clears the row's hash, so no token matches it any more. */
   async roleForApiToken(token: string): Promise<{ id: string; role: ApiRole } | null> {
     const res = await this.pool.query<{ id: string; role: ApiRole }>('SELECT id, role FROM api_tokens WHERE token_hash = $1', [hashToken(token)]);
     return res.rows[0] ?? null;
@@ -69,9 +79,60 @@ export class SeniorDirectory {
     return res.rows[0]!.id;
   }
 
-  /** A caregiver token reads only the seniors linked to it (INV-P05). */
-  async linkCaregiver(caregiverId: string, seniorId: string): Promise<void> {
-    await this.pool.query('INSERT INTO caregiver_seniors (caregiver_id, senior_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [caregiverId, seniorId]);
+  /**
+   * A new token for an API token row of that role (rotation, or a token again after a revocation): the
+   * previous one stops matching at once, and the row's id — its links — stays. False: no such row.
+   */
+  async replaceApiToken(id: string, role: ApiRole, token: string): Promise<boolean> {
+    const res = await this.pool.query('UPDATE api_tokens SET token_hash = $3, revoked_at = NULL WHERE id = $1::uuid AND role = $2', [id, role, hashToken(token)]);
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Revokes the token of an API token row (of `role`, when given): the row and a caregiver's links stay,
+   * so `replaceApiToken` can issue a new one later. Revoking a revoked token keeps its first revocation
+   * time. False: no such row.
+   */
+  async revokeApiToken(id: string, role?: ApiRole): Promise<boolean> {
+    const res = await this.pool.query(
+      'UPDATE api_tokens SET token_hash = NULL, revoked_at = coalesce(revoked_at, now()) WHERE id = $1::uuid AND ($2::text IS NULL OR role = $2)',
+      [id, role ?? null],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  /** Every caregiver token row, oldest first, with the seniors linked to it. */
+  async caregivers(): Promise<CaregiverRecord[]> {
+    const res = await this.pool.query<{ id: string; label: string; created_at: Date; token_active: boolean; senior_ids: string[] }>(
+      `SELECT t.id, t.label, t.created_at, t.token_hash IS NOT NULL AS token_active,
+              coalesce(array_agg(cs.senior_id ORDER BY cs.senior_id) FILTER (WHERE cs.senior_id IS NOT NULL), '{}') AS senior_ids
+         FROM api_tokens t LEFT JOIN caregiver_seniors cs ON cs.caregiver_id = t.id
+        WHERE t.role = 'caregiver'
+        GROUP BY t.id
+        ORDER BY t.created_at, t.id`,
+    );
+    return res.rows.map((r) => ({ id: r.id, label: r.label, createdAt: r.created_at.toISOString(), tokenActive: r.token_active, seniorIds: r.senior_ids }));
+  }
+
+  /**
+   * A caregiver token reads only the seniors linked to it (INV-P05). Linking twice is linking once.
+   * Says which of the two exists: the link is made only when both do.
+   */
+  async linkCaregiver(caregiverId: string, seniorId: string): Promise<{ caregiver: boolean; senior: boolean }> {
+    const res = await this.pool.query<{ caregiver: boolean; senior: boolean }>(
+      `WITH c AS (SELECT id FROM api_tokens WHERE id = $1::uuid AND role = 'caregiver'),
+            s AS (SELECT id FROM seniors WHERE id = $2::uuid),
+            linked AS (INSERT INTO caregiver_seniors (caregiver_id, senior_id) SELECT c.id, s.id FROM c, s ON CONFLICT DO NOTHING)
+       SELECT EXISTS (SELECT 1 FROM c) AS caregiver, EXISTS (SELECT 1 FROM s) AS senior`,
+      [caregiverId, seniorId],
+    );
+    return res.rows[0]!;
+  }
+
+  /** False when that caregiver was not linked to that senior. */
+  async unlinkCaregiver(caregiverId: string, seniorId: string): Promise<boolean> {
+    const res = await this.pool.query('DELETE FROM caregiver_seniors WHERE caregiver_id = $1::uuid AND senior_id = $2::uuid', [caregiverId, seniorId]);
+    return (res.rowCount ?? 0) > 0;
   }
 
   async isLinked(caregiverId: string, seniorId: string): Promise<boolean> {

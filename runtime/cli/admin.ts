@@ -7,10 +7,12 @@ import { exitOnHelp } from './usage.ts';
 
 const USAGE = `usage: npm run cli -- <command> [options]
 
-  senior:create  --name "Jeanne Martin" [--preferred Jeanne] [--onboarded]   prints the senior id
-  device:create  --senior ID [--label salon]                                 prints a new kiosk token
-  token:create   --role admin|operator|caregiver --label "Claire (fille)"   prints the token id and the token
-  caregiver:link --caregiver TOKEN_ID --senior ID                            lets that caregiver read the senior
+  senior:create     --name "Jeanne Martin" [--preferred Jeanne] [--onboarded]   prints the senior id
+  device:create     --senior ID [--label salon]                                 prints a new kiosk token
+  token:create      --role admin|operator|caregiver --label "Claire (fille)"    prints the token id and the token
+  token:revoke      --id TOKEN_ID                                               that token stops working at once
+  caregiver:link    --caregiver TOKEN_ID --senior ID                            lets that caregiver read the senior
+  caregiver:unlink  --caregiver TOKEN_ID --senior ID                            stops it
 
 Tokens are printed once and stored hashed. With embedded PGlite and the runtime up on the same
 PGLITE_DATA_DIR, the command goes through the runtime's database.`;
@@ -36,6 +38,7 @@ export async function runCommand(directory: SeniorDirectory, argv: string[]): Pr
       label: { type: 'string' },
       role: { type: 'string' },
       caregiver: { type: 'string' },
+      id: { type: 'string' },
     },
     strict: true,
   });
@@ -63,13 +66,24 @@ export async function runCommand(directory: SeniorDirectory, argv: string[]): Pr
       const id = await directory.addApiToken(role as ApiRole, token, required(values, 'label'));
       return [`${role} token id: ${id}`, `${role} token: ${token}`];
     }
+    case 'token:revoke': {
+      const id = uuid('id');
+      if (!(await directory.revokeApiToken(id))) throw new CliError(`no token ${id}`);
+      return [`token ${id} revoked`];
+    }
     case 'caregiver:link': {
       const caregiver = uuid('caregiver');
       const senior = uuid('senior');
-      if (!(await directory.exists(senior))) throw new CliError(`no senior ${senior}`);
-      if ((await directory.roleOfToken(caregiver)) !== 'caregiver') throw new CliError(`token ${caregiver} is not a caregiver token`);
-      await directory.linkCaregiver(caregiver, senior);
+      const found = await directory.linkCaregiver(caregiver, senior);
+      if (!found.senior) throw new CliError(`no senior ${senior}`);
+      if (!found.caregiver) throw new CliError(`token ${caregiver} is not a caregiver token`);
       return [`caregiver ${caregiver} may now read senior ${senior}`];
+    }
+    case 'caregiver:unlink': {
+      const caregiver = uuid('caregiver');
+      const senior = uuid('senior');
+      if (!(await directory.unlinkCaregiver(caregiver, senior))) throw new CliError(`caregiver ${caregiver} was not linked to senior ${senior}`);
+      return [`caregiver ${caregiver} may no longer read senior ${senior}`];
     }
     default:
       throw new CliError(command ? `unknown command ${command}\n${USAGE}` : USAGE);

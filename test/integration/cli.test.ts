@@ -45,6 +45,26 @@ describe('npm run cli', () => {
     await expect(runCommand(db.directory, argv)).rejects.toThrow(message);
   });
 
+  it('unlinks a caregiver, and revokes a token of any role while its row and links stay', async () => {
+    const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Rose']), 'senior: ');
+    const lines = await runCommand(db.directory, ['token:create', '--role', 'caregiver', '--label', 'Hugo (fils)']);
+    const [id, token] = [value(lines, 'caregiver token id: '), value(lines, 'caregiver token: ')];
+    await runCommand(db.directory, ['caregiver:link', '--caregiver', id, '--senior', senior]);
+    expect(await runCommand(db.directory, ['caregiver:unlink', '--caregiver', id, '--senior', senior])).toEqual([`caregiver ${id} may no longer read senior ${senior}`]);
+    expect(await db.directory.isLinked(id, senior)).toBe(false);
+    await expect(runCommand(db.directory, ['caregiver:unlink', '--caregiver', id, '--senior', senior])).rejects.toThrow(`caregiver ${id} was not linked to senior ${senior}`);
+
+    await runCommand(db.directory, ['caregiver:link', '--caregiver', id, '--senior', senior]);
+    expect(await runCommand(db.directory, ['token:revoke', '--id', id])).toEqual([`token ${id} revoked`]);
+    expect(await db.directory.roleForApiToken(token)).toBeNull();
+    expect(await db.directory.isLinked(id, senior)).toBe(true);
+    const admin = await runCommand(db.directory, ['token:create', '--role', 'admin', '--label', 'leaked']);
+    await runCommand(db.directory, ['token:revoke', '--id', value(admin, 'admin token id: ')]);
+    expect(await db.directory.roleForApiToken(value(admin, 'admin token: '))).toBeNull();
+    await expect(runCommand(db.directory, ['token:revoke', '--id', '00000000-0000-4000-8000-000000000000'])).rejects.toThrow('no token 00000000-0000-4000-8000-000000000000');
+    await expect(runCommand(db.directory, ['token:revoke'])).rejects.toThrow('--id is required');
+  });
+
   it('refuses to link a token that is not a caregiver’s', async () => {
     const senior = value(await runCommand(db.directory, ['senior:create', '--name', 'Paul']), 'senior: ');
     const id = value(await runCommand(db.directory, ['token:create', '--role', 'operator', '--label', 'ops']), 'operator token id: ');
