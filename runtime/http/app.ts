@@ -15,6 +15,7 @@ import type { SemanticCache } from '../../adapters/semantic-cache/semantic-cache
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
+import { caregiverRoutes } from './admin/caregiver-routes.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
 import { profileRoutes } from './admin/profile-routes.ts';
 import { seniorDataRoutes, type SeniorDataRoutesOptions } from './admin/senior-data-routes.ts';
@@ -116,6 +117,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     profiles: deps.profiles,
     onPersonaChange: (id) => (id ? deps.semanticCache.invalidateSenior(id) : deps.semanticCache.invalidateAll()),
   });
+  await app.register(caregiverRoutes, { directory: deps.directory });
   await app.register(opsRoutes, {
     directory: deps.directory,
     registry: deps.registry,

@@ -13,6 +13,7 @@ export const OPENAPI_TAGS = [
   { name: 'mood', prefix: /^\/v1\/admin\/seniors\/[^/]+\/mood-/, description: 'Mood captures and their daily rollup' },
   { name: 'senior data', prefix: /^\/v1\/admin\/seniors\/[^/]+\/(export|data)$/, description: 'RGPD: a senior’s data exported, or erased from every store' },
   { name: 'persona and profile', prefix: /^\/v1\/admin\/(persona|seniors\/[^/]+\/(persona|profile))$/, description: 'How the companion speaks, and what it knows of the senior' },
+  { name: 'caregivers', prefix: /^\/v1\/admin\/caregivers/, description: 'Caregivers: their tokens, issued, rotated and revoked, and the seniors each may read (INV-P05)' },
   { name: 'operations', prefix: /^\/v1\/ops\//, description: 'The operator console’s API: live sessions across processes' },
 ] as const;
 
@@ -34,6 +35,12 @@ const DESCRIPTIONS: Record<string, string> = {
   'DELETE /v1/admin/seniors/:id/persona': 'Removes the senior’s own persona.',
   'GET /v1/admin/seniors/:id/profile': 'What the companion knows of the senior (interlocutor) and the next session’s preparation (compass).',
   'PUT /v1/admin/seniors/:id/profile': 'Corrects the interlocutor and the compass.',
+  'POST /v1/admin/caregivers': 'Creates a caregiver and its first token: 201 with the token, answered this once and stored hashed.',
+  'GET /v1/admin/caregivers': 'Every caregiver, oldest first: its label, whether its token works, and the seniors it may read.',
+  'POST /v1/admin/caregivers/:id/token': 'Issues the caregiver a new token (rotation, or after a revocation): the previous one stops working at once; the links stay.',
+  'DELETE /v1/admin/caregivers/:id/token': 'Revokes the caregiver’s token: it stops working at once; the caregiver and its links stay, and a new token can be issued.',
+  'PUT /v1/admin/caregivers/:id/seniors/:seniorId': 'Lets the caregiver read the senior’s mood data and facts (INV-P05); idempotent.',
+  'DELETE /v1/admin/caregivers/:id/seniors/:seniorId': 'Stops the caregiver reading the senior: 404 when it was not linked.',
   'GET /v1/ops/sessions': 'Every live session of every runtime process sharing the database, redacted (never a word of the conversation).',
   'GET /v1/ops/sessions/:id': 'A session of this process in full (redacted), or another process’s presence row.',
   'GET /v1/ops/sessions/:id/timeline': 'A local session’s turns, latest 100: rank, start, flux, latency, barge-in and SOS reason — never a word of any turn; another process’s session: its process only.',

@@ -45,7 +45,7 @@ afterAll(async () => {
 const operations = () => Object.entries(spec.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
 /** A request on the operation's path, its parameters filled in (the role check runs before they are validated). */
 const call = (path: string, method: string, token: string | null) =>
-  fetch(`${rt.url}${path.replace('{id}', '00000000-0000-4000-8000-000000000000').replace('{category}', 'sante')}`, {
+  fetch(`${rt.url}${path.replace(/\{(id|seniorId)\}/g, '00000000-0000-4000-8000-000000000000').replace('{category}', 'sante')}`, {
     method: method.toUpperCase(),
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
@@ -76,6 +76,24 @@ describe('the OpenAPI document', () => {
       expect(op.security, name).toEqual([{ [scheme!]: [] }]);
       expect(Object.keys(op.responses), name).toEqual(expect.arrayContaining(['401', '403']));
       expect(op['x-roles']?.length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('documents the caregivers’ routes under their own family, admin only', () => {
+    const caregivers = operations().filter(({ path }) => path.startsWith('/v1/admin/caregivers'));
+    expect(caregivers.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual(
+      [
+        'POST /v1/admin/caregivers',
+        'GET /v1/admin/caregivers',
+        'POST /v1/admin/caregivers/{id}/token',
+        'DELETE /v1/admin/caregivers/{id}/token',
+        'PUT /v1/admin/caregivers/{id}/seniors/{seniorId}',
+        'DELETE /v1/admin/caregivers/{id}/seniors/{seniorId}',
+      ].sort(),
+    );
+    for (const { op } of caregivers) {
+      expect(op.tags).toEqual(['caregivers']);
+      expect(op['x-roles']).toEqual(['admin']);
     }
   });
 
