@@ -24,6 +24,7 @@ import { healthRoutes } from './health.ts';
 import { documentOperation, openApiDocument } from './openapi.ts';
 import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
+import { caregiverRoutes } from '../caregiver/caregiver-routes.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
 import type { SeniorLimitSettings } from '../kiosk/senior-limits.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
@@ -73,7 +74,7 @@ export interface HttpAppDeps {
   apiDocs: boolean;
 }
 
-/** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
+/** Every route family as its own plugin: health, admin, mood, caregivers, ops, the console, the docs, the kiosk gateway. */
 export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -111,6 +112,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   });
   await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
   await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports, exportLimits: deps.exportLimits });
+  await app.register(caregiverRoutes, { directory: deps.directory });
   await app.register(profileRoutes, {
     directory: deps.directory,
     profiles: deps.profiles,
