@@ -140,6 +140,17 @@ export class SeniorDirectory {
     return (res.rowCount ?? 0) > 0;
   }
 
+  /** The seniors linked to a caregiver token, by the name the companion uses (else the registered one), alphabetically. */
+  async linkedSeniors(caregiverId: string): Promise<Array<{ id: string; name: string }>> {
+    const res = await this.pool.query<{ id: string; name: string }>(
+      `SELECT s.id, coalesce(s.preferred_name, s.display_name) AS name
+         FROM caregiver_seniors cs JOIN seniors s ON s.id = cs.senior_id
+        WHERE cs.caregiver_id = $1::uuid ORDER BY name, s.id`,
+      [caregiverId],
+    );
+    return res.rows;
+  }
+
   async isEmpty(): Promise<boolean> {
     const res = await this.pool.query<{ n: string }>('SELECT (SELECT count(*) FROM seniors) + (SELECT count(*) FROM api_tokens) AS n');
     return Number(res.rows[0]!.n) === 0;

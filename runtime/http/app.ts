@@ -25,6 +25,8 @@ import { healthRoutes } from './health.ts';
 import { documentOperation, openApiDocument } from './openapi.ts';
 import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
+import { caregiverPage } from '../caregiver/caregiver-page.ts';
+import { caregiverRoutes } from '../caregiver/caregiver-routes.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
 import type { SeniorLimitSettings } from '../kiosk/senior-limits.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
@@ -74,7 +76,7 @@ export interface HttpAppDeps {
   apiDocs: boolean;
 }
 
-/** Every route family as its own plugin: health, admin, mood, ops, the console, the docs, the kiosk gateway. */
+/** Every route family as its own plugin: health, admin, mood, caregivers, ops, the console, the caregivers' page, the docs, the kiosk gateway. */
 export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -112,6 +114,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   });
   await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
   await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports, exportLimits: deps.exportLimits });
+  await app.register(caregiverRoutes, { directory: deps.directory });
   await app.register(profileRoutes, {
     directory: deps.directory,
     profiles: deps.profiles,
@@ -131,6 +134,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
   const consolePage = await readFile(new URL('../ops/console.html', import.meta.url), 'utf8');
   const consoleHeaders = pageHeaders(consolePage);
   app.get('/ops', { schema: { hide: true } }, async (_req, reply) => reply.headers(consoleHeaders).type('text/html; charset=utf-8').send(consolePage));
+  await app.register(caregiverPage);
   const seniorForToken = (token: string) => deps.directory.seniorForKioskToken(token);
   await app.register(kioskPage, { seniorForToken });
   await app.register(kioskGateway, {

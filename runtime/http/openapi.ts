@@ -13,7 +13,7 @@ export const OPENAPI_TAGS = [
   { name: 'mood', prefix: /^\/v1\/admin\/seniors\/[^/]+\/mood-/, description: 'Mood captures and their daily rollup' },
   { name: 'senior data', prefix: /^\/v1\/admin\/seniors\/[^/]+\/(export|data)$/, description: 'RGPD: a senior’s data exported, or erased from every store' },
   { name: 'persona and profile', prefix: /^\/v1\/admin\/(persona|seniors\/[^/]+\/(persona|profile))$/, description: 'How the companion speaks, and what it knows of the senior' },
-  { name: 'caregivers', prefix: /^\/v1\/admin\/caregivers/, description: 'Caregivers: their tokens, issued, rotated and revoked, and the seniors each may read (INV-P05)' },
+  { name: 'caregivers', prefix: /^\/v1\/(admin\/caregivers|caregiver\/)/, description: 'Caregivers: their tokens, issued, rotated and revoked, and the seniors each may read (INV-P05); what a caregiver token opens (the caregivers’ page /aidant)' },
   { name: 'operations', prefix: /^\/v1\/ops\//, description: 'The operator console’s API: live sessions across processes' },
 ] as const;
 
@@ -21,7 +21,7 @@ export const OPENAPI_TAGS = [
 const DESCRIPTIONS: Record<string, string> = {
   'GET /health': 'Liveness: 200 while the process runs; 503 only for what a restart cures (the embedded database’s thread died).',
   'GET /ready': 'Readiness: 200 with the Mistral region in use when the database answers and every migration is applied; 503 with the reason while shutting down, migrations pending or the database unreachable.',
-  'GET /v1/admin/seniors/:id/consents': 'The senior’s consent records, one per category ever granted.',
+  'GET /v1/admin/seniors/:id/consents': 'The senior’s consent records, one per category ever granted. A linked caregiver reads them too (a caregiver not linked: 403); only an admin changes them.',
   'PUT /v1/admin/seniors/:id/consents/:category': 'Grants (or grants again) a consent category; answers the consent record.',
   'DELETE /v1/admin/seniors/:id/consents/:category': 'Revokes a consent category: its facts stay, hidden from recall; 404 if it was never granted.',
   'POST /v1/admin/seniors/:id/facts': 'Adds a fact through the memory port: 201 when stored, 200 with the fact already held when the senior holds the same one or its meaning.',

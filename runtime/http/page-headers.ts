@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
 
 /** Every page and script the runtime serves to a browser: no sniffing, no framing, no Referer (the kiosk page's URL may hold its token). */
 export const BROWSER_HEADERS = {
@@ -30,4 +32,16 @@ export function pageHeaders(html: string): Record<string, string> {
     "frame-ancestors 'none'",
   ].join('; ');
   return { ...BROWSER_HEADERS, 'content-security-policy': csp };
+}
+
+/**
+ * A browser page's plain files (no build step), read once at start and served under their paths: an
+ * HTML file with its own pageHeaders, anything else with BROWSER_HEADERS; none in the API document.
+ */
+export async function servePageFiles(app: FastifyInstance, files: Record<string, readonly [URL, string]>): Promise<void> {
+  for (const [path, [file, type]] of Object.entries(files)) {
+    const body = await readFile(file, 'utf8');
+    const headers = file.pathname.endsWith('.html') ? pageHeaders(body) : BROWSER_HEADERS;
+    app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(headers).type(type).send(body));
+  }
 }

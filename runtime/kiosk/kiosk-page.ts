@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
 import type { FastifyPluginAsync } from 'fastify';
 import { bearerToken } from '../http/bearer.ts';
-import { BROWSER_HEADERS, pageHeaders } from '../http/page-headers.ts';
+import { BROWSER_HEADERS, servePageFiles } from '../http/page-headers.ts';
 
 const page = (file: string) => new URL(`./page/${file}`, import.meta.url);
 const JS = 'text/javascript; charset=utf-8';
@@ -61,11 +61,7 @@ export interface KioskPageOptions {
  * answer, so it tells an attacker nothing the socket does not), 503 when it cannot check now.
  */
 export const kioskPage: FastifyPluginAsync<KioskPageOptions> = async (app, opts) => {
-  for (const [path, [file, type]] of Object.entries(FILES)) {
-    const body = await readFile(file, 'utf8');
-    const headers = file.pathname.endsWith('.html') ? pageHeaders(body) : BROWSER_HEADERS;
-    app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(headers).type(type).send(body));
-  }
+  await servePageFiles(app, FILES);
   for (const [path, body] of await clientModules()) {
     app.get(path, { schema: { hide: true } }, async (_req, reply) => reply.headers(BROWSER_HEADERS).type(JS).send(body));
   }

@@ -10,7 +10,7 @@ afterAll(async () => rt.close());
 const get = (path: string) => fetch(`${rt.url}${path}`).then((res) => ({ status: res.status, headers: res.headers }));
 
 describe('what the browser pages are served with', () => {
-  it.each(['/kiosk', '/ops'])('%s: a Content-Security-Policy admitting only its own scripts, no framing, no sniffing, no Referer', async (path) => {
+  it.each(['/kiosk', '/ops', '/aidant'])('%s: a Content-Security-Policy admitting only its own scripts, no framing, no sniffing, no Referer', async (path) => {
     const { status, headers } = await get(path);
     expect(status).toBe(200);
     const csp = headers.get('content-security-policy')!;
@@ -32,8 +32,8 @@ describe('what the browser pages are served with', () => {
     expect(headers.get('referrer-policy')).toBe('no-referrer');
   });
 
-  it('the kiosk scripts: nosniff and no Referer', async () => {
-    for (const path of ['/kiosk/kiosk.js', '/kiosk/kiosk-reconnect.js', '/kiosk/client/index.ts', '/kiosk/client/browser.ts', '/kiosk/client/browser/capture-worklet.ts', '/kiosk/client/browser/sinc-resampler.js']) {
+  it('the kiosk’s and the caregivers’ page’s scripts: nosniff and no Referer', async () => {
+    for (const path of ['/aidant/aidant.js', '/aidant/mood-chart.js', '/aidant/mood-alerts.js', '/aidant/words.js', '/kiosk/kiosk.js', '/kiosk/kiosk-reconnect.js', '/kiosk/client/index.ts', '/kiosk/client/browser.ts', '/kiosk/client/browser/capture-worklet.ts', '/kiosk/client/browser/sinc-resampler.js']) {
       const { status, headers } = await get(path);
       expect(status, path).toBe(200);
       expect(headers.get('x-content-type-options'), path).toBe('nosniff');

@@ -13,6 +13,7 @@ export const EXTERNAL_TESTS = [
   'packages/kiosk-client/test/build.test.ts',
   'packages/kiosk-client/test/readme.test.ts',
   'packages/kiosk-client/test/runtime-restart.test.ts',
+  'test/e2e/caregiver-page.test.ts',
   'test/e2e/commands.test.ts',
   'test/e2e/deploy.test.ts',
   'test/e2e/dream.test.ts',

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { PgConsentAdapter } from '../../../adapters/postgres/pg-consent.adapter.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { CONSENT_CATEGORIES, FACT_CATEGORIES, type MemoryPort } from '../../../machines/memory/memory.port.ts';
-import { requireRoleOnRoutes } from '../api-auth.ts';
+import { requireRole, requireRoleOnRoutes } from '../api-auth.ts';
+import { seniorReadAccess } from './senior-access.ts';
 import type { SeniorErasure } from '../../sessions/erasure.ts';
 
 export interface SeniorRoutesOptions {
@@ -29,19 +30,24 @@ const StoredFact = z.object({ id: z.string(), seniorId: z.string(), content: z.s
 
 const notFound = { error: 'not_found', message: 'no such senior' };
 
-/** Admin routes on one senior: consents (INV-C01), facts, and erasure (RGPD). Role `admin` only. */
+/** Admin routes on one senior: consents (INV-C01), facts, and erasure (RGPD). Role `admin` only, but for reading the consents. */
 export const seniorRoutes: FastifyPluginAsync<SeniorRoutesOptions> = async (app, opts) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  requireRoleOnRoutes(r, opts.directory, 'admin');
-
+  // Declared before the admin-only hook below, which guards only the routes declared after it:
+  // a linked caregiver reads the consents as given (the caregivers' page), never changes them.
+  const access = seniorReadAccess(opts.directory);
   r.get(
     '/v1/admin/seniors/:id/consents',
-    { schema: { params: SeniorParams, response: { 200: z.object({ seniorId: z.string(), consents: z.array(ConsentRecord) }), 404: ErrorBody } } },
-    async (req, reply) => {
-      if (!(await opts.directory.exists(req.params.id))) return reply.code(404).send(notFound);
-      return { seniorId: req.params.id, consents: await opts.consents.list(req.params.id) };
+    {
+      onRequest: requireRole(opts.directory, 'admin', 'caregiver'),
+      preValidation: access.preValidation,
+      preHandler: access.preHandler,
+      schema: { params: SeniorParams, response: { 200: z.object({ seniorId: z.string(), consents: z.array(ConsentRecord) }), 403: ErrorBody, 404: ErrorBody } },
     },
+    async (req) => ({ seniorId: req.params.id, consents: await opts.consents.list(req.params.id) }),
   );
+
+  requireRoleOnRoutes(r, opts.directory, 'admin');
 
   r.put(
     '/v1/admin/seniors/:id/consents/:category',
