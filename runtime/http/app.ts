@@ -26,7 +26,7 @@ import { documentOperation, openApiDocument } from './openapi.ts';
 import { BROWSER_HEADERS, pageHeaders } from './page-headers.ts';
 import { installHttpErrors } from './errors.ts';
 import { caregiverPage } from '../caregiver/caregiver-page.ts';
-import { caregiverRoutes } from '../caregiver/caregiver-routes.ts';
+import { linkedSeniorsRoutes } from '../caregiver/linked-seniors-routes.ts';
 import { kioskGateway } from '../kiosk/gateway.ts';
 import type { SeniorLimitSettings } from '../kiosk/senior-limits.ts';
 import { kioskPage } from '../kiosk/kiosk-page.ts';
@@ -120,7 +120,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     profiles: deps.profiles,
     onPersonaChange: (id) => (id ? deps.semanticCache.invalidateSenior(id) : deps.semanticCache.invalidateAll()),
   });
-  await app.register(caregiverRoutes, { directory: deps.directory });
+  await app.register(linkedSeniorsRoutes, { directory: deps.directory });
   await app.register(opsRoutes, {
     directory: deps.directory,
     registry: deps.registry,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { requireRoleOnRoutes } from '../http/api-auth.ts';
 
-export interface CaregiverRoutesOptions {
+export interface LinkedSeniorsRoutesOptions {
   directory: SeniorDirectory;
 }
 
@@ -14,7 +14,7 @@ const ErrorBody = z.object({ error: z.string(), message: z.string() });
  * What a caregiver token opens: its own linked seniors (INV-P05), the list the caregivers' page
  * starts from. Role `caregiver` only: an admin or an operator is linked to no one.
  */
-export const caregiverRoutes: FastifyPluginAsync<CaregiverRoutesOptions> = async (app, { directory }) => {
+export const linkedSeniorsRoutes: FastifyPluginAsync<LinkedSeniorsRoutesOptions> = async (app, { directory }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
   requireRoleOnRoutes(r, directory, 'caregiver');
 
