@@ -70,8 +70,8 @@ function documentedRoutes(): Array<{ method: string; path: string; params: strin
 
 /** Who may call a route, and a token that may not (by the route's family). */
 function rolesOf(path: string, method: string): { allowed: string; refused: string[] } {
-  // What a linked caregiver may read too: the mood dashboard and the facts listing.
-  if (/\/mood-(entries|timeline)$/.test(path) || (method === 'GET' && path.endsWith('/facts'))) return { allowed: tokens.admin, refused: [tokens.operator] };
+  // What a linked caregiver may read too: the mood dashboard (entries, timeline, alerts) and the facts listing.
+  if (/\/mood-(entries|timeline|alerts)$/.test(path) || (method === 'GET' && path.endsWith('/facts'))) return { allowed: tokens.admin, refused: [tokens.operator] };
   if (path.startsWith('/v1/admin/')) return { allowed: tokens.admin, refused: [tokens.operator, tokens.caregiver] };
   return { allowed: tokens.operator, refused: [tokens.caregiver] };
 }
