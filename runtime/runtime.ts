@@ -83,7 +83,7 @@ export interface RuntimeOverrides {
    * and every migration; migrate() still checks it. Ignored with DATABASE_URL.
    */
   databaseImage?: string;
-  /** false: the nightly dream is neither scheduled nor worked by this process (pg-boss still runs the erasure purge). Default true. */
+  /** false: the nightly dream is neither scheduled nor worked by this process (pg-boss still runs the erasure purge and the caregiver alerts). Default true. */
   dreamScheduler?: boolean;
   /** false: no OpenAPI document and no Swagger UI (`/docs`). Default true. */
   apiDocs?: boolean;
