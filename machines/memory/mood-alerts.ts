@@ -128,7 +128,7 @@ export interface KnownEpisode {
 
 /**
  * The first day an evaluation on `today` reads: the alert window and its look-back, and further back
- * to the look-back of any recorded episode that reaches into it, so that episode is read whole.
+ * to the look-back of the recorded episodes that reach into the window (`known`), so each is read whole.
  */
 export function evaluationStart(today: string, known: readonly KnownEpisode[]): string {
   const window = shiftDay(today, -(ALERT_WINDOW_DAYS - 1) - ALERT_LOOKBACK_DAYS);

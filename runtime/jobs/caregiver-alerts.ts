@@ -107,9 +107,9 @@ export class CaregiverAlerts {
   }
 
   /** The senior's episodes that reach into the last ALERT_WINDOW_DAYS days, the latest start first. */
-  async shown(seniorId: string, now = new Date()): Promise<MoodAlert[]> {
+  async shown(seniorId: string): Promise<MoodAlert[]> {
     const { store, moodScores, settings } = this.deps;
-    const today = parisDay(now);
+    const today = parisDay(new Date());
     const known = await store.known(seniorId, shiftDay(today, -(ALERT_WINDOW_DAYS - 1)));
     const since = evaluationStart(today, known);
     // A Paris day starts on the UTC day before at the earliest: read from there, the rule drops the rest.
@@ -117,8 +117,8 @@ export class CaregiverAlerts {
     return recentAlerts(keepRecordedStarts(moodEpisodes(days, since, settings), known), today);
   }
 
-  /** Records the senior's episodes, then queues the webhook of each not queued yet. Returns the new episodes' ids. */
-  async evaluate(seniorId: string): Promise<string[]> {
+  /** Records the senior's episodes, then queues the webhook of each not queued yet. */
+  private async evaluate(seniorId: string): Promise<void> {
     const { store, boss, webhook } = this.deps;
     const episodes = await this.shown(seniorId);
     const added = await store.record(seniorId, episodes, webhook !== null);
@@ -128,7 +128,6 @@ export class CaregiverAlerts {
       await store.markQueued(seniorId, alertId);
     }
     this.deps.logger.debug({ seniorId, episodes: episodes.length, added: added.length }, 'caregiver alerts evaluated');
-    return added;
   }
 
   /** One try of an episode's webhook; a failure throws, and pg-boss tries again. Logs ids and statuses only. */
