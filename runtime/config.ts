@@ -16,6 +16,8 @@ function kohamiEnvOf(cfg: { KOHAMI_ENV?: KohamiEnv | undefined; HOST: string }):
 }
 
 const positiveMs = z.coerce.number().int().positive();
+/** A caregiver alert webhook's secret: 32 characters at least (128 bits as hex, more as base64). */
+const WEBHOOK_SECRET_MIN = 32;
 const optionalText = z
   .string()
   .trim()
@@ -117,6 +119,16 @@ const schema = z
      * senior tables, a WAL switch and a CHECKPOINT) runs this long later; erasures meanwhile share it.
      */
     ERASURE_PURGE_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(60),
+    /** Caregiver alerts: this many days with a score in a row whose dominant tier is `preoccupant` make an episode; 0: off. */
+    CAREGIVER_ALERT_STREAK_DAYS: z.coerce.number().int().min(0).max(30).default(3),
+    /** Caregiver alerts: the last 7 days' average this many points below the 7 days before makes an episode; 0: off. */
+    CAREGIVER_ALERT_WEEKLY_DROP: z.coerce.number().min(0).max(100).default(15),
+    /** Caregiver alerts: where each new episode is POSTed, signed (docs/operations.md); unset, nothing is posted. */
+    CAREGIVER_ALERT_WEBHOOK_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    /** The webhook's HMAC-SHA256 key, shared with its receiver: required with the URL. */
+    CAREGIVER_ALERT_WEBHOOK_SECRET: optionalText.pipe(z.string().min(WEBHOOK_SECRET_MIN, `must be at least ${WEBHOOK_SECRET_MIN} characters (e.g. openssl rand -hex 32)`).optional()),
+    /** The first retry's delay of a failed webhook; pg-boss backs off from it (doubling, jittered). */
+    CAREGIVER_ALERT_RETRY_DELAY_S: z.coerce.number().int().min(0).max(3600).default(30),
     WINDOW_MAX_MESSAGES: z.coerce.number().int().min(13).max(500).default(24),
     WINDOW_MAX_TOKENS: z.coerce.number().int().min(200).max(100_000).default(3000),
     SEMANTIC_CACHE_PROFILE: z.enum(['strict', 'permissive', 'aggressive', 'off']).default('strict'),
@@ -239,6 +251,9 @@ const schema = z
     if (Boolean(cfg.ZEP_API_URL) !== Boolean(cfg.ZEP_API_KEY)) {
       ctx.addIssue({ code: 'custom', path: [cfg.ZEP_API_URL ? 'ZEP_API_KEY' : 'ZEP_API_URL'], message: 'ZEP_API_URL and ZEP_API_KEY go together' });
     }
+    if (cfg.CAREGIVER_ALERT_WEBHOOK_URL && !cfg.CAREGIVER_ALERT_WEBHOOK_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['CAREGIVER_ALERT_WEBHOOK_SECRET'], message: 'required when CAREGIVER_ALERT_WEBHOOK_URL is set: the receiver checks each post’s signature with it' });
+    }
     if (typeof cfg.MISTRAL_BASE_URL !== 'string') return;
     try {
       assertMistralBaseUrl(cfg.MISTRAL_BASE_URL, kohamiEnvOf(cfg));
@@ -269,7 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const lines = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? 'environment');
     const value = env[name];
-    const shown = value === undefined || /KEY|TOKEN|URL|OTLP_ENDPOINT/.test(name) ? '' : ` (got "${value}")`;
+    const shown = value === undefined || /KEY|TOKEN|URL|OTLP_ENDPOINT|SECRET/.test(name) ? '' : ` (got "${value}")`;
     return `invalid configuration: ${name}${shown}: ${issue.message}`;
   });
   throw new ConfigError(lines.join('\n'));

@@ -10,6 +10,7 @@ import { MemoryFluxAdapter } from '../adapters/fluxes/memory-flux.adapter.ts';
 import { MemorySearch } from '../adapters/memory/memory-search.ts';
 import { provideMemory, type ProvidedMemory } from '../adapters/memory/memory-provider.ts';
 import { createModels } from '../adapters/models/model-provider.ts';
+import { PgCaregiverAlertsRepository } from '../adapters/postgres/pg-caregiver-alerts.repository.ts';
 import { PgConsentAdapter } from '../adapters/postgres/pg-consent.adapter.ts';
 import { PgDreamRepository } from '../adapters/postgres/pg-dream.repository.ts';
 import { PgErasureNoticesRepository } from '../adapters/postgres/pg-erasure-notices.repository.ts';
@@ -41,6 +42,7 @@ import type { MemoryEmbedderPort } from '../machines/memory/memory.port.ts';
 import { agentReplyLogic, recallLogic, semanticCacheLogic, windowSummaryLogic } from '../machines/session/session.actors.ts';
 import { sessionMachine } from '../machines/session/session.machine.ts';
 import { MistralSmallWindowSummarizer } from '../adapters/subagents/mistral-small-window-summarizer.ts';
+import { CaregiverAlerts } from './jobs/caregiver-alerts.ts';
 import { CloseJobs } from './jobs/close-jobs.ts';
 import { SessionFacts } from './jobs/session-facts.ts';
 import { ProviderGate } from '../adapters/models/provider-gate.ts';
@@ -81,7 +83,7 @@ export interface RuntimeOverrides {
    * and every migration; migrate() still checks it. Ignored with DATABASE_URL.
    */
   databaseImage?: string;
-  /** false: the nightly dream is neither scheduled nor worked by this process (pg-boss still runs the erasure purge). Default true. */
+  /** false: the nightly dream is neither scheduled nor worked by this process (pg-boss still runs the erasure purge and the caregiver alerts). Default true. */
   dreamScheduler?: boolean;
   /** false: no OpenAPI document and no Swagger UI (`/docs`). Default true. */
   apiDocs?: boolean;
@@ -362,6 +364,21 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   await dreams.start({ nightly: overrides.dreamScheduler ?? true });
   const erasurePurge = new ErasurePurge(dreams.boss, new PgErasurePurgeRepository(db.pool), config.ERASURE_PURGE_DELAY_S, logger);
   await erasurePurge.start();
+  const caregiverAlerts = new CaregiverAlerts({
+    boss: dreams.boss,
+    store: new PgCaregiverAlertsRepository(db.pool),
+    moodScores,
+    activeSeniors: () => dreamStore.seniorsActiveInLastWeek(),
+    settings: { streakDays: config.CAREGIVER_ALERT_STREAK_DAYS, weeklyDrop: config.CAREGIVER_ALERT_WEEKLY_DROP },
+    webhook: config.CAREGIVER_ALERT_WEBHOOK_URL
+      ? { url: config.CAREGIVER_ALERT_WEBHOOK_URL, secret: config.CAREGIVER_ALERT_WEBHOOK_SECRET!, retryDelaySeconds: config.CAREGIVER_ALERT_RETRY_DELAY_S }
+      : null,
+    logger,
+  });
+  await caregiverAlerts.start();
+  closeJobs.onMoodWritten((seniorId) => {
+    caregiverAlerts.request(seniorId).catch((err: unknown) => logger.warn({ err, seniorId }, 'caregiver alerts: the evaluation could not be queued'));
+  });
 
   const prefetchTurn = (seniorId: string, transcript: string): void => {
     if (transcript.length === 0 || transcript.length > PREFETCH_MAX_CHARS) return;
@@ -415,6 +432,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     erasure: new SeniorErasure(new PgErasureRepository(db.pool), memory.stores, registry, inMemory, across, erasurePurge),
     semanticCache,
     moodScores,
+    moodAlerts: (seniorId) => caregiverAlerts.shown(seniorId),
     facts: memoryFacts,
     exports: new PgSeniorExportRepository(db.pool),
     exportLimits: {

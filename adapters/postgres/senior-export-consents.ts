@@ -22,13 +22,14 @@ export interface ConsentSection {
 
 /**
  * Under which consent each table's rows were collected. Everything a session derives (mood, summaries,
- * segments, facts, the dream's notes, pause profiles) is written only under `conversation` (INV-C01:
+ * segments, facts, the dream's notes, pause profiles, the caregiver alerts read from the mood scores) is written only under `conversation` (INV-C01:
  * close-jobs.ts, dream.ts, pause-profiles.ts); a fact is also kept only under its own category.
  */
 const CONVERSATION: ExportPart[] = [
   { table: 'mood_scores' },
   { table: 'segments' },
   { table: 'consolidation_runs' },
+  { table: 'caregiver_alerts', note: 'episodes read from the mood scores: days and numbers only' },
   { table: 'profiles', columns: ['pauses'] },
   { table: 'memory_facts', note: 'facts extracted from sessions; each is also held under its own category below' },
   { table: 'consolidation_candidates', note: 'patterns the nightly consolidation found; each is also held under its own category below' },

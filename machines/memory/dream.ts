@@ -16,7 +16,8 @@ export interface Candidate {
   createdAt: number;
 }
 
-const dayNumber = (day: string) => Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
+/** Days since 1970-01-01 of an ISO day (YYYY-MM-DD). */
+export const dayNumber = (day: string) => Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
 
 /** The same pattern said twice differently is one candidate. */
 export const patternKey = (pattern: string) => pattern.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').replace(/[.!?]+$/, '').trim();

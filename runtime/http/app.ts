@@ -14,6 +14,7 @@ import type { PgSeniorExportRepository } from '../../adapters/postgres/pg-senior
 import type { SemanticCache } from '../../adapters/semantic-cache/semantic-cache.ts';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import type { MemoryPort } from '../../machines/memory/memory.port.ts';
+import type { MoodAlert } from '../../machines/memory/mood-alerts.ts';
 import type { sessionMachine } from '../../machines/session/session.machine.ts';
 import { caregiverRoutes } from './admin/caregiver-routes.ts';
 import { moodRoutes } from './admin/mood-routes.ts';
@@ -48,6 +49,8 @@ export interface HttpAppDeps {
   erasure: SeniorErasure;
   semanticCache: SemanticCache;
   moodScores: PgMoodScoresRepository;
+  /** A senior's mood alerts over the last 30 days (CaregiverAlerts.shown). */
+  moodAlerts: (seniorId: string) => Promise<MoodAlert[]>;
   /** The admin listing of a senior's facts. */
   facts: PgMemoryFactsRepository;
   /** A senior's data export (RGPD access and portability). */
@@ -112,7 +115,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<FastifyInstance> 
     erasure: deps.erasure,
     onConsentChange: (id) => deps.semanticCache.invalidateSenior(id),
   });
-  await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores });
+  await app.register(moodRoutes, { directory: deps.directory, moodScores: deps.moodScores, alerts: deps.moodAlerts });
   await app.register(seniorDataRoutes, { directory: deps.directory, facts: deps.facts, exports: deps.exports, exportLimits: deps.exportLimits });
   await app.register(caregiverRoutes, { directory: deps.directory });
   await app.register(profileRoutes, {

@@ -58,6 +58,7 @@ export class CloseJobs {
   private readonly derivedTurns = new Map<string, number>();
 
   private readonly deps: CloseJobsDeps;
+  private readonly moodListeners: Array<(seniorId: string) => void> = [];
 
   constructor(deps: CloseJobsDeps) {
     this.deps = deps;
@@ -70,6 +71,11 @@ export class CloseJobs {
       metrics: deps.metrics,
       logger: deps.logger,
     });
+  }
+
+  /** Called after each mood row is written (the caregivers' alerts evaluate the senior then). */
+  onMoodWritten(listener: (seniorId: string) => void): void {
+    this.moodListeners.push(listener);
   }
 
   /** Jobs queued, backing off or running. */
@@ -147,6 +153,7 @@ export class CloseJobs {
       },
       write: async ({ score, summary }) => {
         await moodScores.insert({ seniorId, score, tier: moodTier(score), summary, recordedAt: new Date(turn.startedAt) });
+        for (const listener of this.moodListeners) listener(seniorId);
       },
     };
   }

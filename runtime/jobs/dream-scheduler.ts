@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { PgDreamRepository } from '../../adapters/postgres/pg-dream.repository.ts';
 import { parisDay } from '../../machines/memory/dream.ts';
 import type { Dream } from './dream.ts';
+import { declareQueue } from './pg-boss-queues.ts';
 
 export const NIGHTLY_QUEUE = 'kohami-dream-nightly';
 export const SENIOR_QUEUE = 'kohami-dream';
@@ -61,14 +62,8 @@ export class DreamScheduler {
     await this.boss.start();
     if (!nightly) return;
     const { expireSeconds, retryDelaySeconds } = this.timing;
-    for (const [name, options] of [
-      [NIGHTLY_QUEUE, { expireInSeconds: expireSeconds }],
-      [SENIOR_QUEUE, { retryLimit: 3, retryDelay: retryDelaySeconds, retryBackoff: true, expireInSeconds: expireSeconds }],
-    ] as const) {
-      // A queue made by an earlier version (or other settings) takes these: its new jobs expire so.
-      if (!(await this.boss.getQueue(name))) await this.boss.createQueue(name, options);
-      else await this.boss.updateQueue(name, options);
-    }
+    await declareQueue(this.boss, NIGHTLY_QUEUE, { expireInSeconds: expireSeconds });
+    await declareQueue(this.boss, SENIOR_QUEUE, { retryLimit: 3, retryDelay: retryDelaySeconds, retryBackoff: true, expireInSeconds: expireSeconds });
     await this.boss.schedule(NIGHTLY_QUEUE, NIGHTLY_CRON, {}, { tz: DREAM_TIMEZONE });
     await this.boss.work(NIGHTLY_QUEUE, async () => {
       await this.enqueueActiveSeniors();

@@ -9,6 +9,7 @@ import { PgMemoryFactsRepository } from '../../adapters/postgres/pg-memory-facts
 import { PgProfilesRepository } from '../../adapters/postgres/pg-profiles.repository.ts';
 import { PgSegmentsRepository } from '../../adapters/postgres/pg-segments.repository.ts';
 import { MistralSmallConsolidator, type Consolidation } from '../../adapters/subagents/mistral-small-consolidator.ts';
+import { SWEEP_CRON, SWEEP_QUEUE } from '../../runtime/jobs/caregiver-alerts.ts';
 import { Dream } from '../../runtime/jobs/dream.ts';
 import { DREAM_TIMEZONE, NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/jobs/dream-scheduler.ts';
 import { scriptedModel } from '../support/models.ts';
@@ -111,9 +112,15 @@ describe('the nightly dream', () => {
 });
 
 describe('the schedule', () => {
-  it('registers the nightly job at 03:00 Europe/Paris with pg-boss', async () => {
+  it('registers the nightly job at 03:00 Europe/Paris with pg-boss (beside the caregiver alerts’ morning sweep)', async () => {
     const schedules = await rt.dreams.boss.getSchedules();
-    expect(schedules).toEqual([expect.objectContaining({ name: NIGHTLY_QUEUE, cron: NIGHTLY_CRON, timezone: DREAM_TIMEZONE })]);
+    expect(schedules).toHaveLength(2);
+    expect(schedules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: NIGHTLY_QUEUE, cron: NIGHTLY_CRON, timezone: DREAM_TIMEZONE }),
+        expect.objectContaining({ name: SWEEP_QUEUE, cron: SWEEP_CRON, timezone: DREAM_TIMEZONE }),
+      ]),
+    );
   });
 
   it('enqueues one job per senior active in the last 7 days, carrying ids only', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../runtime/logger.ts';
+import { SWEEP_CRON, SWEEP_QUEUE } from '../../runtime/jobs/caregiver-alerts.ts';
 import { NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/jobs/dream-scheduler.ts';
 import { PURGE_QUEUE } from '../../runtime/jobs/erasure-purge.ts';
 import { startRuntime, type Runtime } from '../../runtime/runtime.ts';
@@ -27,8 +28,8 @@ describe('a test runtime', () => {
     expect((await fetch(`${rt.url}/health`)).status).toBe(200);
   });
 
-  it('schedules and works no dream, while pg-boss still runs the erasure purge', async () => {
-    expect(await rt.dreams.boss.getSchedules()).toEqual([]);
+  it('schedules and works no dream, while pg-boss still runs the erasure purge and the caregiver alerts', async () => {
+    expect(await rt.dreams.boss.getSchedules()).toEqual([expect.objectContaining({ name: SWEEP_QUEUE, cron: SWEEP_CRON })]);
     expect(await rt.dreams.boss.getQueue(NIGHTLY_QUEUE)).toBeNull();
     expect(await rt.dreams.boss.getQueue(SENIOR_QUEUE)).toBeNull();
     expect(await rt.dreams.boss.getQueue(PURGE_QUEUE)).toEqual(expect.objectContaining({ name: PURGE_QUEUE }));
@@ -48,7 +49,9 @@ describe('the runtime by default', () => {
   });
 
   it('schedules the nightly dream and works its queues', async () => {
-    expect(await rt.dreams.boss.getSchedules()).toEqual([expect.objectContaining({ name: NIGHTLY_QUEUE, cron: NIGHTLY_CRON })]);
+    const schedules = await rt.dreams.boss.getSchedules();
+    expect(schedules).toHaveLength(2);
+    expect(schedules).toEqual(expect.arrayContaining([expect.objectContaining({ name: NIGHTLY_QUEUE, cron: NIGHTLY_CRON })]));
     expect(await rt.dreams.boss.getQueue(SENIOR_QUEUE)).toEqual(expect.objectContaining({ name: SENIOR_QUEUE }));
   });
 });

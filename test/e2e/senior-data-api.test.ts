@@ -112,6 +112,7 @@ describe('GET /v1/admin/seniors/:id/export', () => {
     expect((await api('PUT', `/v1/admin/seniors/${paul}/profile`, { interlocutor: { interests: ['pêche'] } })).status).toBe(200);
     await q(`INSERT INTO consolidation_candidates (senior_id, pattern, category, seen_on) VALUES ($1, 'Il parle souvent de pêche.', 'profil', ARRAY['2026-11-30']::date[])`);
     await q(`INSERT INTO consolidation_runs (senior_id, day, report) VALUES ($1, '2026-11-30', '{}')`);
+    await q(`INSERT INTO caregiver_alerts (senior_id, kind, from_day, to_day, open, days, delivery) VALUES ($1, 'tier_streak', '2026-11-28', '2026-11-30', true, 3, 'none')`);
     // A live process of its own: the presence sweep (every PRESENCE_HEARTBEAT_MS) removes the rows of a process it does not know.
     await q(`INSERT INTO presence_processes (process_id) VALUES ('elsewhere') ON CONFLICT (process_id) DO UPDATE SET heartbeat_at = now()`, []);
     await q(`INSERT INTO session_presence (session_id, senior_id, process_id) VALUES (gen_random_uuid(), $1, 'elsewhere')`);

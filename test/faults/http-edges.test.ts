@@ -70,8 +70,8 @@ function documentedRoutes(): Array<{ method: string; path: string; params: strin
 
 /** Who may call a route, and a token that may not (by the route's family). */
 function rolesOf(path: string, method: string): { allowed: string; refused: string[] } {
-  // What a linked caregiver may read too: the mood dashboard, the facts listing and the consents.
-  if (/\/mood-(entries|timeline)$/.test(path) || (method === 'GET' && /\/(facts|consents)$/.test(path))) return { allowed: tokens.admin, refused: [tokens.operator] };
+  // What a linked caregiver may read too: the mood dashboard (entries, timeline, alerts), the facts listing and the consents.
+  if (/\/mood-(entries|timeline|alerts)$/.test(path) || (method === 'GET' && /\/(facts|consents)$/.test(path))) return { allowed: tokens.admin, refused: [tokens.operator] };
   // A caregiver's own: the seniors linked to its token.
   if (path.startsWith('/v1/caregiver/')) return { allowed: tokens.caregiver, refused: [tokens.admin, tokens.operator] };
   if (path.startsWith('/v1/admin/')) return { allowed: tokens.admin, refused: [tokens.operator, tokens.caregiver] };

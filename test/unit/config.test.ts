@@ -53,6 +53,21 @@ describe('configuration', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://user:s3cret@collector' })).not.toThrow(/s3cret/);
   });
 
+  it('caregiver alerts: on by default without a webhook; a webhook URL needs a secret of 32 characters, never echoed', () => {
+    expect(loadConfig({})).toMatchObject({ CAREGIVER_ALERT_STREAK_DAYS: 3, CAREGIVER_ALERT_WEEKLY_DROP: 15, CAREGIVER_ALERT_RETRY_DELAY_S: 30 });
+    expect(loadConfig({}).CAREGIVER_ALERT_WEBHOOK_URL).toBeUndefined();
+    const url = 'https://alerts.example.org/hook?key=k3y';
+    expect(() => loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: url })).toThrow(/^invalid configuration: CAREGIVER_ALERT_WEBHOOK_SECRET: required when CAREGIVER_ALERT_WEBHOOK_URL is set/);
+    const short = 'only-31-characters-long-secret!';
+    expect(() => loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: url, CAREGIVER_ALERT_WEBHOOK_SECRET: short })).toThrow(ConfigError);
+    expect(() => loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: url, CAREGIVER_ALERT_WEBHOOK_SECRET: short })).toThrow(/CAREGIVER_ALERT_WEBHOOK_SECRET: must be at least 32 characters/);
+    expect(() => loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: url, CAREGIVER_ALERT_WEBHOOK_SECRET: short })).not.toThrow(/only-31/);
+    expect(() => loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: 'ftp://alerts.example.org/k3y' })).not.toThrow(/k3y/);
+    expect(loadConfig({ CAREGIVER_ALERT_WEBHOOK_URL: url, CAREGIVER_ALERT_WEBHOOK_SECRET: `${short}x` }).CAREGIVER_ALERT_WEBHOOK_SECRET).toBe(`${short}x`);
+    expect(loadConfig({ CAREGIVER_ALERT_STREAK_DAYS: '0', CAREGIVER_ALERT_WEEKLY_DROP: '0' })).toMatchObject({ CAREGIVER_ALERT_STREAK_DAYS: 0, CAREGIVER_ALERT_WEEKLY_DROP: 0 });
+    expect(() => loadConfig({ CAREGIVER_ALERT_STREAK_DAYS: '-1' })).toThrow(/CAREGIVER_ALERT_STREAK_DAYS/);
+  });
+
   it('traces: off unless a collector URL is set; the service name defaults to kohami-runtime', () => {
     expect(loadConfig({}).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();

@@ -59,7 +59,7 @@ describe('.env.example', () => {
     const active = Object.fromEntries([...listed].filter(([, e]) => !e.commented).map(([name, e]) => [name, e.value]));
     expect(loadConfig(active)).toEqual(loadConfig({}));
     const examples = Object.fromEntries([...listed].filter(([, e]) => e.commented && e.value !== '').map(([name, e]) => [name, e.value]));
-    // ZEP_API_URL goes with a key, which the file leaves empty.
-    expect(() => loadConfig({ ...active, ...examples, ZEP_API_KEY: 'example-key' })).not.toThrow();
+    // ZEP_API_URL goes with a key, and CAREGIVER_ALERT_WEBHOOK_URL with a secret, which the file leaves empty.
+    expect(() => loadConfig({ ...active, ...examples, ZEP_API_KEY: 'example-key', CAREGIVER_ALERT_WEBHOOK_SECRET: 'example-secret-of-32-characters-' })).not.toThrow();
   });
 });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { PgMoodScoresRepository } from '../../../adapters/postgres/pg-mood-scores.repository.ts';
 import type { SeniorDirectory } from '../../../adapters/postgres/senior-directory.ts';
 import { MOOD_TIERS } from '../../../machines/memory/derivation.ts';
+import { ALERT_WINDOW_DAYS, type MoodAlert } from '../../../machines/memory/mood-alerts.ts';
 import { requireRoleOnRoutes } from '../api-auth.ts';
 import { CursorParam, encodeCursor, LimitParam, storableYear } from './keyset-cursor.ts';
 import { seniorReadAccess } from './senior-access.ts';
@@ -11,6 +12,8 @@ import { seniorReadAccess } from './senior-access.ts';
 export interface MoodRoutesOptions {
   directory: SeniorDirectory;
   moodScores: PgMoodScoresRepository;
+  /** The senior's mood alerts over the last ALERT_WINDOW_DAYS days, the latest start first (CaregiverAlerts.shown). */
+  alerts: (seniorId: string) => Promise<MoodAlert[]>;
 }
 
 const instant = (name: string) =>
@@ -32,13 +35,30 @@ const EntriesQuery = z.object({
 const TimelineQuery = z.object({ from: instant('from'), to: instant('to') });
 const Tier = z.enum(MOOD_TIERS);
 const ErrorBody = z.object({ error: z.string(), message: z.string() });
+const Day = z.string().describe('YYYY-MM-DD, Europe/Paris');
+const Episode = {
+  open: z.boolean().describe('no later day with a score has ended it yet'),
+  from: Day.describe('its first day with a score (YYYY-MM-DD, Europe/Paris)'),
+  to: Day.describe('its last day with a score (YYYY-MM-DD, Europe/Paris)'),
+  days: z.number().int().describe('its days with a score'),
+};
+const Alert = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('tier_streak'), ...Episode, tier: z.literal('preoccupant') }),
+  z.object({
+    kind: z.literal('weekly_drop'),
+    ...Episode,
+    previousAverage: z.number().describe('the mean daily average of the 7 days before the week ending on `to`'),
+    average: z.number().describe('the mean daily average of the 7 days ending on `to`'),
+    drop: z.number().describe('previousAverage − average, in points'),
+  }),
+]);
 
 /**
- * The caregivers' dashboard: mood entries (one row per capture, summaries never transcripts)
- * and the daily timeline. `admin` reads every senior; `caregiver` only linked ones (INV-P05), and
+ * The caregivers' dashboard: mood entries (one row per capture, summaries never transcripts),
+ * the daily timeline and the alerts read from it (numbers only). `admin` reads every senior; `caregiver` only linked ones (INV-P05), and
  * their summaries only under the `conversation` consent (INV-C01).
  */
-export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores }) => {
+export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { directory, moodScores, alerts }) => {
   const r = app.withTypeProvider<ZodTypeProvider>();
   requireRoleOnRoutes(r, directory, 'admin', 'caregiver');
   const access = seniorReadAccess(directory);
@@ -90,5 +110,21 @@ export const moodRoutes: FastifyPluginAsync<MoodRoutesOptions> = async (app, { d
       },
     },
     async (req) => ({ seniorId: req.params.id, timezone: 'Europe/Paris' as const, days: await moodScores.timeline(req.params.id, req.query) }),
+  );
+
+  r.get(
+    '/v1/admin/seniors/:id/mood-alerts',
+    {
+      schema: {
+        description: `The senior’s mood alert episodes that reach into the last ${ALERT_WINDOW_DAYS} days (Europe/Paris), the latest start first: a streak of days whose dominant tier is preoccupant (CAREGIVER_ALERT_STREAK_DAYS), a drop of the weekly average (CAREGIVER_ALERT_WEEKLY_DROP). A day without a score neither starts nor ends an episode.`,
+        params: SeniorParams,
+        response: {
+          200: z.object({ seniorId: z.string(), alerts: z.array(Alert) }),
+          403: ErrorBody,
+          404: ErrorBody,
+        },
+      },
+    },
+    async (req) => ({ seniorId: req.params.id, alerts: await alerts(req.params.id) }),
   );
 };
