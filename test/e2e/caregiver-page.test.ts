@@ -43,6 +43,11 @@ const JEANNE_DAYS = Array.from({ length: 30 }, (_, i) => i)
   .filter((i) => i % 5 !== 4)
   .map((i) => ({ day: parisDay(i), score: [22, 41, 63, 84][i % 4]!, summary: `Jeanne a évoqué le jour ${i} de sa promenade.` }));
 
+/** Days ago of Lucien's preoccupying scores, the oldest first. */
+const LUCIEN_LOW_DAYS = [2, 1, 0];
+/** A day as the page says it: « 2 décembre ». */
+const frenchDay = (day: string) => new Intl.DateTimeFormat('fr-FR', { timeZone: 'UTC', day: 'numeric', month: 'long' }).format(new Date(`${day}T12:00:00Z`));
+
 const asFamily = (path: string) => api('GET', path, undefined, family);
 
 async function newPage(viewport: { width: number; height: number } = LAPTOP): Promise<Page> {
@@ -88,6 +93,8 @@ beforeAll(async () => {
   await rt.memory.memory.persist({ seniorId: jeanne, content: 'Sa fille Claire habite à Lyon.', category: 'contacts' });
   await rt.memory.memory.persist({ seniorId: jeanne, content: 'Elle prend un traitement pour la tension.', category: 'sante' });
   await rt.memory.memory.persist({ seniorId: lucien, content: 'Il collectionne les timbres.', category: 'profil' });
+  // Lucien's last three days preoccupying: an open mood alert (CAREGIVER_ALERT_STREAK_DAYS's default, 3).
+  for (const i of LUCIEN_LOW_DAYS) await rt.moodScores.insert({ seniorId: lucien, score: 18, tier: 'preoccupant', summary: 'Lucien a parlé de sa fatigue.', recordedAt: new Date(`${parisDay(i)}T12:00:00Z`) });
   browser = await launchConsoleBrowser();
 }, 60_000);
 afterAll(async () => {
@@ -222,6 +229,23 @@ describe('the caregivers’ page /aidant in headless Chromium', () => {
       await api('PUT', `/v1/admin/seniors/${jeanne}/consents/sante`);
     }
     await page.close();
+  });
+
+  it('says an open mood alert at the top, in a sentence; no alert box for a senior without one', async () => {
+    const page = await openAs(neighbour, lucien);
+    const alerts = page.locator('#senior > #alerts');
+    expect(await alerts.isVisible()).toBe(true);
+    expect(await alerts.locator('li').allTextContents()).toEqual([
+      `Humeur préoccupante ${LUCIEN_LOW_DAYS.length} jours de suite, du ${frenchDay(parisDay(LUCIEN_LOW_DAYS[0]!))} au ${frenchDay(parisDay(0))}`,
+    ]);
+    // It comes first, before the chart.
+    expect(await page.locator('#senior > section').first().getAttribute('id')).toBe('alerts');
+    await page.screenshot({ path: 'docs/screens/aidant-alert.png' });
+    await page.close();
+
+    const calm = await openAs(family, jeanne);
+    expect(await calm.locator('#senior > #alerts').isHidden()).toBe(true);
+    await calm.close();
   });
 
   it('refuses another caregiver’s senior, a wrong token and an admin token, in French', async () => {

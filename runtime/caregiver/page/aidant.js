@@ -123,8 +123,7 @@ async function openSenior(id) {
       api(`${base}/mood-timeline?from=${days[0]}`),
       api(`${base}/mood-entries?limit=${ENTRIES_PAGE}`),
       allFacts(base),
-      // Mood alerts come with a later runtime: without them, the page shows the rest.
-      api(`${base}/mood-alerts`).catch(() => null),
+      api(`${base}/mood-alerts`),
     ]);
   } catch (err) {
     if (generation !== shown) return;
@@ -150,14 +149,18 @@ async function openSenior(id) {
   view.removeAttribute('aria-busy');
 }
 
+/** Pages of facts read for one senior at most: a list longer than this is not read in one sitting anyway. */
+const MAX_FACT_PAGES = 5;
+
 async function allFacts(base) {
   const facts = [];
   let cursor = null;
+  let pages = 0;
   do {
     const page = await api(`${base}/facts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     facts.push(...page.data);
     cursor = page.nextCursor;
-  } while (cursor);
+  } while (cursor && ++pages < MAX_FACT_PAGES);
   return facts;
 }
 
@@ -168,7 +171,7 @@ function section(id, title, ...children) {
 }
 
 function alertsSection(answer) {
-  const sentences = (answer?.alerts ?? []).map(alertSentence).filter(Boolean);
+  const sentences = answer.alerts.map(alertSentence).filter(Boolean);
   const box = element('section', { id: 'alerts', hidden: sentences.length === 0 });
   box.setAttribute('role', 'status');
   box.append(element('ul', {}, ...sentences.map((s) => element('li', { textContent: s }))));
