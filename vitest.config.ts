@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { startupAllowanceMs } from './test/support/manifests.ts';
 import { ALL_TESTS, EXTERNAL_TESTS } from './test/support/test-projects.ts';
 
 /** A test's time: PGlite takes seconds to boot, and each file opens one database and shares it. */
@@ -21,7 +22,8 @@ export default defineConfig({
     // Both inherit everything above (test/support/test-projects.ts says which file goes where).
     projects: [
       { extends: true, test: { name: 'in-process', include: ALL_TESTS, exclude: EXTERNAL_TESTS } },
-      { extends: true, test: { name: 'external', include: EXTERNAL_TESTS } },
+      // A test or hook there may wait for a runtime process's start first: the start the deployment allows on top.
+      { extends: true, test: { name: 'external', include: EXTERNAL_TESTS, testTimeout: startupAllowanceMs() + TEST_TIMEOUT_MS, hookTimeout: startupAllowanceMs() + 60_000 } },
     ],
   },
 });

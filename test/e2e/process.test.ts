@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { startupAllowanceMs } from '../support/manifests.ts';
 import { KIOSK_TOKEN } from '../support/runtime.ts';
 
 /** `npm start`'s entry point, as a real child process. */
@@ -28,7 +29,7 @@ describe('the runtime process', () => {
 
   it('prints where to connect, then on SIGTERM closes live sessions and exits 0', async () => {
     const { child, output } = startProcess({ PORT: '0', DEV_KIOSK_TOKEN: KIOSK_TOKEN });
-    await expect.poll(output, { timeout: 30_000, interval: 100 }).toContain('demo kiosk token');
+    await expect.poll(output, { timeout: startupAllowanceMs(), interval: 100 }).toContain('demo kiosk token');
     expect(output()).toContain(`demo kiosk token: ${KIOSK_TOKEN}`);
     expect(output()).toContain('models:           OFFLINE');
     const ws = /kiosk WebSocket:\s+(\S+)/.exec(output())![1]!;

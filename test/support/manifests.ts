@@ -70,3 +70,16 @@ export function composeDurationMs(value: string): number {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
   return parts.reduce((ms, p) => ms + Number(p[1]) * unit[p[2] as keyof typeof unit], 0);
 }
+
+/**
+ * How long a runtime may take to start: what the deployment allows it (deploy/k8s/deployment.yaml's
+ * startupProbe, periodSeconds × failureThreshold). Tests wait that long for a runtime process's banner:
+ * a bound for a process that hangs, not a speed they assert — on a loaded machine a start takes longer.
+ */
+export function startupAllowanceMs(): number {
+  const deployment = k8sObjects().find(({ object }) => object.kind === 'Deployment')!.object as unknown as {
+    spec: { template: { spec: { containers: Array<{ startupProbe?: { periodSeconds: number; failureThreshold: number } }> } } };
+  };
+  const probe = deployment.spec.template.spec.containers.find((c) => c.startupProbe)!.startupProbe!;
+  return probe.periodSeconds * probe.failureThreshold * 1000;
+}

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { offeredCalibrationFile } from './cache-calibration.ts';
+import { startupAllowanceMs } from './manifests.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
 
 /** A real runtime process (`npm start`'s entry), its URL and its kiosk socket's. */
@@ -32,14 +33,14 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
 
 /**
  * `node ARGS` as the runtime, once its banner says it listens: from `cwd` (this checkout by default), on
- * exactly `env`, within `startMs` (a first start on a new embedded database runs initdb: longer).
+ * exactly `env`, within `startMs` (by default the start the deployment allows, `startupAllowanceMs()`).
  */
 export async function spawnRuntime(args: string[], options: { env: Record<string, string>; cwd?: string; startMs?: number }): Promise<RuntimeProcess> {
   const child = spawn(process.execPath, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const startMs = options.startMs ?? 30_000;
+  const startMs = options.startMs ?? startupAllowanceMs();
   // One listener each until the banner, the process's end or the bound, whichever comes first: a process
   // that hangs silently is killed at the bound, and one that dies says why in the error.
   await new Promise<void>((resolve, reject) => {
