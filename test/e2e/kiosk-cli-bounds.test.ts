@@ -29,11 +29,14 @@ interface Ended {
   ms: number;
 }
 
-/** Runs the CLI with a short wait bound; its stdin stays open, as a terminal's would, unless `input` is piped. */
-async function kiosk(url: string, args: string[] = [], token = 'kiosk_any_token_0000', input?: string): Promise<Ended> {
+/**
+ * Runs the CLI with a short wait bound (`waitMs: null`: its own default); its stdin stays open, as a
+ * terminal's would, unless `input` is piped.
+ */
+async function kiosk(url: string, args: string[] = [], token = 'kiosk_any_token_0000', input?: string, waitMs: number | null = WAIT_MS): Promise<Ended> {
   const started = performance.now();
   const child = spawn(NODE, [CLI, '--url', url, '--token', token, ...args], {
-    env: { ...process.env, KOHAMI_KIOSK_WAIT_MS: String(WAIT_MS), DEV_KIOSK_TOKEN: '' },
+    env: { ...process.env, ...(waitMs === null ? {} : { KOHAMI_KIOSK_WAIT_MS: String(waitMs) }), DEV_KIOSK_TOKEN: '' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -139,10 +142,12 @@ describe('npm run kiosk (text mode): bounded waits and foreign answers', () => {
     expect(stderr).toBe('KOHAMI_KIOSK_WAIT_MS takes a number of milliseconds above 0\n');
   }, 20_000);
 
-  it('against the real runtime, the short bounds change nothing: a piped conversation runs and ends with exit 0', async () => {
+  // On the CLI's own bounds: 300 ms, which keeps the tests above short, is not a promise about a real
+  // runtime's session start on a loaded machine (it failed a CI run at load 5).
+  it('against the real runtime, the bounded waits change nothing: a piped conversation runs and ends with exit 0', async () => {
     const rt = await startTestRuntime();
     try {
-      const ended = await kiosk(rt.wsUrl, [], KIOSK_TOKEN, 'Bonjour\n/end\n');
+      const ended = await kiosk(rt.wsUrl, [], KIOSK_TOKEN, 'Bonjour\n/end\n', null);
       expect(ended.stderr).toBe('');
       expect(ended.code).toBe(0);
       expect(ended.stdout).toMatch(/^session [0-9a-f-]{36} — type a sentence/);

@@ -155,6 +155,7 @@ describe('erasure (RGPD)', () => {
     await rt.db.pool.query(`INSERT INTO consolidation_candidates (senior_id, pattern, category, seen_on) VALUES ($1, 'Il arrose ses tomates le soir', 'profil', '{2026-11-29}')`, [paul]);
     await rt.db.pool.query(`INSERT INTO consolidation_runs (senior_id, day, report) VALUES ($1, '2026-11-29', '{}')`, [paul]);
     await rt.db.pool.query(`INSERT INTO segments (senior_id, summary, started_at, ended_at, turn_count) VALUES ($1, 'Le senior a parlé de son jardin.', now(), now(), 3)`, [paul]);
+    await rt.db.pool.query(`INSERT INTO caregiver_alerts (senior_id, kind, from_day, to_day, open, days, delivery) VALUES ($1, 'tier_streak', '2026-11-27', '2026-11-29', true, 3, 'none')`, [paul]);
     const paulKiosk = await KioskClient.connect(rt.wsUrl, paulToken);
     await paulKiosk.start();
 
@@ -164,7 +165,7 @@ describe('erasure (RGPD)', () => {
     const erased = await api('DELETE', `/v1/admin/seniors/${paul}/data`);
     expect(erased).toMatchObject({
       status: 200,
-      body: { seniorId: paul, erased: { zep: 0, memory_facts: 2, consents: 3, devices: 1, caregiver_seniors: 1, mood_scores: 1, segments: 1, personas: 1, profiles: 1, consolidation_candidates: 1, consolidation_runs: 1, seniors: 1 } },
+      body: { seniorId: paul, erased: { zep: 0, memory_facts: 2, consents: 3, devices: 1, caregiver_seniors: 1, mood_scores: 1, segments: 1, personas: 1, profiles: 1, consolidation_candidates: 1, consolidation_runs: 1, caregiver_alerts: 1, seniors: 1 } },
     });
     expect(await paulKiosk.next('session.closed')).toMatchObject({ reason: 'erased' });
     expect(rt.registry.get(paul)).toBeUndefined();
