@@ -45,8 +45,9 @@ const JEANNE_DAYS = Array.from({ length: 30 }, (_, i) => i)
 
 /** Days ago of Lucien's preoccupying scores, the oldest first. */
 const LUCIEN_LOW_DAYS = [2, 1, 0];
-/** A day as the page says it: « 2 décembre ». */
-const frenchDay = (day: string) => new Intl.DateTimeFormat('fr-FR', { timeZone: 'UTC', day: 'numeric', month: 'long' }).format(new Date(`${day}T12:00:00Z`));
+/** A day as the page says it: « 2 décembre », « 1er décembre ». */
+const frenchDay = (day: string) =>
+  new Intl.DateTimeFormat('fr-FR', { timeZone: 'UTC', day: 'numeric', month: 'long' }).format(new Date(`${day}T12:00:00Z`)).replace(/^1 /, '1er ');
 
 const asFamily = (path: string) => api('GET', path, undefined, family);
 

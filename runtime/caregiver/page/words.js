@@ -36,12 +36,15 @@ const isoDayFormat = new Intl.DateTimeFormat('en-CA', { timeZone: PARIS, year: '
 /** A calendar day `YYYY-MM-DD` at noon UTC: formatting it in UTC gives that day back whatever the zone. */
 const noon = (day) => new Date(`${day}T12:00:00Z`);
 
+/** French writes a month's first day « 1er » (« mardi 1er décembre »); Intl writes « 1 ». */
+const withFirst = (format, date) => format.formatToParts(date).map((p) => (p.type === 'day' && p.value === '1' ? '1er' : p.value)).join('');
+
 /** « jeudi 3 décembre » */
-export const longDay = (day) => dayFormat.format(noon(day));
+export const longDay = (day) => withFirst(dayFormat, noon(day));
 /** « 3 décembre » */
-export const shortDay = (day) => shortDayFormat.format(noon(day));
+export const shortDay = (day) => withFirst(shortDayFormat, noon(day));
 /** An instant's date in Paris: « 3 décembre 2026 » */
-export const dateOf = (iso) => dateFormat.format(new Date(iso));
+export const dateOf = (iso) => withFirst(dateFormat, new Date(iso));
 /** An instant's time in Paris: « 14:05 » */
 export const timeOf = (iso) => timeFormat.format(new Date(iso));
 /** An instant's Paris day, `YYYY-MM-DD` (the mood timeline's days). */
