@@ -19,6 +19,9 @@ interface AlertRow {
   detected_at: string;
 }
 
+/** The foreign key to `seniors` (migrations/014_caregiver_alerts.sql's default name). */
+const SENIOR_KEY = 'caregiver_alerts_senior_id_fkey';
+
 const DAY = (column: string) => `to_char(${column}, 'YYYY-MM-DD') AS ${column}`;
 
 function alertOf(r: AlertRow): RecordedAlert {
@@ -53,6 +56,18 @@ export class PgCaregiverAlertsRepository {
    * changed) is closed. Nothing is recorded for a senior being erased or gone. Returns the new ids.
    */
   async record(seniorId: string, episodes: readonly MoodAlert[], deliver: boolean): Promise<string[]> {
+    try {
+      return await this.recordIn(seniorId, episodes, deliver);
+    } catch (err) {
+      // On PostgreSQL an erasure that deletes the senior row after this transaction read it makes the
+      // foreign key refuse the insert: the senior is gone, so nothing is recorded, as for one gone before.
+      const { code, constraint } = err as { code?: string; constraint?: string };
+      if (code === '23503' && constraint === SENIOR_KEY) return [];
+      throw err;
+    }
+  }
+
+  private async recordIn(seniorId: string, episodes: readonly MoodAlert[], deliver: boolean): Promise<string[]> {
     return inTransaction(this.pool, async (tx) => {
       const added: string[] = [];
       const seen: string[] = [];

@@ -1,6 +1,4 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +11,7 @@ import { ALERT_JOBS_POLL_S, DELIVER_QUEUE, SWEEP_QUEUE, WEBHOOK_TIMEOUT_MS } fro
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { adminApi, startTestRuntime } from '../support/runtime.ts';
+import { POST_BOUND_MS, WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * The caregivers' mood alerts end to end: days of scores seeded in the database, the evaluation run by
@@ -26,81 +25,8 @@ const LOW = 20;
 const FINE = 60;
 /** Planted in every summary of the scores: it must never reach the receiver. */
 const CANARY = 'CANARI-7f3e la voisine Germaine est passée';
-/** A capture's evaluation, then its post: each job waits up to a poll, the post up to its timeout. */
-const POST_BOUND_MS = 2 * ALERT_JOBS_POLL_S * 1000 + WEBHOOK_TIMEOUT_MS;
 /** A retry: pg-boss's first back-off is one to two retry delays, then a poll, then the post. */
 const RETRY_BOUND_MS = 2 * RETRY_DELAY_S * 1000 + ALERT_JOBS_POLL_S * 1000 + WEBHOOK_TIMEOUT_MS;
-
-interface Post {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: Record<string, unknown>;
-}
-
-/** A webhook receiver on a real port: records each post; answers a senior's posts with the statuses queued for it, then 200. */
-class Receiver {
-  readonly posts: Post[] = [];
-  readonly statuses = new Map<string, number[]>();
-  /** A senior's next post is held (unanswered) until the promise resolves. */
-  readonly holds = new Map<string, Promise<void>>();
-  private readonly waiters = new Set<() => void>();
-  private readonly server: Server;
-
-  private constructor(server: Server) {
-    this.server = server;
-  }
-
-  static async start(): Promise<Receiver> {
-    const receiver: Receiver = new Receiver(
-      createServer(async (req, res) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of req) chunks.push(chunk as Buffer);
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const body = JSON.parse(raw) as Record<string, unknown>;
-        receiver.posts.push({ headers: req.headers, raw, body });
-        for (const wake of receiver.waiters) wake();
-        const senior = String(body.seniorId);
-        const hold = receiver.holds.get(senior);
-        receiver.holds.delete(senior);
-        await hold;
-        res.writeHead(receiver.statuses.get(senior)?.shift() ?? 200).end();
-      }),
-    );
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
-    return receiver;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/kohami-alerts`;
-  }
-
-  of(seniorId: string): Post[] {
-    return this.posts.filter((p) => p.body.seniorId === seniorId);
-  }
-
-  /** Resolves once the senior has had `n` posts; rejects after `boundMs`. */
-  async posted(seniorId: string, n: number, boundMs: number): Promise<Post[]> {
-    if (this.of(seniorId).length >= n) return this.of(seniorId);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(wake);
-        reject(new Error(`${this.of(seniorId).length} of ${n} posts for ${seniorId} within ${boundMs} ms`));
-      }, boundMs);
-      const wake = () => {
-        if (this.of(seniorId).length < n) return;
-        clearTimeout(timer);
-        this.waiters.delete(wake);
-        resolve();
-      };
-      this.waiters.add(wake);
-    });
-    return this.of(seniorId);
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 type Verify = (header: unknown, rawBody: string, secret: string, toleranceSeconds?: number, nowSeconds?: number) => boolean;
 
@@ -154,13 +80,13 @@ async function alertsRuntime(env: Record<string, string>) {
 }
 
 describe('with a webhook', () => {
-  let receiver: Receiver;
+  let receiver: WebhookReceiver;
   let verify: Verify;
   let h: Awaited<ReturnType<typeof alertsRuntime>>;
   let api: ReturnType<typeof adminApi>;
 
   beforeAll(async () => {
-    receiver = await Receiver.start();
+    receiver = await WebhookReceiver.start();
     verify = await docsVerifier();
     h = await alertsRuntime({ CAREGIVER_ALERT_WEBHOOK_URL: receiver.url, CAREGIVER_ALERT_WEBHOOK_SECRET: SECRET, CAREGIVER_ALERT_RETRY_DELAY_S: String(RETRY_DELAY_S) });
     api = adminApi(h.rt);

@@ -33,6 +33,7 @@ export const EXTERNAL_TESTS = [
   'test/e2e/ops-console.test.ts',
   'test/e2e/process.test.ts',
   'test/e2e/scale-out.test.ts',
+  'test/faults/caregiver-alerts-across-processes.test.ts',
   'test/faults/data-dir-lock.test.ts',
   'test/faults/demo-tokens.test.ts',
   'test/faults/dream-job-expiry.test.ts',
