@@ -110,7 +110,9 @@ describe('operator console (/ops) in headless Chromium', () => {
     expect(await kiosk.turn('t4', `tu es là ${CANARY} ?`)).toMatchObject({ flux: 'sos' });
 
     const turns = watcher.locator('#timeline li');
-    await expect.poll(() => turns.count()).toBe(4);
+    // Four rows, each a finished turn (its flux known): a turn's row appears when it starts, its flux when it ends.
+    await expect.poll(() => watcher.locator('#timeline li[data-flux]').count()).toBe(4);
+    expect(await turns.count()).toBe(4);
     const timeline = await opsGet(`/v1/ops/sessions/${String(ready.sessionId)}/timeline`);
     expect(timeline.turns.map((t: Record<string, unknown>) => Object.keys(t).sort())).toEqual(Array(4).fill(['flux', 'interrupted', 'latencyMs', 'n', 'sosReason', 'startedAt']));
     // Newest first: the SOS, the barge-in, the cache, the agent; each with the timeline's own latency.
