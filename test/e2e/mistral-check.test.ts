@@ -96,6 +96,12 @@ function checkAgainst(baseUrl: string, extraArgs: string[] = [], extraEnv: Recor
   );
 }
 
+/** The rows whose verdict is a time measured on this machine's clock, and what their note says then. */
+const CLOCK_ROWS: Partial<Record<RowId, RegExp>> = {
+  'speech-first-packet': / over \d/,
+  'last-words': /^words came only with the flush: /,
+};
+
 function verdicts(run: Run): Record<RowId, Verdict> {
   return Object.fromEntries(run.report!.rows.map((r) => [r.id, r.verdict])) as Record<RowId, Verdict>;
 }
@@ -123,7 +129,10 @@ describe('npm run mistral:check', () => {
     // Off the contract only where the check asks on purpose: one undocumented field per socket's set-up.
     expect(broken.map((v) => v.path.join('.')).sort()).toEqual(['session.context_bias', 'session.language']);
     expect(Object.values(verdicts(run)).every((v) => v !== 'break')).toBe(true);
-    expect(verdicts(run)).toMatchObject({
+    // Two rows time the fake on this machine's clock: on a loaded machine its first speech packet can be late
+    // and live text can trail the audio. A note there must say it was the clock; every other row is ok.
+    for (const [id, clock] of Object.entries(CLOCK_ROWS)) if (verdicts(run)[id as RowId] === 'note') expect(row(run, id as RowId).observed).toMatch(clock);
+    expect({ ...verdicts(run), ...Object.fromEntries(Object.keys(CLOCK_ROWS).map((id) => [id, 'ok'])) }).toMatchObject({
       region: 'ok',
       setup: 'ok',
       language: 'ok',
