@@ -125,6 +125,8 @@ describe('with a webhook', () => {
     // No text: neither the summaries planted in every score nor the senior's names.
     for (const word of ['CANARI', 'Germaine', 'Dupont', 'voisine']) expect(post!.raw).not.toContain(word);
     expect(h.rt.logs.text).not.toContain(SECRET);
+    // Nor in the delivery's log lines (ids, attempt, status only): the summaries never reach the log either.
+    expect(h.rt.logs.text).not.toContain('CANARI');
 
     // A second evaluation (another capture the same day) updates the episode and queues nothing more.
     const evaluated = h.evaluations(id);

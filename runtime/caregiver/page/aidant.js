@@ -6,6 +6,8 @@ import { CONSENT_LABELS, dateOf, FACT_LABELS, lastDays, longDay, parisDay, tierL
 const TOKEN_KEY = 'kohami-aidant-token';
 const CHART_DAYS = 30;
 const ENTRIES_PAGE = 10;
+/** A request the runtime has not answered by then is a runtime that does not answer: the page says so, never « Chargement… » for ever. */
+const API_TIMEOUT_MS = 15_000;
 
 const MESSAGES = {
   refused: 'Ce code d’accès n’est pas reconnu. Vérifiez-le, ou demandez-en un nouveau à la personne qui vous l’a donné.',
@@ -28,7 +30,7 @@ class ApiError extends Error {
 async function api(path) {
   let res;
   try {
-    res = await fetch(path, { headers: { authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY)}` }, cache: 'no-store' });
+    res = await fetch(path, { headers: { authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY)}` }, cache: 'no-store', signal: AbortSignal.timeout(API_TIMEOUT_MS) });
   } catch {
     throw new ApiError('unreachable');
   }
