@@ -51,7 +51,7 @@ function naiveBest(entries: number[][], query: number[]): number {
 async function filled(n: number, vectors: number[][], questions: (i: number) => string) {
   let next: number[] = [];
   const embedder: MemoryEmbedderPort = { modelId: 'bench', embed: async () => [next] };
-  const options = { embedder, agentModelId: 'a', ttlMs: 3_600_000, maxPerSenior: n, maxEntries: n, budgetMs: 1000 };
+  const options = { strict: false, embedder, agentModelId: 'a', ttlMs: 3_600_000, maxPerSenior: n, maxEntries: n, budgetMs: 1000 };
   const cache = new SemanticCache({ ...options, threshold: 0.99, maxCandidates: n });
   const filler = new SemanticCache({ ...options, threshold: 0.99, maxCandidates: 1 });
   for (let i = 0; i < n; i++) {

@@ -137,6 +137,10 @@ const schema = z
     SEMANTIC_CACHE_TTL_MS: positiveMs.default(6 * 3_600_000),
     SEMANTIC_CACHE_MAX_PER_SENIOR: z.coerce.number().int().min(1).max(10_000).default(200),
     SEMANTIC_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+    /** `model`: a question similar to an answered one, not the same by its words, is served only when the sub-agent model confirms it. */
+    SEMANTIC_CACHE_VERIFY: z.enum(['off', 'model']).default('off'),
+    /** The model check's bound; past it, a miss (the agent answers). */
+    SEMANTIC_CACHE_VERIFY_BUDGET_MS: positiveMs.default(600),
     /** Voice mode: the wait after a sentence the recognizer closed (« . », « ? », « ! ») or a question by its form. */
     ENDPOINT_MIN_MS: z.coerce.number().int().min(100).max(3000).default(400),
     /**
@@ -221,6 +225,14 @@ const schema = z
   .superRefine((cfg, ctx) => {
     if (cfg.RECALL_BUDGET_MS !== undefined && cfg.TURN_BUDGET_MS > 0 && cfg.RECALL_BUDGET_MS >= cfg.TURN_BUDGET_MS) {
       ctx.addIssue({ code: 'custom', path: ['RECALL_BUDGET_MS'], message: `must be below TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
+    }
+    if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && !cfg.MISTRAL_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY'], message: 'model needs MISTRAL_API_KEY: the check is a call to the sub-agent model' });
+    }
+    // The check runs after recall's wait, before the agent's call: both inside the turn's budget, with room for the agent.
+    const recallMs = cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3));
+    if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && cfg.TURN_BUDGET_MS > 0 && recallMs + cfg.SEMANTIC_CACHE_VERIFY_BUDGET_MS > cfg.TURN_BUDGET_MS / 2) {
+      ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY_BUDGET_MS'], message: `with RECALL_BUDGET_MS (${recallMs}) must leave the agent half of TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
     }
     if (cfg.REPLY_MAX_MS <= cfg.TURN_BUDGET_MS) {
       ctx.addIssue({ code: 'custom', path: ['REPLY_MAX_MS'], message: `must be above TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });

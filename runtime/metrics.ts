@@ -107,6 +107,12 @@ export function createMetrics() {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const semanticCacheVerdicts = new Counter({
+    name: 'kohami_semantic_cache_verdicts_total',
+    help: 'The semantic cache\'s model check (SEMANTIC_CACHE_VERIFY=model) on a similar question: yes, no, timeout, error (both misses), remembered (asked before)',
+    labelNames: ['verdict'] as const,
+    registers: [registry],
+  });
   const semanticCacheSimilarity = new Histogram({
     name: 'kohami_semantic_cache_best_similarity',
     help: 'Best cosine similarity found per semantic cache lookup',
@@ -164,7 +170,7 @@ export function createMetrics() {
   });
   const voiceSessions = new Gauge({ name: 'kohami_voice_sessions', help: 'Voice sessions open in this process (microphone and speech attached to a live session)', registers: [registry] });
   const transcriptionSockets = new Gauge({ name: 'kohami_transcription_sockets', help: 'Voxtral realtime transcription sockets open from this process', registers: [registry] });
-  return { registry, sources, voiceSessions, transcriptionSockets, sttWorkarounds, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, opusEncoded, semanticCacheLookups, semanticCacheRefusals, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
+  return { registry, sources, voiceSessions, transcriptionSockets, sttWorkarounds, voiceStage, earlyFlushes, preemptiveTurns, preemptiveWasted, bargeIn, speechErrors, opusEncoded, semanticCacheLookups, semanticCacheRefusals, semanticCacheVerdicts, semanticCacheSimilarity, semanticCacheEntries, liveSessions, turns, turnLatency, sosFallbacks, cacheFluxHits, dualWrite, closeJobs, closeJobsLost, closeJobsRetried, closeJobsDropped, closeJobsQueued, closeJobsInFlight, closeJobsTranscripts, closeJobsHeldBytes, closeJobDuration };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -28,13 +28,14 @@ import { createTracing } from '../adapters/telemetry/tracing.ts';
 import { TurnTraces } from '../adapters/telemetry/turn-traces.ts';
 import { Dream } from './jobs/dream.ts';
 import { DreamScheduler } from './jobs/dream-scheduler.ts';
-import { readCalibrations, thresholdFor } from '../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { readCalibrations, readStrictFigures, settingFor } from '../adapters/semantic-cache/semantic-cache-calibration.ts';
 import { readRecallFloors, recallFloorFor } from '../adapters/memory/recall-floor.ts';
 import { SemanticCache } from '../adapters/semantic-cache/semantic-cache.ts';
 import { SeniorDirectory } from '../adapters/postgres/senior-directory.ts';
 import { SharedQuestionEmbedder } from '../adapters/embedders/shared-question-embedder.ts';
 import { MistralSmallConversationSummarizer } from '../adapters/subagents/mistral-small-conversation-summarizer.ts';
 import { MistralSmallMemoryExtractor } from '../adapters/subagents/mistral-small-memory-extractor.ts';
+import { MistralSmallCacheVerifier } from '../adapters/subagents/mistral-small-cache-verifier.ts';
 import { MistralSmallMoodClassifier } from '../adapters/subagents/mistral-small-mood-classifier.ts';
 import { MistralSmallSegmentSummarizer } from '../adapters/subagents/mistral-small-segment-summarizer.ts';
 import { PgSegmentsRepository } from '../adapters/postgres/pg-segments.repository.ts';
@@ -197,7 +198,8 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
   const agentModel = overrides.agentModel ?? models.agent;
   const baseEmbedder = overrides.embedder ?? models.embedder;
-  const cacheSetting = thresholdFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations(config.SEMANTIC_CACHE_CALIBRATION_FILE));
+  const verify = config.SEMANTIC_CACHE_VERIFY === 'model';
+  const cacheSetting = settingFor(config.SEMANTIC_CACHE_PROFILE, baseEmbedder.modelId, readCalibrations(config.SEMANTIC_CACHE_CALIBRATION_FILE), readStrictFigures(), verify);
   const recallFloor = recallFloorFor(config.RECALL_MIN_SIMILARITY, baseEmbedder.modelId, readRecallFloors());
   // A turn's question is embedded by recall, then by the semantic cache when it is on.
   const embedder = new SharedQuestionEmbedder(baseEmbedder, { ...SHARED_EMBEDDINGS, maxUses: cacheSetting.threshold === null ? 1 : 2 });
@@ -220,8 +222,14 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     minSimilarity: recallFloor.floor,
   });
 
+  // Every sub-agent call goes through the gate (the cache's model check, the live window's summaries, the
+  // derivations, the dream): a 429 of their model pauses them all for its Retry-After.
+  const gate = new ProviderGate();
+  const subagentModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   const semanticCache = new SemanticCache({
+    strict: cacheSetting.strict,
     threshold: cacheSetting.threshold,
+    verifier: verify ? { port: new MistralSmallCacheVerifier(subagentModel, 2 * config.SEMANTIC_CACHE_VERIFY_BUDGET_MS), budgetMs: config.SEMANTIC_CACHE_VERIFY_BUDGET_MS } : null,
     embedder,
     agentModelId: agentModel.modelId,
     ttlMs: config.SEMANTIC_CACHE_TTL_MS,
@@ -229,7 +237,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     maxEntries: config.SEMANTIC_CACHE_MAX_ENTRIES,
     maxCandidates: SEMANTIC_CACHE_MAX_CANDIDATES,
     budgetMs: config.RECALL_BUDGET_MS,
-    metrics: { lookups: metrics.semanticCacheLookups, refusals: metrics.semanticCacheRefusals, bestSimilarity: metrics.semanticCacheSimilarity },
+    metrics: { lookups: metrics.semanticCacheLookups, refusals: metrics.semanticCacheRefusals, bestSimilarity: metrics.semanticCacheSimilarity, verdicts: metrics.semanticCacheVerdicts },
     logger,
   });
   metrics.sources.semanticCacheEntries = () => semanticCache.size;
@@ -242,10 +250,6 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     cache: semanticCache,
     agent: new AgentFluxAdapter(agentModel, new MemorySearch(db.pool, consents, memory.memory, embedder), traces, agentPause),
   };
-  // Every sub-agent call goes through the gate (the live window's summaries, the derivations, the
-  // dream): a 429 of their model pauses them all for its Retry-After.
-  const gate = new ProviderGate();
-  const subagentModel = gate.wrap(overrides.subagentModel ?? models.subagent);
   // Voice's preemptive turn runs a shadow of the session machine on recording ports; the live
   // sessions' ports adopt what it recorded when the turn asks the same.
   const preemptiveTurns =
@@ -489,7 +493,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
     })());
 
   const modelMode = overrides.agentModel ? 'injected' : models.mode;
-  const semanticCacheSetting = cacheSetting.threshold === null ? `off — ${cacheSetting.reason}` : cacheSetting.reason;
+  const semanticCacheSetting = semanticCache.enabled ? cacheSetting.reason : `off — ${cacheSetting.reason}`;
   const voiceInput = voiceServices.transcriber !== null;
   return { app, db, directory, consents, memory, embedder, metrics, traces, tracesExported: tracing.exporting, prefetchTurn, registry, closeJobs, moodScores, semanticCache, semanticCacheSetting, recallFloorSetting: recallFloor.reason, presence, dream, dreams, inspection, processId, logger, modelMode, mistralHost, voiceInput, seed, url, close };
 }

@@ -84,7 +84,7 @@ export const f1 = (s: Score) => (s.precision + s.hitRate === 0 ? 0 : (2 * s.prec
  * question and a fact, and its health refusal is the cache's (recall hands health facts to the agent).
  */
 export function scoreRecallPairs(pairs: LabelledPair[], similarity: number[]): ScoredPair[] {
-  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: true, health: false }));
+  return pairs.map((p, i) => ({ ...p, similarity: similarity[i]!, guarded: true, strict: false, health: false }));
 }
 
 /** The similarity with the best F1 on `pairs` (the lowest among equals: it keeps the most facts). */

@@ -3,20 +3,25 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isHealthQuestion } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
+import { strictKey } from '../../machines/cache/strict-key.ts';
 import { normalizeQuestion } from '../../machines/french/words.ts';
 
 export const CACHE_PROFILES = ['strict', 'permissive', 'aggressive', 'off'] as const;
 export type CacheProfile = (typeof CACHE_PROFILES)[number];
 export type ActiveProfile = Exclude<CacheProfile, 'off'>;
 export const ACTIVE_PROFILES: readonly ActiveProfile[] = ['strict', 'permissive', 'aggressive'];
+/** The profiles that serve a similar question (a threshold and the near-miss guard); `strict` serves the same one only. */
+export type SimilarityProfile = Exclude<ActiveProfile, 'strict'>;
+export const SIMILARITY_PROFILES: readonly SimilarityProfile[] = ['permissive', 'aggressive'];
 /**
- * Each profile's promise: the precision it must reach to be offered at all, on pairs written after the
- * guard's rules were final (the calibration's `unseen` set). The held-out part of the calibration set
- * does not decide: its false hits were read, and rules written for them.
+ * Each profile's promise: the precision it must reach to be offered at all, on pairs its rules were never
+ * shaped on (`strict`: every unseen set of strict-profile.json; the others: the calibration's `unseen` set).
+ * The held-out part of the calibration set does not decide: its false hits were read, and rules written for them.
  */
-export const PROFILE_PRECISION: Record<ActiveProfile, number> = { strict: 0.98, permissive: 0.95, aggressive: 0.9 };
+export const PROFILE_PRECISION: Record<ActiveProfile, number> = { strict: 0.99, permissive: 0.95, aggressive: 0.9 };
 
 export const DEFAULT_CALIBRATION_FILE = new URL('./semantic-cache.calibration.json', import.meta.url);
+export const STRICT_FIGURES_FILE = new URL('./strict-profile.json', import.meta.url);
 
 /** How the labelled pairs are split; said in the calibration file and the command's output. */
 export const HELD_OUT_SHARE = 0.3;
@@ -51,7 +56,6 @@ const ModelCalibration = z.object({
   split: z.object({ method: z.string(), train: z.number().int(), heldOut: z.number().int() }),
   /** The pairs file written after the rules were final (evaluated once, never tuned on), as given to cache:calibrate. */
   unseen: z.object({ set: z.string(), pairs: z.number().int() }),
-  strict: ProfileCalibration,
   permissive: ProfileCalibration,
   aggressive: ProfileCalibration,
   pairs: z.number().int(),
@@ -107,19 +111,74 @@ export function writeCalibration(modelId: string, calibration: ModelCalibration,
 
 /** A score as the banner says it, naming the set it was measured on. */
 const figures = (s: Score, set: string) =>
-  `precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} pairs written after the rules (${set})`;
+  `precision ${s.precision.toFixed(3)}, hit rate ${s.hitRate.toFixed(3)}${s.hitRateOutsideHealth === undefined ? '' : ` (${s.hitRateOutsideHealth.toFixed(3)} outside health, never cached)`} on ${s.pairs} pairs ${set}`;
 
 /**
- * The active threshold, or why there is none (the cache then runs off, said once at start): a
- * profile whose precision on the unseen set misses its promise is not offered.
+ * `strict`'s figures, measured on each pairs file its rules were never shaped on (`npm run cache:calibrate --
+ * --strict`). They need no embedder: equal keys, or not. Offered when every set reaches the promise.
  */
-export function thresholdFor(profile: CacheProfile, modelId: string, calibrations: Record<string, ModelCalibration>): { threshold: number | null; reason: string } {
-  if (profile === 'off') return { threshold: null, reason: 'SEMANTIC_CACHE_PROFILE=off' };
+const StrictSet = Score.extend({ set: z.string() });
+export const StrictFigures = z.object({ promise: z.number(), sets: z.array(StrictSet).min(1), offered: z.boolean(), measuredAt: z.string() });
+export type StrictFigures = z.infer<typeof StrictFigures>;
+
+export function readStrictFigures(file: URL | string = STRICT_FIGURES_FILE): StrictFigures | null {
+  try {
+    return StrictFigures.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch {
+    return null;
+  }
+}
+
+/** `strict` on labelled pairs: every pair with equal keys is a hit, no similarity is asked. */
+export const scoreStrict = (pairs: LabelledPair[]): Score => score(scorePairs(pairs, pairs.map(() => 0)), Infinity);
+
+export function measureStrict(sets: Array<{ set: string; pairs: LabelledPair[] }>): Omit<StrictFigures, 'measuredAt'> {
+  const measured = sets.map(({ set, pairs }) => ({ set, ...scoreStrict(pairs) }));
+  return { promise: PROFILE_PRECISION.strict, sets: measured, offered: measured.some((m) => m.hits > 0) && measured.every((m) => m.precision >= PROFILE_PRECISION.strict) };
+}
+
+/** What the cache serves: by key (`strict`), and similar questions from `threshold` (null: none). */
+export interface CacheSetting {
+  strict: boolean;
+  threshold: number | null;
+  reason: string;
+}
+
+const strictSetting = (strict: StrictFigures | null, why = ''): CacheSetting => {
+  if (!strict) return { strict: false, threshold: null, reason: `${why}strict has no figures (npm run cache:calibrate -- --strict)` };
+  const worst = strict.sets.reduce((w, s) => (s.precision < w.precision ? s : w));
+  const pairs = strict.sets.reduce((n, s) => n + s.pairs, 0);
+  const on = `precision ${worst.precision.toFixed(3)} on the least precise of ${strict.sets.length} sets its rules never saw (${worst.set}; ${pairs} pairs in all)`;
+  if (!strict.offered) return { strict: false, threshold: null, reason: `${why}strict not offered: ${on}, below its promise ${strict.promise}` };
+  return { strict: true, threshold: null, reason: `${why}strict: the same question only, ${on}` };
+};
+
+/**
+ * The active setting, or why the cache is off (said once at start). `strict` needs no calibration; a
+ * similarity profile whose precision on the unseen set misses its promise is not offered, and strict
+ * serves instead. `verify` (SEMANTIC_CACHE_VERIFY=model): similar questions are candidates that a model
+ * confirms, from the calibrated permissive threshold (or the floor, for an embedder with no calibration).
+ */
+export function settingFor(
+  profile: CacheProfile,
+  modelId: string,
+  calibrations: Record<string, ModelCalibration>,
+  strict: StrictFigures | null,
+  verify = false,
+): CacheSetting {
+  if (profile === 'off') return { strict: false, threshold: null, reason: 'SEMANTIC_CACHE_PROFILE=off' };
   const calibration = calibrations[modelId];
-  if (!calibration) return { threshold: null, reason: `no calibration for embedding model ${modelId} (npm run cache:calibrate)` };
-  const p = calibration[profile];
-  if (!p.offered) return { threshold: null, reason: `${profile} not offered for ${modelId}: ${figures(p.unseen, calibration.unseen.set)}, below its promise ${PROFILE_PRECISION[profile]}` };
-  return { threshold: p.threshold, reason: `${profile}: threshold ${p.threshold.toFixed(4)}, ${figures(p.unseen, calibration.unseen.set)}` };
+  if (profile !== 'strict') {
+    const p = calibration?.[profile];
+    if (!p) return strictSetting(strict, `${profile}: no calibration for embedding model ${modelId} (npm run cache:calibrate); `);
+    if (!p.offered) return strictSetting(strict, `${profile} not offered for ${modelId}: ${figures(p.unseen, `written after the rules (${calibration!.unseen.set})`)}, below its promise ${PROFILE_PRECISION[profile]}; `);
+    const base = strictSetting(strict);
+    return { strict: base.strict, threshold: p.threshold, reason: `${profile}: threshold ${p.threshold.toFixed(4)}, ${figures(p.unseen, `written after the rules (${calibration!.unseen.set})`)}` };
+  }
+  const base = strictSetting(strict);
+  if (!verify || !base.strict) return base;
+  const threshold = calibration?.permissive.threshold ?? MIN_THRESHOLD;
+  return { ...base, threshold, reason: `${base.reason}; similar questions from ${threshold.toFixed(4)} confirmed by the model (SEMANTIC_CACHE_VERIFY=model)` };
 }
 
 /** Whether a key falls in the held-out share: the first 32 bits of its sha256, mod 10, below 3. */
@@ -140,22 +199,28 @@ export function splitPairs<T extends Pick<LabelledPair, 'a' | 'b'>>(pairs: T[], 
   return { train, heldOut };
 }
 
-/** A pair with its cosine similarity, whether the near-miss guard lets it through, and whether it is about health (never served). */
+/**
+ * A pair with its cosine similarity, whether the near-miss guard lets it through, whether its strict keys are
+ * equal (the same question), and whether it is about health (never served).
+ */
 export interface ScoredPair extends LabelledPair {
   similarity: number;
   guarded: boolean;
+  strict: boolean;
   health: boolean;
 }
 
 export function scorePairs(pairs: LabelledPair[], similarity: number[]): ScoredPair[] {
   return pairs.map((p, i) => {
     const health = isHealthQuestion(p.a) || isHealthQuestion(p.b);
-    return { ...p, similarity: similarity[i]!, health, guarded: !health && guardsAgree(questionGuard(p.a), questionGuard(p.b)) };
+    return { ...p, similarity: similarity[i]!, health, strict: !health && strictKey(p.a) === strictKey(p.b), guarded: !health && guardsAgree(questionGuard(p.a), questionGuard(p.b)) };
   });
 }
 
-/** The whole hit decision, as the cache takes it: not about health, similarity at or above the threshold AND the guard. */
-export const isHit = (p: ScoredPair, threshold: number) => p.similarity >= threshold && p.guarded;
+/** A similar question the cache may serve: not about health, similarity at or above the threshold AND the guard. */
+export const isCandidate = (p: ScoredPair, threshold: number) => p.similarity >= threshold && p.guarded;
+/** The whole hit decision of a similarity profile, as the cache takes it: the same question, or a candidate. */
+export const isHit = (p: ScoredPair, threshold: number) => p.strict || isCandidate(p, threshold);
 
 /** Precision over the hits (1 when there is none), paraphrase hit rate over the same-meaning pairs. */
 export function score(pairs: ScoredPair[], threshold: number): Score {
@@ -193,9 +258,12 @@ export function scoreByKind(pairs: ScoredPair[], threshold: number): Record<stri
  * and then the lexicon alone decides. The floor keeps two independent checks on every hit.
  */
 export const MIN_THRESHOLD = 0.3;
+/** `aggressive` trades that second check for hits: its threshold may fall this low, never to where any vector passes. */
+export const AGGRESSIVE_MIN_THRESHOLD = 0.15;
+const FLOOR: Record<SimilarityProfile, number> = { permissive: MIN_THRESHOLD, aggressive: AGGRESSIVE_MIN_THRESHOLD };
 
-/** The lowest threshold (not below MIN_THRESHOLD) whose decision reaches `target` precision on `pairs`. */
-export function pickThreshold(pairs: ScoredPair[], target: number): number {
+/** The lowest threshold (not below `floor`) whose decision reaches `target` precision on `pairs`. */
+export function pickThreshold(pairs: ScoredPair[], target: number, floor = MIN_THRESHOLD): number {
   const candidates = [...new Set(pairs.map((p) => p.similarity))].sort((x, y) => x - y);
   const lowest = candidates.find((t) => score(pairs, t).precision >= target);
   // No threshold reaches it: one above every pair, which never hits.
@@ -204,7 +272,7 @@ export function pickThreshold(pairs: ScoredPair[], target: number): number {
   // margin against near-misses the guard does not know (it is often the guard alone that decides).
   let raised = Infinity;
   for (const p of pairs) if (p.same && isHit(p, lowest)) raised = Math.min(raised, p.similarity);
-  return Math.max(MIN_THRESHOLD, raised === Infinity ? lowest : raised);
+  return Math.max(floor, raised === Infinity ? lowest : raised);
 }
 
 /** Labelled pairs written after the rules, with their similarities, and the file they came from. */
@@ -221,8 +289,8 @@ export interface UnseenPairs {
 export function calibrate(pairs: LabelledPair[], similarity: number[], unseen: UnseenPairs): Omit<ModelCalibration, 'calibratedAt'> {
   const { train, heldOut } = splitPairs(scorePairs(pairs, similarity));
   const fresh = scorePairs(unseen.pairs, unseen.similarity);
-  const profile = (name: ActiveProfile): ProfileCalibration => {
-    const threshold = pickThreshold(train, PROFILE_PRECISION[name]);
+  const profile = (name: SimilarityProfile): ProfileCalibration => {
+    const threshold = pickThreshold(train, PROFILE_PRECISION[name], FLOOR[name]);
     const measured = score(fresh, threshold);
     return {
       threshold,
@@ -236,7 +304,6 @@ export function calibrate(pairs: LabelledPair[], similarity: number[], unseen: U
   return {
     split: { method: SPLIT_METHOD, train: train.length, heldOut: heldOut.length },
     unseen: { set: unseen.set, pairs: unseen.pairs.length },
-    strict: profile('strict'),
     permissive: profile('permissive'),
     aggressive: profile('aggressive'),
     pairs: pairs.length,

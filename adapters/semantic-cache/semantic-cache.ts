@@ -3,16 +3,22 @@ import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import type { CacheLookup, SemanticCachePort } from '../../machines/session/ports.ts';
+import type { CacheVerifierPort } from '../../machines/cache/cache-verifier.port.ts';
 import { cacheRefusal } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { isFollowUp } from '../../machines/cache/question-details.ts';
+import { strictKey } from '../../machines/cache/strict-key.ts';
 import { normalizeQuestion } from '../../machines/french/words.ts';
-import { withDeadline } from '../../machines/session/deadline.ts';
+import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
 import { DotMatrix } from './simd/dot-matrix.ts';
 
 export interface SemanticCacheOptions {
-  /** Cosine similarity at or above which a candidate may hit; null turns the cache off. */
+  /** Serve a question whose strict key (machines/cache/strict-key.ts) equals an answered one's: the same question. */
+  strict: boolean;
+  /** Cosine similarity at or above which a similar question may hit; null: none (and no embedding). */
   threshold: number | null;
+  /** Set: a similar question is served only when this model check confirms it within `budgetMs`. */
+  verifier?: { port: CacheVerifierPort; budgetMs: number } | null;
   embedder: MemoryEmbedderPort;
   agentModelId: string;
   ttlMs: number;
@@ -22,7 +28,7 @@ export interface SemanticCacheOptions {
   maxCandidates: number;
   /** Embedding the question may take this long; past it the lookup is bypassed. */
   budgetMs: number;
-  metrics?: { lookups: Counter<'outcome'>; refusals?: Counter<'reason'>; bestSimilarity: Histogram<string> };
+  metrics?: { lookups: Counter<'outcome'>; refusals?: Counter<'reason'>; bestSimilarity: Histogram<string>; verdicts?: Counter<'verdict'> };
   logger?: Pick<Logger, 'warn'>;
   now?: () => number;
 }
@@ -30,8 +36,13 @@ export interface SemanticCacheOptions {
 interface Entry {
   shard: Shard;
   row: number;
+  /** The strict key under its context: what a strict lookup finds it by. */
+  key: string;
+  question: string;
   /** The question's details and content words, computed once when it was asked, so a lookup only compares. */
-  guard: QuestionGuard;
+  /** Whether its row holds the question's vector; its guard with it (both unset when only strict served). */
+  vector: boolean;
+  guard: QuestionGuard | null;
   contextKey: string;
   reply: string;
   createdAt: number;
@@ -41,8 +52,11 @@ interface Entry {
 interface Ticket {
   scope: string;
   seniorId: string;
-  vector: Float32Array;
-  guard: QuestionGuard;
+  key: string;
+  question: string;
+  /** Null when only strict serves: no embedding was needed. */
+  vector: Float32Array | null;
+  guard: QuestionGuard | null;
   contextKey: string;
 }
 
@@ -51,13 +65,18 @@ interface Ticket {
  * rows of one contiguous matrix, so a lookup is one matrix–vector product (WebAssembly SIMD).
  */
 class Shard {
-  readonly matrix: DotMatrix;
+  /** Made on the first entry with a vector: a strict-only cache never embeds. */
+  matrix: DotMatrix | null = null;
   readonly entries: Array<Entry | null>;
   /** Rows, most recent first. */
   readonly recency: number[] = [];
+  readonly byKey = new Map<string, Entry>();
+  /** The model check's verdicts by pair (a hash of both keys): asked once, kept as long as the shard, at most `capacity`. */
+  readonly verdicts = new Map<string, boolean>();
 
   readonly scope: string;
   readonly seniorId: string;
+  readonly capacity: number;
 
   constructor(
     scope: string,
@@ -66,8 +85,13 @@ class Shard {
   ) {
     this.scope = scope;
     this.seniorId = seniorId;
-    this.matrix = new DotMatrix(capacity, EMBEDDING_DIMENSIONS);
+    this.capacity = capacity;
     this.entries = new Array<Entry | null>(capacity).fill(null);
+  }
+
+  remember(pair: string, same: boolean): void {
+    if (this.verdicts.size >= this.capacity) this.verdicts.delete(this.verdicts.keys().next().value!);
+    this.verdicts.set(pair, same);
   }
 
   freeRow(): number {
@@ -112,7 +136,7 @@ export class SemanticCache implements SemanticCachePort {
   }
 
   get enabled(): boolean {
-    return this.options.threshold !== null;
+    return this.options.strict || this.options.threshold !== null;
   }
 
   async lookup(input: Parameters<SemanticCachePort['lookup']>[0], signal: AbortSignal): Promise<CacheLookup> {
@@ -127,35 +151,72 @@ export class SemanticCache implements SemanticCachePort {
     }
     // A follow-up with nothing before it cannot be keyed: do not cache it.
     if (followUp && !input.previous) return this.count('bypass', { kind: 'bypass' });
-    let vector: Float32Array | null;
+    const contextKey = followUp ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '';
+    const scope = this.scope(input.seniorId, input.promptVersion);
+    const key = `${contextKey}\u0000${strictKey(input.question)}`;
+    const same = this.options.strict ? this.fresh(this.shards.get(scope)?.byKey.get(key)) : undefined;
+    if (same) return this.served(same);
+    const ticket: Ticket = { scope, seniorId: input.seniorId, key, question: input.question, vector: null, guard: null, contextKey };
+    if (this.options.threshold === null) return this.count('miss', { kind: 'miss', ticket });
     try {
       const [raw] = await withDeadline((budget) => this.options.embedder.embed([input.question], budget), this.options.budgetMs, signal);
-      vector = normalize(raw ?? []);
+      ticket.vector = normalize(raw ?? []);
     } catch (err) {
       this.options.logger?.warn({ err, seniorId: input.seniorId }, 'semantic cache bypassed: the question could not be embedded in time');
       return this.count('bypass', { kind: 'bypass' });
     }
-    if (!vector) return this.count('bypass', { kind: 'bypass' });
-    const ticket: Ticket = {
-      scope: this.scope(input.seniorId, input.promptVersion),
-      seniorId: input.seniorId,
-      vector,
-      guard: questionGuard(input.question),
-      contextKey: followUp ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '',
-    };
+    if (!ticket.vector) return this.count('bypass', { kind: 'bypass' });
+    ticket.guard = questionGuard(input.question);
     const found = this.best(ticket);
     if (found.similarity !== null) this.options.metrics?.bestSimilarity.observe(found.similarity);
-    if (found.entry) {
-      this.touch(found.entry);
-      return this.count('hit', { kind: 'hit', reply: found.entry.reply });
+    if (found.entry && (await this.confirmed(found.entry, ticket, input.previous, signal))) return this.served(found.entry);
+    return this.count(found.refused || found.entry ? 'refused' : 'miss', { kind: 'miss', ticket });
+  }
+
+  private served(entry: Entry): CacheLookup {
+    this.touch(entry);
+    return this.count('hit', { kind: 'hit', reply: entry.reply });
+  }
+
+  /** An entry not past its lifetime (an expired one is dropped). */
+  private fresh(entry: Entry | undefined): Entry | undefined {
+    if (!entry || entry.createdAt >= this.now() - this.options.ttlMs) return entry;
+    this.evict(entry);
+    return undefined;
+  }
+
+  /**
+   * Without a verifier, a similar question the guard lets through is served. With one, it is served only
+   * when the model says so within its budget; a no, a timeout or an error is a miss. A verdict is asked
+   * once per pair of keys, and kept with the senior's entries.
+   */
+  private async confirmed(entry: Entry, ticket: Ticket, previous: { question: string; reply: string } | null, signal: AbortSignal): Promise<boolean> {
+    const verifier = this.options.verifier;
+    if (!verifier) return true;
+    const pair = hash(`${entry.key}\u0001${ticket.key}`);
+    const known = entry.shard.verdicts.get(pair);
+    if (known !== undefined) {
+      this.options.metrics?.verdicts?.inc({ verdict: 'remembered' });
+      return known;
     }
-    return this.count(found.refused ? 'refused' : 'miss', { kind: 'miss', ticket });
+    let same: boolean;
+    try {
+      same = await withDeadline((budget) => verifier.port.sameQuestion({ cached: entry.question, asked: ticket.question, previous: ticket.contextKey ? previous : null }, budget), verifier.budgetMs, signal);
+    } catch (err) {
+      this.options.metrics?.verdicts?.inc({ verdict: err instanceof DeadlineError ? 'timeout' : 'error' });
+      this.options.logger?.warn({ err: err instanceof DeadlineError ? undefined : err, seniorId: ticket.seniorId }, 'semantic cache: the model check gave no verdict in time, a miss');
+      return false;
+    }
+    this.options.metrics?.verdicts?.inc({ verdict: same ? 'yes' : 'no' });
+    // The entry may have been evicted while the model answered: its shard keeps the verdict only while it lives.
+    entry.shard.remember(pair, same);
+    return same && entry.shard.entries[entry.row] === entry;
   }
 
   /** Stores a completed reply under the ticket its lookup returned. */
   store(ticket: unknown, reply: string): void {
     const t = ticket as Ticket;
-    if (!this.enabled || !reply.trim() || !t?.vector) return;
+    if (!this.enabled || !reply.trim() || typeof t?.key !== 'string') return;
     let shard = this.shards.get(t.scope);
     if (!shard) {
       shard = new Shard(t.scope, t.seniorId, this.options.maxPerSenior);
@@ -167,9 +228,13 @@ export class SemanticCache implements SemanticCachePort {
       row = shard.freeRow();
     }
     if (this.lru.size >= this.options.maxEntries) this.evict(this.lru.keys().next().value!);
-    shard.matrix.setRow(row, t.vector);
-    const entry: Entry = { shard, row, guard: t.guard, contextKey: t.contextKey, reply, createdAt: this.now() };
+    // The same question answered again: the newer reply replaces the older.
+    const older = shard.byKey.get(t.key);
+    if (older) this.evict(older);
+    if (t.vector) (shard.matrix ??= new DotMatrix(shard.capacity, EMBEDDING_DIMENSIONS)).setRow(row, t.vector);
+    const entry: Entry = { shard, row, key: t.key, question: t.question, vector: t.vector !== null, guard: t.guard, contextKey: t.contextKey, reply, createdAt: this.now() };
     shard.entries[row] = entry;
+    shard.byKey.set(t.key, entry);
     shard.recency.unshift(row);
     this.lru.set(entry, true);
     // An eviction above may have emptied, and so unregistered, this very shard.
@@ -204,8 +269,9 @@ export class SemanticCache implements SemanticCachePort {
     if (!shard || shard.recency.length === 0) return { entry: null, similarity: null, refused: false };
     const oldest = this.now() - this.options.ttlMs;
     while (shard.recency.length > 0 && shard.entries[shard.recency.at(-1)!]!.createdAt < oldest) this.evict(shard.entries[shard.recency.at(-1)!]!);
-    const rows = shard.recency.slice(0, this.options.maxCandidates);
-    const scores = shard.matrix.dots(ticket.vector, rows);
+    const rows = shard.recency.filter((row) => shard.entries[row]!.vector).slice(0, this.options.maxCandidates);
+    if (!shard.matrix || rows.length === 0) return { entry: null, similarity: null, refused: false };
+    const scores = shard.matrix.dots(ticket.vector!, rows);
     let best = -Infinity;
     let hit: Entry | null = null;
     let refused = false;
@@ -219,7 +285,7 @@ export class SemanticCache implements SemanticCachePort {
     }
     above.sort((a, b) => b[0] - a[0]);
     for (const [, entry] of above) {
-      if (guardsAgree(entry.guard, ticket.guard)) {
+      if (guardsAgree(entry.guard!, ticket.guard!)) {
         hit = entry;
         break;
       }
@@ -241,6 +307,7 @@ export class SemanticCache implements SemanticCachePort {
   private evict(entry: Entry): void {
     this.lru.delete(entry);
     entry.shard.entries[entry.row] = null;
+    if (entry.shard.byKey.get(entry.key) === entry) entry.shard.byKey.delete(entry.key);
     const i = entry.shard.recency.indexOf(entry.row);
     if (i !== -1) entry.shard.recency.splice(i, 1);
     if (entry.shard.recency.length === 0) this.shards.delete(entry.shard.scope);

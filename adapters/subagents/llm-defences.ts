@@ -19,20 +19,25 @@ export function isTransportError(err: unknown): boolean {
  * The seed's defences for every sub-agent call: a circuit-breaker per attempt (the call is
  * aborted at `attemptTimeoutMs`) and one retry on a transport failure only — never on a
  * timeout (it would double the wait) nor on a schema mismatch (the same prompt fails the same way).
+ * `signal`: the caller gave up (its own bound): the attempt is aborted and no retry follows.
  */
-export async function withDefences<T>(attempt: (signal: AbortSignal) => PromiseLike<T>, attemptTimeoutMs: number): Promise<T> {
+export async function withDefences<T>(attempt: (signal: AbortSignal) => PromiseLike<T>, attemptTimeoutMs: number, signal?: AbortSignal): Promise<T> {
   for (let tries = 1; ; tries++) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new AttemptTimeoutError(attemptTimeoutMs)), attemptTimeoutMs);
+    const giveUp = () => controller.abort(signal!.reason);
+    if (signal?.aborted) giveUp();
+    signal?.addEventListener('abort', giveUp, { once: true });
     try {
       return await Promise.race([
         attempt(controller.signal),
         new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true })),
       ]);
     } catch (err) {
-      if (tries >= 2 || !isTransportError(err)) throw err;
+      if (tries >= 2 || !isTransportError(err) || signal?.aborted) throw err;
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', giveUp);
     }
   }
 }
@@ -58,6 +63,7 @@ export async function generateWithDefences<T>(
   model: LanguageModelV4,
   request: { schema: FlexibleSchema<T>; system: string; prompt: string },
   attemptTimeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<T> {
   const schema = convertedOnce(request.schema);
   const prompt: LanguageModelV4Prompt = [
@@ -65,7 +71,7 @@ export async function generateWithDefences<T>(
     { role: 'user', content: [{ type: 'text', text: request.prompt }] },
   ];
   const responseFormat = { type: 'json' as const, schema: await schema.jsonSchema };
-  const { content } = await withDefences((abortSignal) => model.doGenerate({ prompt, responseFormat, abortSignal }), attemptTimeoutMs);
+  const { content } = await withDefences((abortSignal) => model.doGenerate({ prompt, responseFormat, abortSignal }), attemptTimeoutMs, signal);
   const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   let value: unknown;
   try {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createModels } from '../../adapters/models/model-provider.ts';
-import { ACTIVE_PROFILES, calibrate, LabelledPair, PROFILE_PRECISION, SPLIT_METHOD, writeCalibration, type KindScore } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { writeFileSync } from 'node:fs';
+import { calibrate, LabelledPair, measureStrict, PROFILE_PRECISION, SIMILARITY_PROFILES, SPLIT_METHOD, STRICT_FIGURES_FILE, writeCalibration, type KindScore } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import { normalize } from '../../adapters/semantic-cache/semantic-cache.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { ConfigError, loadConfig } from '../config.ts';
@@ -77,32 +78,49 @@ export function kindRows(byKind: Record<string, KindScore>): string[] {
 }
 
 const USAGE = `usage: npm run cache:calibrate -- --pairs FILE.jsonl --unseen FILE.jsonl
-  picks each semantic-cache profile's threshold for the configured embedder on labelled pairs
-  (one {"a", "b", "same", "kind"?} per line), measures it on their held-out part and on --unseen, pairs
+  picks the permissive and aggressive profiles' thresholds for the configured embedder on labelled pairs
+  (one {"a", "b", "same", "kind"?} per line), measures them on their held-out part and on --unseen, pairs
   no rule of the guard was shaped on (the project's: calibration/pairs-blind-5.fr.jsonl), whose precision
-  decides whether the profile is offered; writes SEMANTIC_CACHE_CALIBRATION_FILE`;
+  decides whether the profile is offered; writes SEMANTIC_CACHE_CALIBRATION_FILE
+       npm run cache:calibrate -- --strict --unseen FILE.jsonl [--unseen FILE.jsonl …]
+  measures the strict profile (the same question by its words: no embedder, no threshold) on each set its
+  rules never saw; offered when each reaches its promise; writes adapters/semantic-cache/strict-profile.json`;
+
+/** `--strict`: strict's figures on each unseen set, one row each. */
+function calibrateStrict(files: string[]): void {
+  const figures = { ...measureStrict(files.map((set) => ({ set, pairs: readPairs(set) }))), measuredAt: new Date().toISOString() };
+  writeFileSync(STRICT_FIGURES_FILE, `${JSON.stringify(figures, null, 2)}\n`);
+  console.log(`strict (promise ${figures.promise} on every set): ${figures.offered ? 'offered' : 'not offered'}\n`);
+  console.log('| set | pairs | precision | hit rate | outside health | false hits |\n|---|---:|---:|---:|---:|---:|');
+  for (const s of figures.sets) console.log(`| ${s.set} | ${s.pairs} | ${s.precision.toFixed(3)} | ${s.hitRate.toFixed(3)} | ${(s.hitRateOutsideHealth ?? 0).toFixed(3)} | ${s.falseHits} / ${s.hits} |`);
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { pairs: { type: 'string' }, unseen: { type: 'string' } } });
-  if (!values.pairs || !values.unseen) throw new ConfigError(USAGE);
+  const { values } = parseArgs({ options: { pairs: { type: 'string' }, unseen: { type: 'string', multiple: true }, strict: { type: 'boolean' } } });
+  if (values.strict) {
+    if (!values.unseen?.length || values.pairs) throw new ConfigError(USAGE);
+    return calibrateStrict(values.unseen);
+  }
+  if (!values.pairs || values.unseen?.length !== 1) throw new ConfigError(USAGE);
   const pairs = readPairs(values.pairs);
-  const unseen = readPairs(values.unseen);
+  const unseenSet = values.unseen[0]!;
+  const unseen = readPairs(unseenSet);
   const embedder = configuredEmbedder();
-  const result = calibrate(pairs, await pairSimilarities(embedder, pairs), { set: values.unseen, pairs: unseen, similarity: await pairSimilarities(embedder, unseen) });
+  const result = calibrate(pairs, await pairSimilarities(embedder, pairs), { set: unseenSet, pairs: unseen, similarity: await pairSimilarities(embedder, unseen) });
   writeCalibration(embedder.modelId, { ...result, calibratedAt: new Date().toISOString() }, loadConfig().SEMANTIC_CACHE_CALIBRATION_FILE);
   const same = pairs.filter((p) => p.same).length;
   console.log(`\ncalibrated ${embedder.modelId} on ${pairs.length} pairs (${same} same, ${pairs.length - same} different)`);
   console.log(`${SPLIT_METHOD}: thresholds picked on ${result.split.train} training pairs, measured on ${result.split.heldOut} held-out pairs`);
-  console.log(`and on the ${unseen.length} pairs of ${values.unseen}, written after the rules: their precision decides "offered"\n`);
+  console.log(`and on the ${unseen.length} pairs of ${unseenSet}, written after the rules: their precision decides "offered"\n`);
   console.log('| profile | promise | threshold | unseen precision | unseen hit rate | outside health | unseen false hits | offered | (held-out precision / hit rate) | (train precision / hit rate) |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|---:|');
-  for (const profile of ACTIVE_PROFILES) {
+  for (const profile of SIMILARITY_PROFILES) {
     const m = result[profile];
     console.log(
       `| ${profile} | ${PROFILE_PRECISION[profile]} | ${m.threshold.toFixed(4)} | ${m.unseen.precision.toFixed(3)} | ${m.unseen.hitRate.toFixed(3)} | ${(m.unseen.hitRateOutsideHealth ?? 0).toFixed(3)} | ${m.unseen.falseHits} / ${m.unseen.hits} | ${m.offered ? 'yes' : 'no'} | ${m.heldOut.precision.toFixed(3)} / ${m.heldOut.hitRate.toFixed(3)} | ${m.train.precision.toFixed(3)} / ${m.train.hitRate.toFixed(3)} |`,
     );
   }
-  for (const profile of ACTIVE_PROFILES) {
+  for (const profile of SIMILARITY_PROFILES) {
     const rows = kindRows(result[profile].heldOutByKind);
     if (rows.length === 0) continue;
     console.log(`\n${profile}, held-out pairs per kind:\n\n${KIND_HEADER}`);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ACTIVE_PROFILES, readCalibrations } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { readCalibrations, SIMILARITY_PROFILES } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 
 /**
  * The calibration the tests of the semantic cache's behaviour run on: the shipped thresholds, each
@@ -17,7 +17,7 @@ export function offeredCalibrationFile(): string {
   const offered = Object.fromEntries(
     Object.entries(readCalibrations()).map(([model, calibration]) => [
       model,
-      { ...calibration, unseen: { ...calibration.unseen, set: 'a test fixture: the shipped thresholds, offered' }, ...Object.fromEntries(ACTIVE_PROFILES.map((p) => [p, { ...calibration[p], offered: true }])) },
+      { ...calibration, unseen: { ...calibration.unseen, set: 'a test fixture: the shipped thresholds, offered' }, ...Object.fromEntries(SIMILARITY_PROFILES.map((p) => [p, { ...calibration[p], offered: true }])) },
     ]),
   );
   const text = JSON.stringify(offered);

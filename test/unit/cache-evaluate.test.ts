@@ -45,14 +45,16 @@ describe('npm run cache:evaluate', () => {
     expect(code).toBe(0);
     expect(out[0]).toMatch(/^cache:evaluate — kohami-local-hash-v1, 6 pairs \(2 same, 4 different\)/);
     const text = out.join('\n');
-    for (const profile of ['aggressive', 'permissive', 'strict']) expect(text).toMatch(new RegExp(`^${profile} \\(threshold 0\\.\\d{4}`, 'm'));
+    for (const profile of ['aggressive', 'permissive']) expect(text).toMatch(new RegExp(`^${profile} \\(threshold 0\\.\\d{4}`, 'm'));
+    expect(text).toMatch(/^strict \(the same question by its words\)$/m);
     expect(text).toMatch(/^ {2}pairs 6, precision 0\.667, paraphrase hit rate 1\.000, hits 3, false hits 1$/m);
     expect(text).toContain('false hit [topic]');
     expect(text).toContain('« Tu connais une blague ? » / « Une blague, tu en connais une ? »');
     expect(text).toMatch(/\| adjective \| near-miss \| 1 \| 0 false \| refused 1\.000 \|/);
     expect(text).toMatch(/\| topic \| near-miss \| 1 \| 1 false \| refused 0\.000 \|/);
     expect(out.at(-1)).toMatch(SUMMARY);
-    expect(out.at(-1)).toBe('strict: precision 0.667, hit rate 1.000 on 6 pairs');
+    // strict serves the reordered question only: the same words, « demain » said first.
+    expect(out.at(-1)).toBe('strict: precision 1.000, hit rate 0.500 on 6 pairs');
   });
 
   it('counts questions about health as never served, gives the hit rate outside health, and --held-out keeps the held-out pairs', async () => {
@@ -61,21 +63,21 @@ describe('npm run cache:evaluate', () => {
       { a: 'J’ai pris mon cachet ?', b: 'J’ai bien pris mon comprimé ?', same: true, kind: 'paraphrase' },
       { a: 'Je peux prendre mon cachet ?', b: 'Je dois prendre mon cachet ?', same: false, kind: 'health' },
     ];
-    const all = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict']);
+    const all = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'permissive']);
     const text = all.out.join('\n');
     expect(text).toContain('2 pairs about health (1 same-meaning): never served from the cache, counted as misses');
     expect(text).toMatch(/^ {2}pairs 8, precision 0\.667, paraphrase hit rate 0\.667, hits 3, false hits 1$/m);
     expect(text).toMatch(/^ {2}paraphrase hit rate outside health 1\.000 \(2 same-meaning pairs\)$/m);
     expect(text).toMatch(/\| paraphrase \| same \| 2 \| 1 \| hit rate 0\.500 \| 1 \| 1\.000 \|/);
     expect(text).toMatch(/\| health \| near-miss \| 1 \| 0 false \| refused 1\.000 \| 1 \| — \|/);
-    const heldOut = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict', '--held-out']);
+    const heldOut = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'permissive', '--held-out']);
     const kept = rows.filter(isHeldOut).length;
     expect(heldOut.out[0]).toMatch(new RegExp(`^cache:evaluate — kohami-local-hash-v1, ${kept} pairs held out of 8 `));
-    expect(heldOut.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${kept} pairs$`));
+    expect(heldOut.out.at(-1)).toMatch(new RegExp(`^permissive: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${kept} pairs$`));
     // --training keeps the other part: the pairs a rule may be tuned on.
-    const training = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'strict', '--training']);
+    const training = await run(['--pairs', await file('health.jsonl', jsonl(rows)), '--profile', 'permissive', '--training']);
     expect(training.out[0]).toMatch(new RegExp(`^cache:evaluate — kohami-local-hash-v1, ${8 - kept} pairs for training of 8 `));
-    expect(training.out.at(-1)).toMatch(new RegExp(`^strict: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${8 - kept} pairs$`));
+    expect(training.out.at(-1)).toMatch(new RegExp(`^permissive: precision \\d\\.\\d{3}, hit rate \\d\\.\\d{3} on ${8 - kept} pairs$`));
   });
 
   it('gives the short questions and the longer sentences apart when the file marks them', async () => {
@@ -84,13 +86,13 @@ describe('npm run cache:evaluate', () => {
       { a: 'Je voudrais savoir à quelle heure ma fille passe demain, pour préparer le déjeuner.', b: 'Ma fille passe à quelle heure demain ? Je voudrais préparer le déjeuner.', same: true, kind: 'paraphrase', long: true },
       { a: 'Il fait froid dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', b: 'Il fait chaud dans ma chambre ce soir, tu crois que je dois monter le chauffage ?', same: false, kind: 'adjective', long: true },
     ];
-    const { code, out } = await run(['--pairs', await file('long.jsonl', jsonl(rows)), '--profile', 'strict']);
+    const { code, out } = await run(['--pairs', await file('long.jsonl', jsonl(rows)), '--profile', 'permissive']);
     expect(code).toBe(0);
     const text = out.join('\n');
     expect(text).toMatch(/^ {2}short questions: pairs 6, precision 0\.667, paraphrase hit rate 1\.000 \(1\.000 outside health\), hits 3, false hits 1$/m);
     expect(text).toMatch(/^ {2}longer sentences: pairs 2, precision \d\.\d{3}, paraphrase hit rate \d\.\d{3} \(\d\.\d{3} outside health\), hits \d, false hits 0$/m);
     // a file with no marks prints neither
-    const plain = await run(['--pairs', await file('plain.jsonl', jsonl(SAMPLE)), '--profile', 'strict']);
+    const plain = await run(['--pairs', await file('plain.jsonl', jsonl(SAMPLE)), '--profile', 'permissive']);
     expect(plain.out.join('\n')).not.toContain('longer sentences');
   });
 
@@ -105,7 +107,7 @@ describe('npm run cache:evaluate', () => {
       { a: 'Le chat a mangé ?', b: 'Le chat a déjà mangé ?', same: true, kind: 'paraphrase' },
       { a: 'J’ai pris mon cachet ?', b: 'J’ai bien pris mon comprimé ?', same: true, kind: 'health_same' },
     ];
-    const { code, out } = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'strict', '--explain']);
+    const { code, out } = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'permissive', '--explain']);
     expect(code).toBe(0);
     const text = out.join('\n');
     expect(text).toMatch(/^ {2}3 same-meaning pairs outside health not served:$/m);
@@ -115,10 +117,32 @@ describe('npm run cache:evaluate', () => {
     // the served pair and the health pair (never served, by design) are not listed
     expect(text).not.toContain('refused [paraphrase] (1.000)');
     expect(text).not.toContain('refused [health_same]');
-    expect(out.at(-1)).toMatch(SUMMARY);
+    expect(out.at(-1)).toMatch(/^permissive: precision/);
     // without the flag, no list
-    const plain = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'strict']);
+    const plain = await run(['--pairs', await file('explain.jsonl', jsonl(rows)), '--profile', 'permissive']);
     expect(plain.out.join('\n')).not.toContain('not served');
+  });
+
+  it('--profile strict needs no calibration of the embedder and --explain gives both keys', async () => {
+    const { code, out } = await run(['--pairs', await file('strict.jsonl', jsonl(SAMPLE)), '--profile', 'strict', '--explain']);
+    expect(code).toBe(0);
+    expect(out.join('\n')).toContain('refused [paraphrase] (0.000) strict keys « raconte moi une blague » / « dis moi une blague »');
+    const calibrationless = await evaluateMain(['--pairs', await file('strict2.jsonl', jsonl(SAMPLE)), '--profile', 'strict'], { out: () => {}, err: () => {}, embedder: () => new LocalHashEmbedder(), calibrations: () => ({}) });
+    expect(calibrationless).toBe(0);
+  });
+
+  it('--verify puts each permissive candidate strict does not serve to the model check, and counts its answers', async () => {
+    const asked: string[] = [];
+    const out: string[] = [];
+    const verifier = { sameQuestion: async ({ asked: q }: { asked: string }) => (asked.push(q), q.includes('blague')) };
+    const code = await evaluateMain(['--pairs', await file('verify.jsonl', jsonl(SAMPLE)), '--profile', 'strict', '--verify'], { out: (l) => out.push(l), err: () => {}, embedder: () => new LocalHashEmbedder(), verifier: () => verifier });
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    expect(text).toMatch(/^model check: \d+ candidates? put to the model, \d+ confirmed, 0 without a verdict in \d+ ms \(misses\); latency p50 \d+ ms, p95 \d+ ms$/m);
+    expect(asked.length).toBeGreaterThan(0);
+    // The reordered pair is strict's: never asked.
+    expect(asked).not.toContain('Demain, il fera quel temps ?');
+    expect(out.at(-1)).toMatch(/^strict \+ model check: precision \d\.\d{3}, hit rate \d\.\d{3} on 6 pairs$/);
   });
 
   it('--profile evaluates that profile alone, and ends on its summary', async () => {
@@ -130,10 +154,10 @@ describe('npm run cache:evaluate', () => {
 
   it('shows at most 10 false hits', async () => {
     const lookalikes = Array.from({ length: 14 }, (_, i) => ({ a: `Tu connais la chanson ${i} ?`, b: `La chanson ${i}, tu la connais ?`, same: false }));
-    const { out } = await run(['--pairs', await file('many.jsonl', jsonl([...lookalikes, SAMPLE[0]!])), '--profile', 'strict']);
+    const { out } = await run(['--pairs', await file('many.jsonl', jsonl([...lookalikes, SAMPLE[0]!])), '--profile', 'permissive']);
     expect(out.filter((l) => l.startsWith('  false hit'))).toHaveLength(10);
     expect(out).toContain('  … and 4 more');
-    expect(out.at(-1)).toBe('strict: precision 0.067, hit rate 1.000 on 15 pairs');
+    expect(out.at(-1)).toBe('permissive: precision 0.067, hit rate 1.000 on 15 pairs');
   });
 
   it.each([

@@ -29,9 +29,9 @@ describe('content-word guard: the near-misses of issue 11 are misses', () => {
 
   it('the issue’s session: « chaud » is never answered with what « froid » got (threshold and guard as shipped)', async () => {
     const embedder = new LocalHashEmbedder();
-    // The threshold as shipped, whether or not strict is offered on it (docs/semantic-cache.md).
-    const { threshold } = readCalibrations()[embedder.modelId]!.strict;
-    const cache = new SemanticCache({ threshold, embedder, agentModelId: 'a', ttlMs: 60_000, maxPerSenior: 10, maxEntries: 10, maxCandidates: 10, budgetMs: 1000 });
+    // The threshold as shipped, whether or not permissive is offered on it (docs/semantic-cache.md).
+    const { threshold } = readCalibrations()[embedder.modelId]!.permissive;
+    const cache = new SemanticCache({ strict: true, threshold, embedder, agentModelId: 'a', ttlMs: 60_000, maxPerSenior: 10, maxEntries: 10, maxCandidates: 10, budgetMs: 1000 });
     const ask = (question: string) => cache.lookup({ seniorId: 's', question, previous: null, promptVersion: 'p' }, new AbortController().signal);
     const first = await ask('Il fait froid dans ma chambre.');
     cache.store((first as { ticket: unknown }).ticket, 'Merci de me le dire. Comment vous sentez-vous aujourd’hui ?');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbedder } from '../../adapters/embedders/local-hash-embedder.ts';
-import { calibrate, isHeldOut, PROFILE_PRECISION, readCalibrations, splitPairs, thresholdFor, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
+import { calibrate, isHeldOut, measureStrict, PROFILE_PRECISION, readCalibrations, readStrictFigures, settingFor, splitPairs, writeCalibration, type LabelledPair } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import { SemanticCache, type SemanticCacheOptions } from '../../adapters/semantic-cache/semantic-cache.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
@@ -19,6 +19,7 @@ const paul = 'senior-paul';
 function cache(options: Partial<SemanticCacheOptions> = {}) {
   let now = 1_000_000;
   const c = new SemanticCache({
+    strict: false,
     threshold: 0.78,
     embedder: new LocalHashEmbedder(),
     agentModelId: 'agent-1',
@@ -217,12 +218,12 @@ describe('calibration', () => {
     const result = calibrate(pairs, similarity, { set: 'blind.jsonl', pairs: heldOut, similarity: heldOut.map((p) => (p.same ? 0.5 : 0.99)) });
     expect(result.split).toMatchObject({ train: 10, heldOut: 5 });
     // The lowest training paraphrase sets the threshold: the held-out ones, lower, are not seen by the pick.
-    expect(result.strict.threshold).toBeCloseTo(0.55);
-    expect(result.strict.train).toMatchObject({ pairs: 10, hits: 9, falseHits: 0, precision: 1, hitRate: 1 });
-    expect(result.strict.heldOut).toMatchObject({ pairs: 5, positives: 4, hits: 0, falseHits: 0, hitRate: 0 });
+    expect(result.permissive.threshold).toBeCloseTo(0.55);
+    expect(result.permissive.train).toMatchObject({ pairs: 10, hits: 9, falseHits: 0, precision: 1, hitRate: 1 });
+    expect(result.permissive.heldOut).toMatchObject({ pairs: 5, positives: 4, hits: 0, falseHits: 0, hitRate: 0 });
     // No hit measured on the unseen pairs: the profile is not offered.
-    expect(result.strict.unseen).toMatchObject({ pairs: 5, hits: 0 });
-    expect(result.strict.offered).toBe(false);
+    expect(result.permissive.unseen).toMatchObject({ pairs: 5, hits: 0 });
+    expect(result.permissive.offered).toBe(false);
   });
 
   it('offers a profile only when its precision on the unseen pairs reaches its promise, whatever the held-out part says; the banner names the set', async () => {
@@ -235,27 +236,44 @@ describe('calibration', () => {
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'calibration-')), 'c.json');
     writeCalibration('model-a', { ...calibrate(pairs, pairs.map(similarityOf), { set: 'blind.jsonl', pairs: unseen, similarity: unseen.map(similarityOf) }), calibratedAt: '2026-11-30T00:00:00Z' }, file);
     const all = readCalibrations(file);
-    // Held out, perfect; unseen, 10 right of 11 hits: 0.909, below strict (0.98) and permissive (0.95), enough for aggressive (0.90).
-    expect(all['model-a']!.strict.heldOut.precision).toBe(1);
-    expect(all['model-a']!.strict.unseen.precision).toBeCloseTo(10 / 11);
+    // Held out, perfect; unseen, 10 right of 11 hits: 0.909, below permissive (0.95), enough for aggressive (0.90).
+    expect(all['model-a']!.permissive.heldOut.precision).toBe(1);
+    expect(all['model-a']!.permissive.unseen.precision).toBeCloseTo(10 / 11);
     expect(all['model-a']!.unseen).toEqual({ set: 'blind.jsonl', pairs: 11 });
-    expect(thresholdFor('strict', 'model-a', all)).toEqual({
+    const strict = { ...measureStrict([{ set: 'probes.jsonl', pairs: [{ a: 'Il pleut ?', b: 'Pleut-il ?', same: true }] }]), measuredAt: 'x' };
+    // Permissive not offered: strict serves instead, and the banner says both.
+    expect(settingFor('permissive', 'model-a', all, strict)).toEqual({
+      strict: true,
       threshold: null,
-      reason: 'strict not offered for model-a: precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl), below its promise 0.98',
+      reason: 'permissive not offered for model-a: precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl), below its promise 0.95; strict: the same question only, precision 1.000 on the least precise of 1 sets its rules never saw (probes.jsonl; 1 pairs in all)',
     });
-    expect(thresholdFor('permissive', 'model-a', all).threshold).toBeNull();
-    expect(thresholdFor('aggressive', 'model-a', all)).toEqual({ threshold: 0.9, reason: 'aggressive: threshold 0.9000, precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl)' });
-    expect(thresholdFor('strict', 'model-b', all)).toEqual({ threshold: null, reason: expect.stringContaining('no calibration') });
-    expect(thresholdFor('off', 'model-a', all).threshold).toBeNull();
+    expect(settingFor('aggressive', 'model-a', all, strict)).toMatchObject({ strict: true, threshold: 0.9, reason: 'aggressive: threshold 0.9000, precision 0.909, hit rate 1.000 (1.000 outside health, never cached) on 11 pairs written after the rules (blind.jsonl)' });
+    // Strict needs no calibration of the embedder; without its own figures, nothing serves.
+    expect(settingFor('strict', 'model-b', all, strict)).toMatchObject({ strict: true, threshold: null });
+    expect(settingFor('strict', 'model-b', all, null)).toMatchObject({ strict: false, threshold: null, reason: expect.stringContaining('strict has no figures') });
+    // The model check: candidates from the calibrated permissive threshold, or the floor with no calibration.
+    expect(settingFor('strict', 'model-a', all, strict, true)).toMatchObject({ strict: true, threshold: all['model-a']!.permissive.threshold });
+    expect(settingFor('strict', 'model-b', all, strict, true)).toMatchObject({ strict: true, threshold: 0.3 });
+    expect(settingFor('off', 'model-a', all, strict)).toMatchObject({ strict: false, threshold: null });
+  });
+
+  it('strict is offered only when every set it is measured on reaches its promise', () => {
+    const same = { a: 'Il pleut ?', b: 'Pleut-il ?', same: true };
+    const lookalike = { a: 'Il pleut ?', b: 'Pleut-il ?', same: false };
+    expect(measureStrict([{ set: 'a', pairs: [same] }]).offered).toBe(true);
+    expect(measureStrict([{ set: 'a', pairs: [same] }, { set: 'b', pairs: [same, lookalike] }]).offered).toBe(false);
+    // No hit anywhere: no evidence, not offered.
+    expect(measureStrict([{ set: 'a', pairs: [{ a: 'Il pleut ?', b: 'Il neige ?', same: false }] }]).offered).toBe(false);
   });
 
   it('drops an older calibration without held-out figures: that model runs with the cache off', async () => {
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'calibration-')), 'c.json');
-    await writeFile(file, JSON.stringify({ old: { strict: { threshold: 0.7, precision: 0.99, hitRate: 0.7 }, pairs: 392, calibratedAt: 'x' } }));
-    expect(thresholdFor('strict', 'old', readCalibrations(file)).threshold).toBeNull();
+    await writeFile(file, JSON.stringify({ old: { permissive: { threshold: 0.7, precision: 0.99, hitRate: 0.7 }, pairs: 392, calibratedAt: 'x' } }));
+    expect(readCalibrations(file)).toEqual({});
+    expect(settingFor('permissive', 'old', readCalibrations(file), null).threshold).toBeNull();
   });
 
-  it('the shipped pairs files and calibration: thresholds picked on ≥ 1,400 pairs, offered on the last blind set’s figures — strict is not', () => {
+  it('the shipped pairs files and calibration: thresholds picked on ≥ 1,400 pairs, offered on the last blind set’s figures — neither similarity profile is', () => {
     const shipped = readPairs('calibration/pairs.fr.jsonl');
     expect(shipped.length).toBeGreaterThanOrEqual(1400);
     expect(shipped.filter((p) => p.same).length).toBeGreaterThan(shipped.length / 4);
@@ -264,19 +282,32 @@ describe('calibration', () => {
     expect(calibration.split.heldOut).toBe(shipped.filter(isHeldOut).length);
     // The unseen pairs: the fifth blind set, written after the rules and evaluated once.
     expect(calibration.unseen).toEqual({ set: 'calibration/pairs-blind-5.fr.jsonl', pairs: readPairs('calibration/pairs-blind-5.fr.jsonl').length });
-    for (const profile of ['strict', 'permissive', 'aggressive'] as const) {
+    for (const profile of ['permissive', 'aggressive'] as const) {
       const p = calibration[profile];
       expect(p.offered, profile).toBe(p.unseen.hits > 0 && p.unseen.precision >= PROFILE_PRECISION[profile]);
       // Questions about health are never served: none of their pairs hits.
       for (const kind of ['health', 'health_same']) expect(p.heldOutByKind[kind]?.hits ?? 0).toBe(0);
     }
     // The held-out part, whose false hits were read and fixed, says 1.000; the unseen set says what a senior gets.
-    expect(calibration.strict.heldOut.precision).toBe(1);
-    expect(calibration.strict.unseen.precision).toBeLessThan(PROFILE_PRECISION.strict);
-    expect(thresholdFor('strict', new LocalHashEmbedder().modelId, readCalibrations())).toEqual({
+    expect(calibration.permissive.heldOut.precision).toBe(1);
+    expect(calibration.permissive.unseen.precision).toBeLessThan(PROFILE_PRECISION.permissive);
+    // Aggressive's threshold is its own, below permissive's floor.
+    expect(calibration.aggressive.threshold).toBeLessThan(calibration.permissive.threshold);
+    expect(settingFor('permissive', new LocalHashEmbedder().modelId, readCalibrations(), readStrictFigures())).toMatchObject({
+      strict: true,
       threshold: null,
-      reason: expect.stringMatching(/^strict not offered for kohami-local-hash-v1: precision 0\.8\d\d, hit rate 0\.\d{3} \(0\.\d{3} outside health, never cached\) on 400 pairs written after the rules \(calibration\/pairs-blind-5\.fr\.jsonl\), below its promise 0\.98$/),
+      reason: expect.stringMatching(/^permissive not offered for kohami-local-hash-v1: precision 0\.8\d\d, .* below its promise 0\.95; strict: the same question only/),
     });
+  });
+
+  it('strict’s shipped figures are what its rules give today on the very files they name: never stale', () => {
+    const shipped = readStrictFigures()!;
+    const now = measureStrict(shipped.sets.map(({ set }) => ({ set, pairs: readPairs(set) })));
+    expect(now.sets.map(({ set, ...score }) => ({ set, ...score }))).toEqual(shipped.sets);
+    expect(shipped.offered).toBe(now.offered);
+    expect(shipped.offered).toBe(true);
+    // The adversarial probes and the realistic repeats are among them.
+    expect(shipped.sets.map((s) => s.set)).toEqual(expect.arrayContaining(['calibration/pairs-strict-probes.fr.jsonl', 'calibration/repeats.fr.jsonl']));
   });
 
   it('refuses a malformed pairs file with the line number, an empty one, and a missing one', async () => {
