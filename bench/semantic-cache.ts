@@ -17,6 +17,9 @@ exitOnHelp(() => docComment(import.meta.url));
  *   once per lookup, and one comparison) is timed alone to give its share of the lookup;
  * - adversarial: every entry is above the threshold and the guard refuses each one (a different
  *   content word), so the guard runs on all candidates.
+ * - strict (the default profile): the same n questions in a strict-only cache; a hit is entry k asked
+ *   again after a hesitation (its key computed, one map look-up), a miss a question asked
+ *   of no entry — against the similarity hit above in the same run.
  * The query embedding is precomputed (excluded).   npm run bench:semantic-cache
  */
 const SIZES = [500, 2000, 10_000];
@@ -77,8 +80,18 @@ async function timed(run: (i: number) => unknown): Promise<number[]> {
   return out;
 }
 
+/** A strict-only cache (no embedder call, no vector) of `n` questions. */
+async function strictFilled(n: number) {
+  const embedder: MemoryEmbedderPort = { modelId: 'bench', embed: () => Promise.reject(new Error('strict never embeds')) };
+  const cache = new SemanticCache({ strict: true, threshold: null, embedder, agentModelId: 'a', ttlMs: 3_600_000, maxPerSenior: n, maxEntries: n, maxCandidates: n, budgetMs: 1000 });
+  const lookup = (q: string) => cache.lookup({ seniorId: 's', question: q, previous: null, promptVersion: 'p' }, signal);
+  for (let i = 0; i < n; i++) cache.store(((await lookup(question(i))) as { ticket: unknown }).ticket, 'réponse');
+  return lookup;
+}
+
 const missRows: string[] = [];
 const hitRows: string[] = [];
+const strictRows: string[] = [];
 for (const n of SIZES) {
   const vectors = randomUnitVectors(n + LOOKUPS + WARM_UP, n);
   const queries = vectors.splice(n, LOOKUPS + WARM_UP);
@@ -107,6 +120,17 @@ for (const n of SIZES) {
     if (result.kind !== 'miss') throw new Error('bench: expected the guard to refuse');
   });
   hitRows.push(`| ${n} | ${ms(hit)} | ${ms(guard)} | ${((100 * pct(guard, 50)) / pct(hit, 50)).toFixed(0)} % | ${ms(adversarial)} |`);
+
+  const strictLookup = await strictFilled(n);
+  const strictHit = await timed(async (i) => {
+    const result = await strictLookup(`Euh, ${question((i * 7919) % n)}`);
+    if (result.kind !== 'hit') throw new Error('bench: expected a strict hit');
+  });
+  const strictMiss = await timed(async (i) => {
+    const result = await strictLookup(`Où est passé le numéro ${n + i} ?`);
+    if (result.kind !== 'miss') throw new Error('bench: expected a strict miss');
+  });
+  strictRows.push(`| ${n} | ${ms(strictHit)} | ${ms(strictMiss)} | **${(pct(hit, 50) / pct(strictHit, 50)).toFixed(1)}×** |`);
 }
 console.log(`\nbench:semantic-cache — 1024-d, ${LOOKUPS} lookups per size and block, every entry a candidate, node ${process.version}\n`);
 console.log('| entries | cache lookup (miss) p50 / p99 ms | naive number[] loop p50 / p99 ms | speed-up (p50) |');
@@ -115,4 +139,7 @@ for (const row of missRows) console.log(row);
 console.log('\n| entries | hit p50 / p99 ms | guard alone p50 / p99 ms | guard share of a hit (p50) | every candidate refused by the guard p50 / p99 ms |');
 console.log('|---:|---:|---:|---:|---:|');
 for (const row of hitRows) console.log(row);
+console.log('\n| entries | strict hit p50 / p99 ms | strict miss p50 / p99 ms | similarity hit p50 ÷ strict hit p50 |');
+console.log('|---:|---:|---:|---:|');
+for (const row of strictRows) console.log(row);
 console.log('\ntargets: a hit p99 ≤ 1 ms at 2,000 entries, guard included; ≥ 3× faster than the naive loop');

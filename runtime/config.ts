@@ -3,6 +3,7 @@ import { assertMistralBaseUrl, KOHAMI_ENVS, type KohamiEnv } from '../adapters/m
 import { PGLITE_SHARED_BUFFERS_MB } from './db/pglite-thread.ts';
 import { flushAnswerMsFor } from '../adapters/voice/transcription-settings.ts';
 import { PICO_LINGWARE_DIR } from '../adapters/voice/pico-lingware.ts';
+import { AGENT_CALL_MIN_MS } from '../machines/session/session.types.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
 
@@ -140,7 +141,7 @@ const schema = z
     /** `model`: a question similar to an answered one, not the same by its words, is served only when the sub-agent model confirms it. */
     SEMANTIC_CACHE_VERIFY: z.enum(['off', 'model']).default('off'),
     /** The model check's bound; past it, a miss (the agent answers). */
-    SEMANTIC_CACHE_VERIFY_BUDGET_MS: positiveMs.default(600),
+    SEMANTIC_CACHE_VERIFY_BUDGET_MS: positiveMs.default(1000),
     /** Voice mode: the wait after a sentence the recognizer closed (« . », « ? », « ! ») or a question by its form. */
     ENDPOINT_MIN_MS: z.coerce.number().int().min(100).max(3000).default(400),
     /**
@@ -229,10 +230,10 @@ const schema = z
     if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && !cfg.MISTRAL_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY'], message: 'model needs MISTRAL_API_KEY: the check is a call to the sub-agent model' });
     }
-    // The check runs after recall's wait, before the agent's call: both inside the turn's budget, with room for the agent.
+    // The check runs after recall's wait, before the agent's call: both inside the turn's budget, with the agent's least after them.
     const recallMs = cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3));
-    if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && cfg.TURN_BUDGET_MS > 0 && recallMs + cfg.SEMANTIC_CACHE_VERIFY_BUDGET_MS > cfg.TURN_BUDGET_MS / 2) {
-      ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY_BUDGET_MS'], message: `with RECALL_BUDGET_MS (${recallMs}) must leave the agent half of TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
+    if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && recallMs + cfg.SEMANTIC_CACHE_VERIFY_BUDGET_MS + AGENT_CALL_MIN_MS > cfg.TURN_BUDGET_MS) {
+      ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY_BUDGET_MS'], message: `with RECALL_BUDGET_MS (${recallMs}) must leave the agent's call ${AGENT_CALL_MIN_MS} ms of TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
     }
     if (cfg.REPLY_MAX_MS <= cfg.TURN_BUDGET_MS) {
       ctx.addIssue({ code: 'custom', path: ['REPLY_MAX_MS'], message: `must be above TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });

@@ -21,7 +21,7 @@ import {
  * fact, by embedding model — and the near-miss guard must agree too (the same content words,
  * numbers, names and negation: « vit à Lyon » is never « vit à Nantes », « aime » never « n'aime
  * pas »), so a looser distance merges paraphrases, never two different facts. `kohami-local-hash-v1`:
- * the semantic cache's calibrated strict threshold for that model, whose guard is the same (held-out
+ * the semantic cache's calibrated permissive threshold for that model, whose guard is the same (held-out
  * precision 1.000 on 543 labelled French pairs, adapters/semantic-cache/semantic-cache.calibration.json),
  * checked on facts by test/unit/fact-duplicates.test.ts. A model without a calibration
  * (`mistral-embed` included) gets UNCALIBRATED_DUPLICATE_DISTANCE: near-identical vectors only.

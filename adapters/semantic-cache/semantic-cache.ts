@@ -4,9 +4,10 @@ import type { Counter, Histogram } from 'prom-client';
 import { EMBEDDING_DIMENSIONS, type MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import type { CacheLookup, SemanticCachePort } from '../../machines/session/ports.ts';
 import type { CacheVerifierPort } from '../../machines/cache/cache-verifier.port.ts';
-import { cacheRefusal } from '../../machines/cache/health-topics.ts';
 import { guardsAgree, questionGuard, type QuestionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { isFollowUp } from '../../machines/cache/question-details.ts';
+import { questionRefusal } from '../../machines/cache/never-cached.ts';
+import { answersThePrevious } from '../../machines/cache/turn-context.ts';
 import { strictKey } from '../../machines/cache/strict-key.ts';
 import { normalizeQuestion } from '../../machines/french/words.ts';
 import { DeadlineError, withDeadline } from '../../machines/session/deadline.ts';
@@ -141,17 +142,15 @@ export class SemanticCache implements SemanticCachePort {
 
   async lookup(input: Parameters<SemanticCachePort['lookup']>[0], signal: AbortSignal): Promise<CacheLookup> {
     if (!this.enabled) return this.count('bypass', { kind: 'bypass' });
-    const followUp = isFollowUp(input.question);
-    // A question about health is never answered from the cache nor stored in it (no ticket); nor is a
-    // follow-up of one (« et le soir ? » after « je prends mon cachet le matin ? »).
-    const refusal = cacheRefusal(input.question) ?? (followUp && input.previous ? cacheRefusal(input.previous.question) : null);
+    // Kept out: neither served nor stored (no ticket).
+    const refusal = questionRefusal(input.question, input.previous);
     if (refusal) {
-      this.options.metrics?.refusals?.inc({ reason: refusal });
+      if (refusal === 'health') this.options.metrics?.refusals?.inc({ reason: refusal });
       return this.count('bypass', { kind: 'bypass' });
     }
-    // A follow-up with nothing before it cannot be keyed: do not cache it.
-    if (followUp && !input.previous) return this.count('bypass', { kind: 'bypass' });
-    const contextKey = followUp ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '';
+    // A follow-up, and a turn that answers rather than asks (« Oui. »), are keyed by the exchange before them.
+    const leans = input.previous !== null && (isFollowUp(input.question) || answersThePrevious(input.question));
+    const contextKey = leans ? hash(`${normalizeQuestion(input.previous!.question)}\u0000${normalizeQuestion(input.previous!.reply)}`) : '';
     const scope = this.scope(input.seniorId, input.promptVersion);
     const key = `${contextKey}\u0000${strictKey(input.question)}`;
     const same = this.options.strict ? this.fresh(this.shards.get(scope)?.byKey.get(key)) : undefined;

@@ -56,9 +56,3 @@ export function isHealthQuestion(question: string): boolean {
   // « par cœur » (by heart) is memory, not the heart.
   return PATTERN.test(normalizeQuestion(question).replace(/\bpar coeur\b/g, ' '));
 }
-
-/** Why a question is kept out of the semantic cache, or null: the `reason` of kohami_semantic_cache_refusals_total. */
-export type CacheRefusal = 'health';
-export function cacheRefusal(question: string): CacheRefusal | null {
-  return isHealthQuestion(question) ? 'health' : null;
-}

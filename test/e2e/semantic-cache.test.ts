@@ -39,12 +39,13 @@ describe('semantic cache, end to end', () => {
 
   it('the issue’s session: « il fait chaud » is not answered with the reply « il fait froid » got', async () => {
     agent.use(streamingModel(['Merci de me le dire. Voulez-vous un plaid ?']));
-    expect(await turn('Il fait froid dans ma chambre.')).toMatchObject({ flux: 'agent' });
+    // Asked, not said: a remark (« Il fait froid. ») is keyed by the exchange before it, as an answer is.
+    expect(await turn('Il fait froid dans ma chambre ?')).toMatchObject({ flux: 'agent' });
     const refused = await lookups('refused');
     agent.use(streamingModel(['Voulez-vous que j’ouvre un peu la fenêtre ?']));
-    expect(await turn('Il fait chaud dans ma chambre.')).toMatchObject({ flux: 'agent', text: 'Voulez-vous que j’ouvre un peu la fenêtre ?' });
+    expect(await turn('Il fait chaud dans ma chambre ?')).toMatchObject({ flux: 'agent', text: 'Voulez-vous que j’ouvre un peu la fenêtre ?' });
     expect(await lookups('refused')).toBe(refused + 1);
-    expect(await turn('Dans ma chambre, il fait froid.')).toMatchObject({ flux: 'semantic_cache', text: 'Merci de me le dire. Voulez-vous un plaid ?' });
+    expect(await turn('Dans ma chambre, il fait froid ?')).toMatchObject({ flux: 'semantic_cache', text: 'Merci de me le dire. Voulez-vous un plaid ?' });
   });
 
   it('answers a repeated question from the cache, with no model call', async () => {

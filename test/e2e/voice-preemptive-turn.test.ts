@@ -29,7 +29,9 @@ beforeAll(async () => {
   mistral.chatFirstByteMs = MODEL_FIRST_TOKEN_MS;
   // The speculation on the interim transcript, before any flush: the early flush (its own tests in
   // voice-early-flush.test.ts) would hand the decision the final text instead.
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: String(NO_CUE_MS), STT_EARLY_FLUSH_MS: '0' });
+  // These files speak the same few sentences again and again to test the voice path to the model: the strict
+  // semantic cache (on by default) would answer the repeats from RAM. test/e2e/semantic-cache.test.ts tests it.
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, ENDPOINT_SILENCE_MS: String(NO_CUE_MS), STT_EARLY_FLUSH_MS: '0', SEMANTIC_CACHE_PROFILE: 'off' });
 }, 60_000);
 
 beforeEach(() => {

@@ -49,7 +49,9 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-voice-')), 'pglite');
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', AGENT_STALL_MS: String(AGENT_STALL_MS) });
+  // These files speak the same few sentences again and again to test the voice path to the model: the strict
+  // semantic cache (on by default) would answer the repeats from RAM. test/e2e/semantic-cache.test.ts tests it.
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', AGENT_STALL_MS: String(AGENT_STALL_MS), SEMANTIC_CACHE_PROFILE: 'off' });
   [utterance, interruption, backchannel] = await Promise.all([
     frenchSpeech('Je suis allée au marché ce matin avec ma fille.').then((p) => withSilence(p)),
     frenchSpeech("Attendez, j'ai une autre question à vous poser.").then((p) => withSilence(p)),

@@ -116,7 +116,10 @@ export class FakeMistral {
         }
         const mode = this.mode;
         if (mode.kind === 'hang') return;
-        if (body.stream !== true && this.structured && mode.kind !== 'status') return this.structuredAnswer(this.structured, body, res);
+        if (body.stream !== true && this.structured && mode.kind !== 'status') {
+          const answer = this.structured;
+          return void setTimeout(() => this.structuredAnswer(answer, body, res), this.generateLatencyMs);
+        }
         if (this.chatFirstByteMs > 0) return void setTimeout(() => this.chat(mode, body, res), this.chatFirstByteMs);
         this.chat(mode, body, res);
       });

@@ -22,7 +22,9 @@ export async function startVoiceRuntime(name: string, env: Record<string, string
   const voxtral = new FakeVoxtral();
   const mistral = await new FakeMistral(voxtral).start();
   const dir = path.join(await mkdtemp(path.join(tmpdir(), `kohami-${name}-`)), 'pglite');
-  const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', ...env });
+  // These files speak the same few sentences again and again to test the voice path to the model: the strict
+  // semantic cache (on by default) would answer the repeats from RAM. test/e2e/semantic-cache.test.ts tests it.
+  const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, PGLITE_DATA_DIR: dir, ...QUICK_ENDPOINT, STT_BUDGET_MS: '1500', SEMANTIC_CACHE_PROFILE: 'off', ...env });
   return {
     rt,
     voxtral,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { contentKey } from '../../machines/cache/content-keys.ts';
 import { words } from '../../machines/french/words.ts';
-import { cacheRefusal, isHealthQuestion } from '../../machines/cache/health-topics.ts';
+import { isHealthQuestion } from '../../machines/cache/health-topics.ts';
+import { questionRefusal } from '../../machines/cache/never-cached.ts';
 import { AMBIGUOUS, determinerGender, homographReading, ORDINARY } from '../../machines/cache/homographs.ts';
 import { guardsAgree, questionGuard } from '../../machines/cache/near-miss-guard.ts';
 import { questionRoles } from '../../machines/cache/question-roles.ts';
@@ -660,7 +661,7 @@ describe('health questions', () => {
     'J’ai rendez-vous chez l’orthophoniste jeudi ?',
   ])('« %s » is about health', (q) => {
     expect(isHealthQuestion(q)).toBe(true);
-    expect(cacheRefusal(q)).toBe('health');
+    expect(questionRefusal(q, null)).toBe('health');
   });
 
   it.each([
@@ -673,6 +674,6 @@ describe('health questions', () => {
     'Les enfants me soutiennent beaucoup.',
   ])('« %s » is not', (q) => {
     expect(isHealthQuestion(q)).toBe(false);
-    expect(cacheRefusal(q)).toBeNull();
+    expect(questionRefusal(q, null)).not.toBe('health');
   });
 });

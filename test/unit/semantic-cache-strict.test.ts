@@ -94,6 +94,18 @@ describe('the strict profile in the cache', () => {
     expect((await ask(c, 'Quel jour on est ?')).kind).toBe('miss');
   });
 
+  it('« Oui. » answers the companion’s last question: never served the reply it got after another one', async () => {
+    const c = cache({ embedder: refusing });
+    const story = { question: 'Bonjour.', reply: 'Voulez-vous une histoire ?' };
+    const sleep = { question: 'Je suis réveillée.', reply: 'Avez-vous bien dormi ?' };
+    await seed(c, 'Oui.', 'Il était une fois…', 'marie', story);
+    expect((await ask(c, 'Oui.', 'marie', sleep)).kind).toBe('miss');
+    expect(await ask(c, 'Oui.', 'marie', story)).toEqual({ kind: 'hit', reply: 'Il était une fois…' });
+    // A question asks on its own: served whatever was said before it.
+    await seed(c, 'Quel jour on est ?', 'Jeudi.', 'marie', story);
+    expect(await ask(c, 'On est quel jour ?', 'marie', sleep)).toEqual({ kind: 'hit', reply: 'Jeudi.' });
+  });
+
   it('the same question answered again keeps the newer reply, one entry', async () => {
     const c = cache({ embedder: refusing });
     await seed(c, 'Quelle heure est-il ?', 'Dix heures.');
@@ -177,6 +189,20 @@ describe('the model check (SEMANTIC_CACHE_VERIFY=model) through the real adapter
     expect(user.split('\n')).toEqual([`QUESTION_CACHÉE : ${JSON.stringify(cached)}`, `NOUVELLE_QUESTION : ${JSON.stringify(injected)}`]);
   });
 
+  it('at a sub-agent’s realistic speed (300 ms) the check still serves; slower than its bound, a miss', async () => {
+    fake.structured = () => ({ same: true });
+    fake.generateLatencyMs = 300;
+    const c = checked();
+    await seed(c, cached, 'Une blague.');
+    expect((await ask(c, similar)).kind).toBe('hit');
+    fake.generateLatencyMs = budgetMs + 500;
+    const slow = checked();
+    await seed(slow, cached, 'Une blague.');
+    expect((await ask(slow, similar)).kind).toBe('miss');
+    expect(await count(slow.metrics.verdicts, { verdict: 'timeout' })).toBe(1);
+    fake.generateLatencyMs = 0;
+  });
+
   it('a model that does not answer within the bound is a miss, and the turn is not held past it', async () => {
     fake.structured = null;
     fake.mode = { kind: 'hang' };
@@ -189,10 +215,10 @@ describe('the model check (SEMANTIC_CACHE_VERIFY=model) through the real adapter
 });
 
 describe('SEMANTIC_CACHE_VERIFY settings', () => {
-  it('model needs a key, and its bound must leave the agent half the turn', () => {
+  it('model needs a key, and its bound with recall’s must leave the agent’s call its least of the turn', () => {
     expect(() => loadConfig({ SEMANTIC_CACHE_VERIFY: 'model' })).toThrow(/SEMANTIC_CACHE_VERIFY.*MISTRAL_API_KEY/s);
     expect(() => loadConfig({ SEMANTIC_CACHE_VERIFY: 'model', MISTRAL_API_KEY: 'k', SEMANTIC_CACHE_VERIFY_BUDGET_MS: '2000' })).toThrow(/SEMANTIC_CACHE_VERIFY_BUDGET_MS/);
-    expect(loadConfig({ SEMANTIC_CACHE_VERIFY: 'model', MISTRAL_API_KEY: 'k' }).SEMANTIC_CACHE_VERIFY_BUDGET_MS).toBe(600);
+    expect(loadConfig({ SEMANTIC_CACHE_VERIFY: 'model', MISTRAL_API_KEY: 'k' }).SEMANTIC_CACHE_VERIFY_BUDGET_MS).toBe(1000);
     expect(loadConfig({}).SEMANTIC_CACHE_VERIFY).toBe('off');
   });
 });
