@@ -1,6 +1,9 @@
+import { cp } from 'node:fs/promises';
+import path from 'node:path';
 import { inject } from 'vitest';
 import pg from 'pg';
 import { migrate } from '../../adapters/postgres/migrations.ts';
+import { openDatabase } from '../../runtime/db/database.ts';
 import { socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
 
 declare module 'vitest' {
@@ -36,4 +39,27 @@ export async function writeMigratedImage(file: string): Promise<void> {
 /** The image this test run made once, before its first test file. */
 export function testDatabaseImage(): string {
   return inject('databaseImage');
+}
+
+/**
+ * `dataDir` (a new or empty directory) holding a copy of the run's migrated image: a runtime process
+ * started on it (PGLITE_DATA_DIR) resumes an empty, migrated database — it still seeds the demo data, but
+ * skips initdb and the migrations, most of a first start. For tests whose subject is not the first start
+ * itself; those start on an empty directory.
+ */
+export async function migratedDataDir(dataDir: string): Promise<string> {
+  await cp(await (template ??= restoredImage(path.join(path.dirname(testDatabaseImage()), `data-dir-${process.pid}`))), dataDir, { recursive: true });
+  return dataDir;
+}
+
+/**
+ * This test process's one data directory restored from the image, as the runtime itself opens one (a
+ * few seconds); each `migratedDataDir` copies it (a fraction of one). Beside the image, removed with it.
+ */
+let template: Promise<string> | undefined;
+
+async function restoredImage(dir: string): Promise<string> {
+  const db = await openDatabase({ pgliteDataDir: dir, pgliteImage: testDatabaseImage() });
+  await db.close();
+  return dir;
 }
