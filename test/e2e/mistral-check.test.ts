@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkMain } from '../../runtime/cli/mistral-check.ts';
 import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
 import { ASSUMPTIONS, type Row, type RowId, type Verdict } from '../../runtime/cli/mistral-check/report.ts';
@@ -36,21 +36,27 @@ interface Run {
   report: { rows: Row[]; settings: Array<{ name: string; value: string | null }>; speechSource: string; spent: { audioSeconds: number } } | null;
 }
 
+/** The phrases' WAV files, removed after the file. */
+let phraseDir: string | undefined;
 let wavs: string[];
 let scripts: Array<{ text: string; speech: Array<{ startMs: number; endMs: number }> }>;
 let fakes: { mistral: FakeMistral; voxtral: FakeVoxtral } | null = null;
 
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mistral-check-'));
+  phraseDir = await mkdtemp(path.join(tmpdir(), 'mistral-check-'));
   wavs = [];
   scripts = [];
   for (const [i, text] of PHRASES.entries()) {
     const audio = await speechScript([text]);
-    const file = path.join(dir, `phrase-${i}.wav`);
+    const file = path.join(phraseDir, `phrase-${i}.wav`);
     await writeWav(file, audio.pcm);
     wavs.push(file);
     scripts.push({ text, speech: audio.speech });
   }
+});
+
+afterAll(async () => {
+  if (phraseDir) await rm(phraseDir, { recursive: true, force: true });
 });
 
 afterEach(async () => {
