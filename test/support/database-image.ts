@@ -1,10 +1,12 @@
-import { cp } from 'node:fs/promises';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import pg from 'pg';
 import { migrate } from '../../adapters/postgres/migrations.ts';
-import { openDatabase } from '../../runtime/db/database.ts';
 import { socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
+
+const execFileAsync = promisify(execFile);
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,24 +44,16 @@ export function testDatabaseImage(): string {
 }
 
 /**
- * `dataDir` (a new or empty directory) holding a copy of the run's migrated image: a runtime process
- * started on it (PGLITE_DATA_DIR) resumes an empty, migrated database — it still seeds the demo data, but
- * skips initdb and the migrations, most of a first start. For tests whose subject is not the first start
+ * `dataDir` (a new or empty directory) holding the run's migrated image, unpacked as PGlite unpacks it
+ * into a new database: a runtime process started on it (PGLITE_DATA_DIR) resumes an empty, migrated
+ * database — it still seeds the demo data, but skips initdb and the migrations, most of a first start.
+ * The image was dumped from a live cluster after a CHECKPOINT: the first open replays from it, as a
+ * database started from the image in memory does. For tests whose subject is not the first start
  * itself; those start on an empty directory.
  */
 export async function migratedDataDir(dataDir: string): Promise<string> {
-  await cp(await (template ??= restoredImage(path.join(path.dirname(testDatabaseImage()), `data-dir-${process.pid}`))), dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // Its members are named from the cluster's root (`/PG_VERSION`): tar strips the leading slash.
+  await execFileAsync('tar', ['--extract', '--file', testDatabaseImage(), '--directory', dataDir]);
   return dataDir;
-}
-
-/**
- * This test process's one data directory restored from the image, as the runtime itself opens one (a
- * few seconds); each `migratedDataDir` copies it (a fraction of one). Beside the image, removed with it.
- */
-let template: Promise<string> | undefined;
-
-async function restoredImage(dir: string): Promise<string> {
-  const db = await openDatabase({ pgliteDataDir: dir, pgliteImage: testDatabaseImage() });
-  await db.close();
-  return dir;
 }
