@@ -1,19 +1,22 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { checkMain } from '../../runtime/cli/mistral-check.ts';
 import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
-import type { Row, RowId, Verdict } from '../../runtime/cli/mistral-check/report.ts';
+import { ASSUMPTIONS, type Row, type RowId, type Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral, isUndocumentedSetting } from '../support/fake-voxtral.ts';
-import { SERVICE_BEHAVIOURS, type ServiceBehaviour } from '../support/service-behaviours.ts';
+import { SERVICE_BEHAVIOUR_NAMES, type ServiceBehaviour } from '../support/service-behaviours.ts';
 import { expectContractViolations, type ContractViolation } from '../support/contract-violations.ts';
 import { speechScript, writeWav } from '../support/speech.ts';
 
 /**
- * `npm run mistral:check` run as the operator runs it — a child process, its key and base URL in the
- * environment — against the fakes mounted on one base URL (KOHAMI_ENV=test admits loopback).
+ * `npm run mistral:check` against the fakes mounted on one base URL (KOHAMI_ENV=test admits loopback).
+ * Each exit path (0, 1, 2) is run as the operator runs it — a child process, its key and base URL in the
+ * environment; what the check reports is asserted on its main function called in this process (the same
+ * code, arguments and environment, without a Node start of ~2 s per run).
  */
 
 const CLI = path.resolve('runtime/cli/mistral-check.ts');
@@ -33,21 +36,27 @@ interface Run {
   report: { rows: Row[]; settings: Array<{ name: string; value: string | null }>; speechSource: string; spent: { audioSeconds: number } } | null;
 }
 
+/** The phrases' WAV files, removed after the file. */
+let phraseDir: string | undefined;
 let wavs: string[];
 let scripts: Array<{ text: string; speech: Array<{ startMs: number; endMs: number }> }>;
 let fakes: { mistral: FakeMistral; voxtral: FakeVoxtral } | null = null;
 
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'mistral-check-'));
+  phraseDir = await mkdtemp(path.join(tmpdir(), 'mistral-check-'));
   wavs = [];
   scripts = [];
   for (const [i, text] of PHRASES.entries()) {
     const audio = await speechScript([text]);
-    const file = path.join(dir, `phrase-${i}.wav`);
+    const file = path.join(phraseDir, `phrase-${i}.wav`);
     await writeWav(file, audio.pcm);
     wavs.push(file);
     scripts.push({ text, speech: audio.speech });
   }
+});
+
+afterAll(async () => {
+  if (phraseDir) await rm(phraseDir, { recursive: true, force: true });
 });
 
 afterEach(async () => {
@@ -85,12 +94,21 @@ function runCheck(env: Record<string, string>, args: string[] = []): Promise<Run
   });
 }
 
+/** The check's main function in this process, its output collected as the child's would be. */
+async function callCheck(env: Record<string, string>, args: string[] = []): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await checkMain(args, { out: (l) => out.push(`${l}\n`), err: (l) => err.push(`${l}\n`), env });
+  const stdout = out.join('');
+  return { code, stdout, stderr: err.join(''), report: args.includes('--json') && stdout !== '' ? (JSON.parse(stdout) as Run['report']) : null };
+}
+
 /** The runtime's settings here: the shortest streaming delay (short tails of silence) and idle close (a short idle wait). */
 const TEST_ENV = (baseUrl: string) => ({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: baseUrl, KOHAMI_ENV: 'test', STT_STREAMING_DELAY_MS: '80', STT_IDLE_CLOSE_MS: '1000' });
 
-/** The check against `baseUrl`, as a test runs it: JSON, the short phrases. */
-function checkAgainst(baseUrl: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Run> {
-  return runCheck(
+/** The check against `baseUrl`, as a test runs it (`run`: in this process unless told): JSON, the short phrases. */
+function checkAgainst(baseUrl: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}, run = callCheck): Promise<Run> {
+  return run(
     { ...TEST_ENV(baseUrl), ...extraEnv },
     ['--json', '--audio', wavs[0]!, '--audio', wavs[1]!, '--timeout-s', String(RUN_BOUND_S), ...extraArgs],
   );
@@ -108,6 +126,13 @@ function verdicts(run: Run): Record<RowId, Verdict> {
 
 function row(run: Run, id: RowId): Row {
   return run.report!.rows.find((r) => r.id === id)!;
+}
+
+/** A row of the text report's table: the line that states its assumption. */
+function tableRow(run: Run, id: RowId): Pick<Row, 'observed' | 'verdict'> {
+  const line = run.stdout.split('\n').find((l) => l.startsWith(`| ${ASSUMPTIONS[id]} | `))!;
+  const [observed, verdict] = line.slice(`| ${ASSUMPTIONS[id]} | `.length, -' |'.length).split(/ \| (?=[a-z]+$)/);
+  return { observed: observed!, verdict: verdict as Verdict };
 }
 
 describe('npm run mistral:check', () => {
@@ -165,34 +190,28 @@ describe('npm run mistral:check', () => {
     expect(run.stdout).not.toContain(KEY);
   }, TEST_MS);
 
-  it('prints the report as a table with the settings to use and the cost', async () => {
-    const { mistral } = await startFakes();
-    const run = await runCheck(TEST_ENV(mistral.baseUrl), ['--audio', wavs[0]!, '--audio', wavs[1]!, '--idle-s', '0']);
+  it("prints the report as a table, with espeak-ng's French when no recording can be decoded (no sox on PATH), and says so", async () => {
+    const { mistral, voxtral } = await startFakes();
+    voxtral.utterances.splice(0, Infinity, ...SYNTHETIC_SCRIPT);
+    const run = await runCheck({ ...TEST_ENV(mistral.baseUrl), PATH: '' }, ['--idle-s', '0', '--timeout-s', String(RUN_BOUND_S)]);
     expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^speech probed with espeak-ng \(synthetic/m);
     expect(run.stdout).toContain('| assumption | observed | verdict |');
-    expect(run.stdout).toMatch(/^\| realtime set-up with the runtime's session\.update \| .+ \| ok \|$/m);
+    expect(tableRow(run, 'setup')).toMatchObject({ verdict: 'ok' });
+    expect(tableRow(run, 'flush-answered')).toEqual({ observed: '2 of 2 answered', verdict: 'ok' });
+    // What was heard is shown beside what was said.
+    expect(tableRow(run, 'final').observed).toContain(`«${SYNTHETIC_SCRIPT[0]!.text}» for «${SYNTHETIC_SCRIPT[0]!.text}»`);
     expect(run.stdout).toContain('settings to use:');
     expect(run.stdout).toMatch(/^cost: [\d.]+ s of audio transcribed, \d+ characters spoken, .+ about \$0\.00\d\d /m);
     expect(run.stdout).toMatch(/^result: 0 breaks, /m);
     expect(run.stdout).not.toContain(KEY);
   }, TEST_MS);
 
-  it("speaks espeak-ng's French when no recording can be decoded (no sox on PATH), and says so", async () => {
-    const { mistral, voxtral } = await startFakes();
-    voxtral.utterances.splice(0, Infinity, ...SYNTHETIC_SCRIPT);
-    const run = await runCheck({ ...TEST_ENV(mistral.baseUrl), PATH: '' }, ['--json', '--idle-s', '0', '--timeout-s', String(RUN_BOUND_S)]);
-    expect(run.code).toBe(0);
-    expect(run.report!.speechSource).toMatch(/^espeak-ng \(synthetic/);
-    expect(row(run, 'flush-answered')).toMatchObject({ verdict: 'ok', observed: '2 of 2 answered' });
-    // What was heard is shown beside what was said.
-    expect(row(run, 'final').observed).toContain(`«${SYNTHETIC_SCRIPT[0]!.text}» for «${SYNTHETIC_SCRIPT[0]!.text}»`);
-  }, TEST_MS);
-
   it('ends at its whole-run bound, what was not finished a break (exit 1), every socket closed', async () => {
     const { mistral, voxtral } = await startFakes();
     // The first flush is never answered: the run would wait its 5 s flush bound, twice, past the 3 s given.
     voxtral.utterances[0]!.fault = 'hang';
-    const run = await checkAgainst(mistral.baseUrl, ['--timeout-s', '3']);
+    const run = await checkAgainst(mistral.baseUrl, ['--timeout-s', '3'], {}, runCheck);
     expect(run.code).toBe(1);
     expect(row(run, 'flush-answered')).toMatchObject({ verdict: 'break', observed: "not finished within the whole run's bound (3 s)" });
     // What finished in time is reported as it was.
@@ -202,7 +221,7 @@ describe('npm run mistral:check', () => {
 
   it('refuses --audio with one file, before any probe (exit 2)', async () => {
     const { mistral, voxtral } = await startFakes();
-    const run = await runCheck({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl, KOHAMI_ENV: 'test' }, ['--audio', wavs[0]!]);
+    const run = await callCheck({ MISTRAL_API_KEY: KEY, MISTRAL_BASE_URL: mistral.baseUrl, KOHAMI_ENV: 'test' }, ['--audio', wavs[0]!]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--audio: two files');
     expect(voxtral.sockets).toEqual([]);
@@ -255,23 +274,46 @@ const FOUND: Record<
   'rate-limited': { row: 'retry-after', verdict: 'note', observed: /^(?=.*voice list \(Retry-After 1 s\))(?=.*chat \(Retry-After 1 s\))429 on .*; each call retried once after it$/, exit: 0 },
 };
 
+/**
+ * The behaviours played together, one run each, chosen so that none changes what another's row reads:
+ * the main socket's flush behaviours come one a run (the slow ones — an unanswered flush waits its 5 s
+ * bound — carry the others); `held-last-words` keeps these short phrases' words out of the live text
+ * `fragments` splits; `idle-error` (half a second without audio) goes where no flush or set-up is waited on.
+ */
+const RUNS: ServiceBehaviour[][] = [
+  ['flush-unanswered', 'unknown-voice', 'accepts-undocumented-fields'],
+  ['flush-unanswered-after-first', 'speech-opus-refused', 'no-session-updated'],
+  ['late-flush', 'held-last-words', 'speech-slow-first-packet', 'rate-limited'],
+  ['cumulative-final', 'fragments', 'idle-error', 'speech-raw-opus'],
+];
+
 describe('npm run mistral:check against the fake in each reported behaviour', () => {
-  it.each(Object.keys(SERVICE_BEHAVIOURS) as ServiceBehaviour[])('%s: the report names it', async (behaviour) => {
+  it('plays every behaviour, each in one run', () => {
+    expect(RUNS.flat().sort()).toEqual([...SERVICE_BEHAVIOUR_NAMES].sort());
+  });
+
+  it.each(RUNS.map((behaviours) => [behaviours.join(', '), behaviours] as const))('%s: the report names each', async (_names, behaviours) => {
     const { mistral, voxtral } = await startFakes();
-    const found = FOUND[behaviour];
-    voxtral.behaviours.add(behaviour);
-    // Played by both fakes: the chat and embeddings calls are FakeMistral's.
-    if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
-    found.arrange?.(voxtral);
-    const run = await checkAgainst(mistral.baseUrl, [], found.env);
+    for (const behaviour of behaviours) {
+      voxtral.behaviours.add(behaviour);
+      // Played by both fakes: the chat and embeddings calls are FakeMistral's.
+      if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
+      FOUND[behaviour].arrange?.(voxtral);
+    }
+    const run = await checkAgainst(mistral.baseUrl, [], Object.assign({}, ...behaviours.map((b) => FOUND[b].env)));
     expect(run.stderr).toBe('');
-    const named = row(run, found.row);
-    expect(named.verdict).toBe(found.verdict);
-    expect(named.observed).toMatch(found.observed);
-    expect(run.code).toBe(found.exit);
-    // A break is this behaviour's own: no other row breaks.
+    for (const behaviour of behaviours) {
+      const found = FOUND[behaviour];
+      const named = row(run, found.row);
+      expect(named.verdict, behaviour).toBe(found.verdict);
+      expect(named.observed, behaviour).toMatch(found.observed);
+      for (const setting of found.settings ?? []) expect(run.report!.settings.map((a) => `${a.name}=${a.value}`), behaviour).toContain(setting);
+    }
+    // Exit 1 when one of them is a contract break.
+    expect(run.code).toBe(Math.max(...behaviours.map((b) => FOUND[b].exit)));
+    // Each break is one of these behaviours' own: no other row breaks.
     const breaks = run.report!.rows.filter((r) => r.verdict === 'break').map((r) => r.id);
-    expect(breaks.sort()).toEqual([...(found.verdict === 'break' ? [found.row] : []), ...(found.alsoBreaks ?? [])].sort());
-    for (const setting of found.settings ?? []) expect(run.report!.settings.map((a) => `${a.name}=${a.value}`)).toContain(setting);
+    const own = behaviours.flatMap((b) => [...(FOUND[b].verdict === 'break' ? [FOUND[b].row] : []), ...(FOUND[b].alsoBreaks ?? [])]);
+    expect(breaks.sort()).toEqual(own.sort());
   }, TEST_MS);
 });

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migratedDataDir } from '../support/database-image.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
@@ -20,6 +24,15 @@ function startProcess(env: Record<string, string>): { child: ChildProcess; outpu
 }
 
 describe('the runtime process', () => {
+  const dirs: string[] = [];
+  afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  /** A data directory restored from the run's migrated image: no test here is about a first start's initdb and migrations. */
+  const dataDir = async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kohami-process-'));
+    dirs.push(dir);
+    return migratedDataDir(path.join(dir, 'pglite'));
+  };
+
   it('refuses an invalid variable with one clear line and exit code 1', async () => {
     const { child, output } = startProcess({ TURN_BUDGET_MS: 'soon' });
     const [code] = await once(child, 'exit');
@@ -28,7 +41,7 @@ describe('the runtime process', () => {
   });
 
   it('prints where to connect, then on SIGTERM closes live sessions and exits 0', async () => {
-    const { child, output } = startProcess({ PORT: '0', DEV_KIOSK_TOKEN: KIOSK_TOKEN });
+    const { child, output } = startProcess({ PORT: '0', PGLITE_DATA_DIR: await dataDir(), DEV_KIOSK_TOKEN: KIOSK_TOKEN });
     await expect.poll(output, { timeout: startupAllowanceMs(), interval: 100 }).toContain('demo kiosk token');
     expect(output()).toContain(`demo kiosk token: ${KIOSK_TOKEN}`);
     expect(output()).toContain('models:           OFFLINE');
@@ -49,7 +62,7 @@ describe('the runtime process', () => {
     const voxtral = new FakeVoxtral();
     const mistral = await new FakeMistral(voxtral).start();
     try {
-      const { child, output } = startProcess({ MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, MISTRAL_TTS_VOICE: 'fr_inconnu' });
+      const { child, output } = startProcess({ PGLITE_DATA_DIR: await dataDir(), MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, MISTRAL_TTS_VOICE: 'fr_inconnu' });
       const [code] = await once(child, 'exit');
       expect(code).toBe(1);
       expect(output()).toContain('kohami-runtime failed to start: MISTRAL_TTS_VOICE "fr_inconnu" is not a voice the speech service lists');

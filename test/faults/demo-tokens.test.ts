@@ -1,13 +1,21 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../runtime/db/database.ts';
+import { migratedDataDir } from '../support/database-image.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { npmStart } from '../support/npm-start.ts';
+
+/**
+ * The demo tokens are the demo seed's, made by a runtime's first start on an empty database. Every
+ * start here but one is on a data directory restored from the run's migrated image (`migratedDataDir`):
+ * an empty database, seeded as on any first start, without the ~7 s of initdb and migrations the
+ * tokens do not depend on. The first test's first directory is new, so a first start on nothing is seen too.
+ */
 
 /** `npm start`'s entry point as a child process, on a persistent data directory. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -54,7 +62,7 @@ describe('the demo tokens', () => {
   it('are kept inside the data directory, mode 0600: two data directories under one parent keep their own', async () => {
     const parent = await tempDir();
     const a = await start({ PORT: '0', PGLITE_DATA_DIR: path.join(parent, 'a') });
-    const b = await start({ PORT: '0', PGLITE_DATA_DIR: path.join(parent, 'b') });
+    const b = await start({ PORT: '0', PGLITE_DATA_DIR: await migratedDataDir(path.join(parent, 'b')) });
     for (const [run, dir] of [[a, 'a'], [b, 'b']] as const) {
       const file = path.join(parent, dir, 'dev-tokens.json');
       expect((await stat(file)).mode & 0o777).toBe(0o600);
@@ -71,8 +79,7 @@ describe('the demo tokens', () => {
     await writeFile(elsewhere, 'theirs');
 
     // A symbolic link: refused — the banner prints the tokens once, says why, and the link is left as it was.
-    const linked = path.join(dir, 'link');
-    await mkdir(linked);
+    const linked = await migratedDataDir(path.join(dir, 'link'));
     await symlink(elsewhere, path.join(linked, 'dev-tokens.json'));
     const run = await start({ PORT: '0', PGLITE_DATA_DIR: linked });
     const tokens = printed(run.output);
@@ -83,8 +90,7 @@ describe('the demo tokens', () => {
     expect(await readFile(elsewhere, 'utf8')).toBe('theirs');
 
     // A file readable by others, which someone holds another name of: the tokens go to a fresh 0600 file put in its place.
-    const open = path.join(dir, 'open');
-    await mkdir(open);
+    const open = await migratedDataDir(path.join(dir, 'open'));
     const planted = path.join(open, 'dev-tokens.json');
     await writeFile(elsewhere, 'theirs');
     await link(elsewhere, planted);
@@ -96,7 +102,7 @@ describe('the demo tokens', () => {
   }, 180_000);
 
   it('a restart prints tokens the database knows — fresh ones when it no longer knows the kept ones — and they authenticate', async () => {
-    const dataDir = path.join(await tempDir(), 'pglite');
+    const dataDir = await migratedDataDir(path.join(await tempDir(), 'pglite'));
     const first = printed((await start({ PORT: '0', PGLITE_DATA_DIR: dataDir })).output);
     // The kept tokens are revoked behind the file's back (a restored database would do the same).
     const db = await openDatabase({ pgliteDataDir: dataDir });
@@ -131,19 +137,19 @@ describe('the demo tokens', () => {
   }, 180_000);
 
   it('survive a first start that seeds and then fails on a busy port: the next start prints them', async () => {
-    const dir = await tempDir();
+    const dataDir = await migratedDataDir(path.join(await tempDir(), 'pglite'));
     const busy = createServer().listen(0, '127.0.0.1');
     await once(busy, 'listening');
     const port = String((busy.address() as AddressInfo).port);
     try {
-      const failed = await start({ PORT: port, PGLITE_DATA_DIR: path.join(dir, 'pglite') });
+      const failed = await start({ PORT: port, PGLITE_DATA_DIR: dataDir });
       expect(failed.code).toBe(1);
       expect(failed.output).toContain('failed to start');
     } finally {
       busy.close();
     }
 
-    const next = await start({ PORT: '0', PGLITE_DATA_DIR: path.join(dir, 'pglite') });
+    const next = await start({ PORT: '0', PGLITE_DATA_DIR: dataDir });
     expect(next.output).toMatch(/demo kiosk token: kiosk_\S+/);
     expect(next.output).toMatch(/demo admin token: admin_\S+/);
     expect(next.output).not.toContain('already seeded');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../runtime/db/database.ts';
+import { migratedDataDir } from '../support/database-image.ts';
 import { FakeMistral, subagentAnswers } from '../support/fake-mistral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { npmStart } from '../support/npm-start.ts';
@@ -19,9 +20,15 @@ const env = { KOHAMI_ENV: 'test', PORT: '0', LOG_LEVEL: 'warn', DEV_KIOSK_TOKEN:
 describe('npm start', () => {
   const dirs: string[] = [];
   afterAll(async () => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+  /** A data directory restored from the run's migrated image: signals are the subject, not a first start's initdb and migrations. */
+  const dataDir = async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kohami-signals-'));
+    dirs.push(dir);
+    return migratedDataDir(path.join(dir, 'pglite'));
+  };
 
   it('hands SIGTERM to the runtime: the kiosk hears session.closed {shutdown} and nothing outlives npm', async () => {
-    const npm = await npmStart({ ...env, PGLITE_DATA_DIR: 'memory://' });
+    const npm = await npmStart({ ...env, PGLITE_DATA_DIR: await dataDir() });
     try {
       const kiosk = await KioskClient.connect(npm.ws, KIOSK_TOKEN);
       await kiosk.start();
@@ -36,13 +43,12 @@ describe('npm start', () => {
   }, 120_000);
 
   it('a SIGTERM to its process group (the runtime gets it twice) drains: every derivation in flight is written', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'kohami-group-'));
-    dirs.push(dir);
+    const pglite = await dataDir();
     const fake = await new FakeMistral().start();
     fake.generate = subagentAnswers({ score: 35 });
     // Slow sub-agents, under their bound: the turns' mood calls are still unanswered when the signal comes.
     fake.generateLatencyMs = 2_500;
-    const npm = await npmStart({ ...env, PGLITE_DATA_DIR: path.join(dir, 'pglite'), MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: fake.baseUrl });
+    const npm = await npmStart({ ...env, PGLITE_DATA_DIR: pglite, MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: fake.baseUrl });
     try {
       const kiosk = await KioskClient.connect(npm.ws, KIOSK_TOKEN);
       await kiosk.start();
@@ -65,7 +71,7 @@ describe('npm start', () => {
     }
 
     // Restarted on the same data directory: one mood entry per turn, and the session's segment.
-    const reopened = await openDatabase({ pgliteDataDir: path.join(dir, 'pglite') });
+    const reopened = await openDatabase({ pgliteDataDir: pglite });
     try {
       expect((await reopened.pool.query('SELECT count(*)::int AS n FROM mood_scores')).rows[0].n).toBe(3);
       expect((await reopened.pool.query('SELECT count(*)::int AS n FROM segments')).rows[0].n).toBe(1);
@@ -79,7 +85,7 @@ describe('npm start', () => {
     fake.generate = subagentAnswers({ score: 35 });
     fake.generateLatencyMs = 3_500;
     // At info, the drain's beginning is logged.
-    const npm = await npmStart({ ...env, LOG_LEVEL: 'info', PGLITE_DATA_DIR: 'memory://', MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: fake.baseUrl });
+    const npm = await npmStart({ ...env, LOG_LEVEL: 'info', PGLITE_DATA_DIR: await dataDir(), MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: fake.baseUrl });
     try {
       const kiosk = await KioskClient.connect(npm.ws, KIOSK_TOKEN);
       await kiosk.start();

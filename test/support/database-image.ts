@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import pg from 'pg';
 import { migrate } from '../../adapters/postgres/migrations.ts';
 import { socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
+
+const execFileAsync = promisify(execFile);
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,4 +41,19 @@ export async function writeMigratedImage(file: string): Promise<void> {
 /** The image this test run made once, before its first test file. */
 export function testDatabaseImage(): string {
   return inject('databaseImage');
+}
+
+/**
+ * `dataDir` (a new or empty directory) holding the run's migrated image, unpacked as PGlite unpacks it
+ * into a new database: a runtime process started on it (PGLITE_DATA_DIR) resumes an empty, migrated
+ * database — it still seeds the demo data, but skips initdb and the migrations, most of a first start.
+ * The image was dumped from a live cluster after a CHECKPOINT: the first open replays from it, as a
+ * database started from the image in memory does. For tests whose subject is not the first start
+ * itself; those start on an empty directory.
+ */
+export async function migratedDataDir(dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  // Its members are named from the cluster's root (`/PG_VERSION`): tar strips the leading slash.
+  await execFileAsync('tar', ['--extract', '--file', testDatabaseImage(), '--directory', dataDir]);
+  return dataDir;
 }

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { KioskClient, type KioskClientEvents } from '../src/index.ts';
 import { wsSocket } from '../src/node.ts';
+import { migratedDataDir } from '../../../test/support/database-image.ts';
 import { KIOSK_TOKEN } from '../../../test/support/runtime.ts';
 import { freePort } from '../../../test/support/load-balancer.ts';
 import { startupAllowanceMs } from '../../../test/support/manifests.ts';
@@ -35,7 +36,8 @@ const next = <E extends keyof KioskClientEvents & string>(c: KioskClient, event:
 
 describe('a runtime restart', () => {
   it('the kiosk stays offline only while the runtime is down, then starts a new session on its own', async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'kohami-restart-'));
+    // Restored from the run's migrated image: the restart is the subject here, not a first start's initdb.
+    dir = await migratedDataDir(await mkdtemp(path.join(tmpdir(), 'kohami-restart-')));
     const env = { PORT: String(await freePort()), PGLITE_DATA_DIR: dir };
     // No DATABASE_URL (empty is unset): the embedded database in `dir`.
     runtime = await runtimeProcess('', env);
