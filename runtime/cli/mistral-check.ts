@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { DEFAULT_BOUNDS, messageOf, type CheckContext } from './mistral-check/context.ts';
 import { chatProbe, embeddingProbe, retryAfterRow, sdkClient, speechProbes, voiceProbe } from './mistral-check/http-probes.ts';
 import { probeSpeech } from './mistral-check/probe-speech.ts';
+import { subagentProbe } from './mistral-check/subagent-probe.ts';
 import { renderText, Report, type Row } from './mistral-check/report.ts';
 import { eventsRow, fieldProbes, idleProbe, transcriptionProbes, Sockets, type ProbePhrase } from './mistral-check/transcription-probes.ts';
 
@@ -101,6 +102,7 @@ async function probeAll(base: Omit<CheckContext, 'signal'>, phrases: ProbePhrase
     speechProbes(ctx, client),
     voiceProbe(ctx),
     chatProbe(ctx),
+    subagentProbe(ctx),
     embeddingProbe(ctx),
   ]);
   clearTimeout(timer);

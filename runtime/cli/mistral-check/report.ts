@@ -25,6 +25,7 @@ export const ASSUMPTIONS = {
   'speech-first-packet': "speech: the first packet within the runtime's bounds (PCM 1.5 s, Opus 1.2 s)",
   voice: 'MISTRAL_TTS_VOICE is among the voices listed',
   chat: 'a streamed chat with the `search_memory` tool',
+  subagent: "a sub-agent's structured answer (the cache's model check) within SEMANTIC_CACHE_VERIFY_BUDGET_MS",
   embedding: 'mistral-embed vectors are 1,024 wide',
   'retry-after': 'a 429 says when to come back (Retry-After)',
 } as const;
