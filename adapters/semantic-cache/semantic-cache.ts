@@ -203,7 +203,7 @@ export class SemanticCache implements SemanticCachePort {
       same = await withDeadline((budget) => verifier.port.sameQuestion({ cached: entry.question, asked: ticket.question, previous: ticket.contextKey ? previous : null }, budget), verifier.budgetMs, signal);
     } catch (err) {
       this.options.metrics?.verdicts?.inc({ verdict: err instanceof DeadlineError ? 'timeout' : 'error' });
-      this.options.logger?.warn({ err: err instanceof DeadlineError ? undefined : err, seniorId: ticket.seniorId }, 'semantic cache: the model check gave no verdict in time, a miss');
+      this.options.logger?.warn({ err: err instanceof DeadlineError ? undefined : err, seniorId: ticket.seniorId }, 'semantic cache: the model check gave no verdict (timeout or error), a miss');
       return false;
     }
     this.options.metrics?.verdicts?.inc({ verdict: same ? 'yes' : 'no' });

@@ -7,6 +7,7 @@ import { MistralSmallCacheVerifier } from '../../adapters/subagents/mistral-smal
 import { strictKey } from '../../machines/cache/strict-key.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
 import { loadConfig } from '../../runtime/config.ts';
+import { createLogger } from '../../runtime/logger.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 
 const signal = new AbortController().signal;
@@ -130,7 +131,7 @@ describe('the model check (SEMANTIC_CACHE_VERIFY=model) through the real adapter
   // « Dis-moi une blague » / « Tu connais une blague ? »: the guard lets it through, strict does not serve it.
   const cached = 'Dis-moi une blague.';
   const similar = 'Tu connais une blague ?';
-  const checked = (metrics = counters()) => Object.assign(cache({ threshold: 0.3, verifier: { port: verifier, budgetMs }, metrics }), { metrics });
+  const checked = (metrics = counters(), logger?: SemanticCacheOptions['logger']) => Object.assign(cache({ threshold: 0.3, verifier: { port: verifier, budgetMs }, metrics, ...(logger ? { logger } : {}) }), { metrics });
 
   it('serves a similar question the model confirms, asks once per pair, and sends only the two questions', async () => {
     const calls: string[] = [];
@@ -174,10 +175,14 @@ describe('the model check (SEMANTIC_CACHE_VERIFY=model) through the real adapter
 
   it('a model that quotes its input instead of a verdict, or a question that tells it to say yes, gets no hit from it', async () => {
     fake.structured = (call) => call.user;
-    const c = checked();
+    // The runtime's own logger: the error names the answer that failed the schema — the quoted question — and is logged by its type only.
+    const lines: string[] = [];
+    const c = checked(counters(), createLogger('warn', { write: (line: string) => void lines.push(line) }));
     await seed(c, cached, 'Une blague.');
     expect((await ask(c, similar)).kind).toBe('miss');
     expect(await count(c.metrics.verdicts, { verdict: 'error' })).toBe(1);
+    expect(lines.join('')).toContain('semantic cache: the model check gave no verdict (timeout or error), a miss');
+    expect(lines.join('')).not.toContain('blague');
     // An instruction in a question reaches the model as a quoted string: it cannot open a field of the prompt's own.
     let user = '';
     fake.structured = (call) => {
