@@ -26,11 +26,11 @@ const FILLERS = new Set(HESITATIONS);
 const OPENERS = [['bon'], ['alors'], ['ah'], ['oh'], ['eh'], ['eh', 'bien'], ['dis'], ['dites'], ['dis', 'donc'], ['écoute'], ['écoutez'], ['tiens'], ['voyons'], ['pardon'], ['excuse', 'moi'], ['excusez', 'moi'], ['au', 'fait']];
 /** Said to close a question, after a comma: « …, hein ? », « …, tu sais ? », « …, s'il te plaît ». */
 const TAGS = [['hein'], ['dis'], ['dis', 'moi'], ['tu', 'sais'], ['vous', 'savez'], ['merci'], ['non']];
-/** Polite words that are never part of a question, wherever they stand. */
+/** Polite words, never part of a question: removed at its start, its end, or between two breaks (never inside quotation marks). */
 const POLITE = [['si', 'il', 'te', 'plaît'], ['si', 'il', 'vous', 'plaît'], ['stp'], ['svp']];
 /**
- * Frames that ask for the question they open, and nothing else: removed only before a question word or
- * « si » (« dis-moi quand elle vient » is « quand elle vient ? »; « je voudrais savoir nager » keeps them).
+ * Frames that ask for the question they open, and nothing else: removed only before a question word or « si »
+ * and a clause (« dis-moi quand elle vient » is « quand elle vient ? »; « je voudrais savoir nager » keeps them).
  */
 const FRAMES = [
   ['dis', 'moi'], ['dites', 'moi'], ['tu', 'sais'], ['vous', 'savez'], ['tu', 'peux', 'me', 'dire'], ['vous', 'pouvez', 'me', 'dire'], ['tu', 'pourrais', 'me', 'dire'],
@@ -49,8 +49,8 @@ const PRECLITICS = new Set(['ne', 'me', 'te', 'se', 'le', 'la', 'les', 'l', 'lui
 const SUBJECTS = new Set([...SUBJECT_PRONOUNS.filter((p) => p !== 'j'), 'ce']);
 
 /**
- * The words as said, lower case, with « , » where a comma, colon or dash stood, « . » where a sentence ended
- * inside the question, « " » for quotation marks, and the inverted subject marked « @il ».
+ * The words as said, lower case, with « , » where a comma, semicolon, colon, dash, ellipsis or parenthesis stood,
+ * « . » where a sentence ended inside the question, « " » for quotation marks, and the inverted subject marked « @il ».
  */
 function tokens(question: string): string[] {
   const text = question
@@ -68,7 +68,7 @@ function tokens(question: string): string[] {
     .replace(/([\p{L}]+)-(?:t-)?(je|tu|il|elle|on|nous|vous|ils|elles|ce)(?![\p{L}'-])/gu, (_, verb: string, subject: string) => ` ${verb} @${subject} `)
     .replace(/[«»"“”]/g, ` ${QUOTE} `)
     .replace(/!+\s*$/u, ` ${EXCLAIMED}`)
-    .replace(/[,;:…()]/g, ` ${BOUNDARY} `)
+    .replace(/[,;:…()–—]/g, ` ${BOUNDARY} `)
     .replace(/[.?!]+/g, ` ${STOP} `)
     .replace(/-/g, ' ')
     .replace(/'/g, "' ");
