@@ -103,7 +103,7 @@ export function createMetrics() {
   });
   const semanticCacheRefusals = new Counter({
     name: 'kohami_semantic_cache_refusals_total',
-    help: 'Questions kept out of the semantic cache, neither served from it nor stored, by reason: health (health, medication, symptoms, care)',
+    help: 'Questions kept out of the semantic cache, neither served from it nor stored, by reason: health (health, medication, symptoms, care), fresh_each_time (a joke, a story, a song… wanted new each time)',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -145,7 +145,7 @@ export class SemanticCache implements SemanticCachePort {
     // Kept out: neither served nor stored (no ticket).
     const refusal = questionRefusal(input.question, input.previous);
     if (refusal) {
-      if (refusal === 'health') this.options.metrics?.refusals?.inc({ reason: refusal });
+      if (refusal !== 'follow_up_without_context') this.options.metrics?.refusals?.inc({ reason: refusal });
       return this.count('bypass', { kind: 'bypass' });
     }
     // A follow-up, and a turn that answers rather than asks (« Oui. »), are keyed by the exchange before them.

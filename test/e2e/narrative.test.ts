@@ -69,13 +69,13 @@ describe('the three memories in the agent’s context', () => {
   });
 
   it('a persona change drops the cached replies written under the old one', async () => {
-    const [first, second] = await session(['Tu connais une devinette sur la mer ?', 'Tu connais une devinette sur la mer ?']);
+    const [first, second] = await session(['Quelle est la plus haute marée de l’année ?', 'Quelle est la plus haute marée de l’année ?']);
     expect(first!.flux).not.toBe('semantic_cache');
     expect(second!.flux).toBe('semantic_cache');
     expect(rt.semanticCache.size).toBeGreaterThan(0);
     await api('PUT', `/v1/admin/seniors/${marie}/persona`, { persona: 'Tu es Kohami, un compagnon très drôle.' });
     expect(rt.semanticCache.size).toBe(0);
-    const [after] = await session(['Tu connais une devinette sur la mer ?']);
+    const [after] = await session(['Quelle est la plus haute marée de l’année ?']);
     expect(after!.flux).not.toBe('semantic_cache');
   });
 

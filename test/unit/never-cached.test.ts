@@ -16,6 +16,10 @@ describe('what the semantic cache never holds, listed once', () => {
     expect(questionRefusal('Et le soir ?', { question: 'Le marché ouvre le matin ?' })).toBeNull();
     expect(questionRefusal('Et elle, elle va bien ?', null)).toBe('follow_up_without_context');
     expect(questionRefusal('Quel temps fera-t-il demain ?', null)).toBeNull();
+    for (const fresh of ['Raconte-moi une blague.', 'Tu connais une devinette ?', 'Tu me chantes une chanson ?', 'Raconte-moi une histoire de pirates.', 'Récite-moi un poème.'])
+      expect(questionRefusal(fresh, null), fresh).toBe('fresh_each_time');
+    // History is not a story.
+    expect(questionRefusal('Raconte-moi l’histoire de la tour Eiffel.', null)).toBeNull();
   });
 });
 

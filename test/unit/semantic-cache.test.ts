@@ -81,11 +81,11 @@ describe('near-miss guard', () => {
 describe('SemanticCache', () => {
   it('hits at or above the threshold with the stored reply; misses below it', async () => {
     // Three wordings the guard agrees on; only the similarity decides between them.
-    const embedder = topicEmbedder({ 'Tu connais une blague ?': { 0: 1 }, 'Raconte-moi une blague.': { 0: 0.8, 1: 0.6 }, 'Dis-moi une blague.': { 0: 0.7, 1: 0.714 } });
+    const embedder = topicEmbedder({ 'Tu connais la recette des crêpes ?': { 0: 1 }, 'Raconte-moi la recette des crêpes.': { 0: 0.8, 1: 0.6 }, 'Dis-moi la recette des crêpes.': { 0: 0.7, 1: 0.714 } });
     const c = cache({ embedder, threshold: 0.8 });
-    await seed(c, marie, 'Tu connais une blague ?', 'la réponse');
-    expect(await ask(c, marie, 'Raconte-moi une blague.')).toEqual({ kind: 'hit', reply: 'la réponse' });
-    expect((await ask(c, marie, 'Dis-moi une blague.')).kind).toBe('miss');
+    await seed(c, marie, 'Tu connais la recette des crêpes ?', 'la réponse');
+    expect(await ask(c, marie, 'Raconte-moi la recette des crêpes.')).toEqual({ kind: 'hit', reply: 'la réponse' });
+    expect((await ask(c, marie, 'Dis-moi la recette des crêpes.')).kind).toBe('miss');
   });
 
   it('never shares an entry between seniors, embedding models, agent models or prompt versions', async () => {
@@ -132,12 +132,12 @@ describe('SemanticCache', () => {
 
   it('evicts the least recently used entry past its bounds, per senior and in total', async () => {
     const c = cache({ maxPerSenior: 2, maxEntries: 3 });
-    await seed(c, marie, 'Tu connais une blague ?', 'b1');
+    await seed(c, marie, 'Tu connais la recette des crêpes ?', 'b1');
     await seed(c, marie, 'Tu aimes la musique ?', 'b2');
-    expect((await ask(c, marie, 'Tu connais une blague ?')).kind).toBe('hit'); // now the most recently used
+    expect((await ask(c, marie, 'Tu connais la recette des crêpes ?')).kind).toBe('hit'); // now the most recently used
     await seed(c, marie, 'Quelle tisane aide à dormir ?', 'b3'); // evicts « musique »
     expect((await ask(c, marie, 'Tu aimes la musique ?')).kind).toBe('miss');
-    expect((await ask(c, marie, 'Tu connais une blague ?')).kind).toBe('hit');
+    expect((await ask(c, marie, 'Tu connais la recette des crêpes ?')).kind).toBe('hit');
     await seed(c, paul, 'Comment ça va ?', 'p1');
     await seed(c, paul, 'Tu peux répéter ?', 'p2'); // a fourth entry in all: the global LRU goes
     expect(c.size).toBe(3);
