@@ -22,7 +22,7 @@ describe('the semantic cache figures the docs quote', () => {
 
   it('the README’s prose gives strict’s hit rate on the repeats and the guard’s precision on the unseen set', () => {
     const readme = repoFile('README.md').replace(/\s+/g, ' ');
-    expect(/it serves (\d+) % of realistic same-day repeats/.exec(readme)?.[1]).toBe(String(Math.round(repeats.hitRate * 100)));
+    expect(/its keys match (\d+) % of realistic same-day repeats/.exec(readme)?.[1]).toBe(String(Math.round(repeats.hitRate * 100)));
     expect(/the guard reaches (0\.\d{3})/.exec(readme)?.[1]).toBe(calibration.permissive.unseen.precision.toFixed(3));
   });
 
