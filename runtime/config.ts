@@ -7,6 +7,9 @@ import { AGENT_CALL_MIN_MS } from '../machines/session/session.types.ts';
 
 const kohamiEnv = z.enum(KOHAMI_ENVS);
 
+/** RECALL_BUDGET_MS unset: min(400, TURN_BUDGET_MS / 3), leaving the agent most of the turn. */
+const recallBudgetMs = (cfg: { RECALL_BUDGET_MS?: number | undefined; TURN_BUDGET_MS: number }) => cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3));
+
 /**
  * A deployment that forgets KOHAMI_ENV must not seed a demo senior and print an admin token to
  * whoever can reach it: unset, it is development only while the runtime listens on loopback.
@@ -231,7 +234,7 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY'], message: 'model needs MISTRAL_API_KEY: the check is a call to the sub-agent model' });
     }
     // The check runs after recall's wait, before the agent's call: both inside the turn's budget, with the agent's least after them.
-    const recallMs = cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3));
+    const recallMs = recallBudgetMs(cfg);
     if (cfg.SEMANTIC_CACHE_VERIFY === 'model' && recallMs + cfg.SEMANTIC_CACHE_VERIFY_BUDGET_MS + AGENT_CALL_MIN_MS > cfg.TURN_BUDGET_MS) {
       ctx.addIssue({ code: 'custom', path: ['SEMANTIC_CACHE_VERIFY_BUDGET_MS'], message: `with RECALL_BUDGET_MS (${recallMs}) must leave the agent's call ${AGENT_CALL_MIN_MS} ms of TURN_BUDGET_MS (${cfg.TURN_BUDGET_MS})` });
     }
@@ -277,7 +280,7 @@ const schema = z
   .transform((cfg) => ({
     ...cfg,
     KOHAMI_ENV: kohamiEnvOf(cfg),
-    RECALL_BUDGET_MS: cfg.RECALL_BUDGET_MS ?? Math.min(400, Math.floor(cfg.TURN_BUDGET_MS / 3)),
+    RECALL_BUDGET_MS: recallBudgetMs(cfg),
     STT_FLUSH_ANSWER_MS: cfg.STT_FLUSH_ANSWER_MS ?? flushAnswerMsFor(cfg.STT_BUDGET_MS),
   }));
 

@@ -40,9 +40,9 @@ interface Entry {
   /** The strict key under its context: what a strict lookup finds it by. */
   key: string;
   question: string;
-  /** The question's details and content words, computed once when it was asked, so a lookup only compares. */
   /** Whether its row holds the question's vector; its guard with it (both unset when only strict served). */
   vector: boolean;
+  /** The question's details and content words, computed once when it was asked, so a lookup only compares. */
   guard: QuestionGuard | null;
   contextKey: string;
   reply: string;
@@ -179,9 +179,13 @@ export class SemanticCache implements SemanticCachePort {
 
   /** An entry not past its lifetime (an expired one is dropped). */
   private fresh(entry: Entry | undefined): Entry | undefined {
-    if (!entry || entry.createdAt >= this.now() - this.options.ttlMs) return entry;
+    if (!entry || !this.expired(entry)) return entry;
     this.evict(entry);
     return undefined;
+  }
+
+  private expired(entry: Entry): boolean {
+    return entry.createdAt < this.now() - this.options.ttlMs;
   }
 
   /**
@@ -266,8 +270,7 @@ export class SemanticCache implements SemanticCachePort {
   private best(ticket: Ticket): { entry: Entry | null; similarity: number | null; refused: boolean } {
     const shard = this.shards.get(ticket.scope);
     if (!shard || shard.recency.length === 0) return { entry: null, similarity: null, refused: false };
-    const oldest = this.now() - this.options.ttlMs;
-    while (shard.recency.length > 0 && shard.entries[shard.recency.at(-1)!]!.createdAt < oldest) this.evict(shard.entries[shard.recency.at(-1)!]!);
+    while (shard.recency.length > 0 && this.expired(shard.entries[shard.recency.at(-1)!]!)) this.evict(shard.entries[shard.recency.at(-1)!]!);
     const rows = shard.recency.filter((row) => shard.entries[row]!.vector).slice(0, this.options.maxCandidates);
     if (!shard.matrix || rows.length === 0) return { entry: null, similarity: null, refused: false };
     const scores = shard.matrix.dots(ticket.vector!, rows);

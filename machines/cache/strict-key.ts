@@ -8,8 +8,8 @@
  * question typed without them (« ou est le marche ») is another key, since « jeune » / « jeûne », « sale » /
  * « salé », « passe » / « passé » are each two words and no closed list can tell every such pair.
  */
-import { CALENDAR_WORDS } from '../french/lexicon.ts';
-import { HESITATIONS, SUBJECT_PRONOUNS } from '../french/word-classes.ts';
+import { CALENDAR_WORDS, QUESTION_WORDS } from '../french/lexicon.ts';
+import { CLITICS, HESITATIONS, SUBJECT_PRONOUNS } from '../french/word-classes.ts';
 
 /** Elided words in their full form, so that « est-ce qu'il » reads as « est-ce que il ». */
 const ELIDED: Record<string, string> = { c: 'ce', j: 'je', qu: 'que', n: 'ne', m: 'me', t: 'te', d: 'de', s: 'se' };
@@ -38,14 +38,14 @@ const FRAMES = [
 ];
 
 /** Words that ask: a question word, or « quel » and the noun it asks about. */
-const ASKING = new Set(['où', 'quand', 'comment', 'pourquoi', 'combien', 'qui', 'quoi', 'quel', 'quelle', 'quels', 'quelles']);
+const ASKING = new Set(Object.keys(QUESTION_WORDS));
 /** Prepositions a question word takes along: « à quelle heure », « avec qui », « depuis quand ». */
 const ASKED_AFTER = new Set(['à', 'de', 'pour', 'avec', 'chez', 'depuis', 'dans', 'en', 'vers', 'par', 'jusque', 'sur', 'sous']);
 const QUEL = new Set(['quel', 'quelle', 'quels', 'quelles']);
 /** Words that open a second clause: a question word after one asks there, not in the main clause. */
 const CLAUSE = new Set(['que', 'qui', 'si', 'quand', 'où', 'lorsque', 'parce', 'comme', 'et', 'ou', 'mais', 'dont', 'puisque']);
 /** Clitics said between an inverted subject's place and its verb: « il y a », « tu te souviens », « il ne vient pas ». */
-const PRECLITICS = new Set(['ne', 'me', 'te', 'se', 'le', 'la', 'les', 'l', 'lui', 'leur', 'y', 'en', 'nous', 'vous']);
+const PRECLITICS = new Set(CLITICS);
 const SUBJECTS = new Set([...SUBJECT_PRONOUNS.filter((p) => p !== 'j'), 'ce']);
 
 /**

@@ -4,11 +4,15 @@
  * vous une histoire ? » must never be served after « Avez-vous bien dormi ? ». Such a turn is keyed by the
  * exchange before it, as a follow-up is (machines/cache/question-details.ts `isFollowUp`).
  */
+import { QUESTION_WORDS } from '../french/lexicon.ts';
 import { normalizeQuestion } from '../french/words.ts';
 
-/** A question word (but « où », whose accent folding loses), « est-ce que », or a request (« tu peux », « je voudrais »). */
-const ASKS =
-  /\b(quand|comment|pourquoi|combien|qui|quoi|quel|quelle|quels|quelles|lequel|laquelle|est ce que|est ce qu|tu peux|vous pouvez|peux tu|pouvez vous|tu pourrais|pourrais tu|vous pourriez|pourriez vous|tu veux bien|je voudrais|j aimerais|je veux)\b/;
+/** The question words folded, as the turn is (« où » folds to « ou », « or »: WHERE reads it as said). */
+const ASKING_WORDS = Object.keys(QUESTION_WORDS).map(normalizeQuestion).filter((w) => w !== 'ou');
+/** A question word, « est-ce que », or a request (« tu peux », « je voudrais »). */
+const ASKS = new RegExp(
+  `\\b(${[...ASKING_WORDS, 'est ce que', 'est ce qu', 'tu peux', 'vous pouvez', 'peux tu', 'pouvez vous', 'tu pourrais', 'pourrais tu', 'vous pourriez', 'pourriez vous', 'tu veux bien', 'je voudrais', 'j aimerais', 'je veux'].join('|')})\\b`,
+);
 const WHERE = /(?<![\p{L}])où(?![\p{L}])/iu;
 /** An imperative with its « moi » (« raconte-moi », « dis-moi », « lis-nous »): the senior's own request. */
 const REQUEST = /\p{L}-(moi|nous)(?![\p{L}])/iu;

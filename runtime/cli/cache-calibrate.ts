@@ -39,10 +39,14 @@ export function readPairs(file: string): LabelledPair[] {
   return pairs;
 }
 
+/** The configured models (Mistral with a key, the offline ones without), as the runtime makes them. */
+export function configuredModels(config = loadConfig()) {
+  return createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
+}
+
 /** The configured embedder (Mistral with a key, the local embedder without). */
 export function configuredEmbedder(): MemoryEmbedderPort {
-  const config = loadConfig();
-  return createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV }).embedder;
+  return configuredModels().embedder;
 }
 
 /** Each pair's cosine similarity under the embedder, every distinct question embedded once. */

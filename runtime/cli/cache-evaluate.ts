@@ -2,9 +2,8 @@ import { parseArgs } from 'node:util';
 import { ACTIVE_PROFILES, isCandidate, isHeldOut, MIN_THRESHOLD, readCalibrations, readStrictFigures, score, scoreByKind, scorePairs, isHit, type ActiveProfile, type ModelCalibration, type ScoredPair } from '../../adapters/semantic-cache/semantic-cache-calibration.ts';
 import type { CacheVerifierPort } from '../../machines/cache/cache-verifier.port.ts';
 import type { MemoryEmbedderPort } from '../../machines/memory/memory.port.ts';
-import { configuredEmbedder, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
+import { configuredEmbedder, configuredModels, KIND_HEADER, kindRows, pairSimilarities, readPairs } from './cache-calibrate.ts';
 import { exitOnHelp } from './usage.ts';
-import { createModels } from '../../adapters/models/model-provider.ts';
 import { MistralSmallCacheVerifier } from '../../adapters/subagents/mistral-small-cache-verifier.ts';
 import { strictKey } from '../../machines/cache/strict-key.ts';
 import { withDeadline } from '../../machines/session/deadline.ts';
@@ -63,8 +62,7 @@ function explain(a: QuestionGuard, b: QuestionGuard): string {
 function configuredVerifier(): CacheVerifierPort {
   const config = loadConfig();
   if (!config.MISTRAL_API_KEY) throw new ConfigError('--verify asks the sub-agent model: set MISTRAL_API_KEY');
-  const models = createModels({ apiKey: config.MISTRAL_API_KEY, baseUrl: config.MISTRAL_BASE_URL, agentModelId: config.MISTRAL_AGENT_MODEL, subagentModelId: config.MISTRAL_SUBAGENT_MODEL, env: config.KOHAMI_ENV });
-  return new MistralSmallCacheVerifier(models.subagent, 2 * config.SEMANTIC_CACHE_VERIFY_BUDGET_MS);
+  return new MistralSmallCacheVerifier(configuredModels(config).subagent, 2 * config.SEMANTIC_CACHE_VERIFY_BUDGET_MS);
 }
 
 /**

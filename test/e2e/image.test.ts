@@ -43,6 +43,8 @@ describe('the image’s file layout', () => {
     expect(layout.cmd[0]).toBe('node');
     runtime = await spawnRuntime(layout.cmd.slice(1), { cwd: layout.workdir, env: imageEnv(), startMs: START_MS });
     expect(runtime.output()).toContain('(production)');
+    // The strict profile's figures ship in the image (adapters/): the default semantic cache is on.
+    expect(runtime.output()).toMatch(/semantic cache: {3}strict: the same question only/);
     const get = (pathname: string) => fetch(`${runtime!.url}${pathname}`);
     expect((await get('/health')).status).toBe(200);
     expect((await get('/kiosk')).status).toBe(200);

@@ -306,8 +306,9 @@ describe('calibration', () => {
     expect(now.sets.map(({ set, ...score }) => ({ set, ...score }))).toEqual(shipped.sets);
     expect(shipped.offered).toBe(now.offered);
     expect(shipped.offered).toBe(true);
-    // The adversarial probes and the realistic repeats are among them.
-    expect(shipped.sets.map((s) => s.set)).toEqual(expect.arrayContaining(['calibration/pairs-strict-probes.fr.jsonl', 'calibration/repeats.fr.jsonl']));
+    // The blind adversarial probes and the realistic repeats are among them; the first probes, read for a fix, are not.
+    expect(shipped.sets.map((s) => s.set)).toEqual(expect.arrayContaining(['calibration/pairs-strict-probes-2.fr.jsonl', 'calibration/repeats.fr.jsonl']));
+    expect(shipped.sets.map((s) => s.set)).not.toContain('calibration/pairs-strict-probes.fr.jsonl');
   });
 
   it('refuses a malformed pairs file with the line number, an empty one, and a missing one', async () => {
