@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { startupAllowanceMs } from './test/support/manifests.ts';
+import { TEST_NODE_FLAGS } from './test/support/node-flags.ts';
 import { ALL_TESTS, EXTERNAL_TESTS } from './test/support/test-projects.ts';
 
 /** A test's time: PGlite takes seconds to boot, and each file opens one database and shares it. */
@@ -18,6 +19,8 @@ export default defineConfig({
     // than the test's timeout. Bounds the runtime promises are asserted on a simulated clock.
     expect: { poll: { timeout: TEST_TIMEOUT_MS / 2 } },
     pool: 'forks',
+    // The workers' V8 flags (test/support/node-flags.ts says why).
+    execArgv: [...TEST_NODE_FLAGS],
     maxWorkers: 2,
     // Both inherit everything above (test/support/test-projects.ts says which file goes where).
     projects: [

@@ -10,10 +10,11 @@ import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { startupAllowanceMs } from '../support/manifests.ts';
 import { KIOSK_TOKEN } from '../support/runtime.ts';
+import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 
 /** `npm start`'s entry point, as a real child process. */
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['runtime/main.ts'], {
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'runtime/main.ts'], {
     env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -9,6 +9,7 @@ import { openDatabase } from '../../runtime/db/database.ts';
 import { migratedDataDir } from '../support/database-image.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { npmStart } from '../support/npm-start.ts';
+import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 
 /**
  * The demo tokens are the demo seed's, made by a runtime's first start on an empty database. Every
@@ -19,7 +20,7 @@ import { npmStart } from '../support/npm-start.ts';
 
 /** `npm start`'s entry point as a child process, on a persistent data directory. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['runtime/main.ts'], {
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'runtime/main.ts'], {
     env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'development', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

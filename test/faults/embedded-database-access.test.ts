@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LOCK_FILE, type LockRecord } from '../../runtime/db/data-dir-lock.ts';
 import { openCommandDatabase, openDatabase } from '../../runtime/db/database.ts';
 import { MAX_SOCKET_PATH_BYTES, SOCKET_FILE, socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
+import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -64,7 +65,7 @@ async function databaseProcess(older = false): Promise<{ dir: string; proc: Chil
   // A file, not -e: the database's worker thread inherits the process's flags, and --input-type fails a worker's file.
   const script = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-access-script-')), 'database.mjs');
   await writeFile(script, code);
-  const proc = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...TEST_NODE_FLAGS, script], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(proc);
   const lines = createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
   /** Sends `command` (if any), then waits for the process's next line, which must be `answer`. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 
 /**
  * A test that starts runtimes or commands as child processes waits, in real time, for each to load
@@ -27,7 +28,7 @@ interface Proc {
 
 /** `npm start`'s entry point as a real child process on `dir`. */
 function spawnRuntime(): Proc {
-  const child = spawn(process.execPath, ['runtime/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'runtime/main.ts'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -48,7 +49,7 @@ async function startRuntime(): Promise<Proc & { url: string }> {
 const run = promisify(execFile);
 /** `npm run cli -- …` as a real child process on `dir`. */
 async function cli(...args: string[]): Promise<string> {
-  return (await run(process.execPath, ['runtime/cli/admin.ts', ...args], { env: env() })).stdout;
+  return (await run(process.execPath, [...TEST_NODE_FLAGS, 'runtime/cli/admin.ts', ...args], { env: env() })).stdout;
 }
 const value = (out: string, prefix: string) => out.split('\n').find((l) => l.startsWith(prefix))!.slice(prefix.length);
 

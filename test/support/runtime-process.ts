@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { offeredCalibrationFile } from './cache-calibration.ts';
 import { startupAllowanceMs } from './manifests.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
+import { TEST_NODE_FLAGS } from './node-flags.ts';
 
 /** A real runtime process (`npm start`'s entry), its URL and its kiosk socket's. */
 export interface RuntimeProcess {
@@ -16,7 +17,7 @@ export interface RuntimeProcess {
 
 /** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
 export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
-  return spawnRuntime(['runtime/main.ts'], {
+  return spawnRuntime([...TEST_NODE_FLAGS, 'runtime/main.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       KOHAMI_ENV: 'test',
