@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { moodTier, type MoodTier } from '../../machines/memory/derivation.ts';
+import { docScreens } from '../support/doc-screens.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { streamingModel, subagentModel } from '../support/models.ts';
 import { launchConsoleBrowser } from '../support/ops-console-page.ts';
@@ -66,6 +67,9 @@ async function openAs(token: string, senior?: string, viewport?: { width: number
   return page;
 }
 
+/** The screenshots docs/screens/ shows, written elsewhere unless asked for (test/support/doc-screens.ts). */
+let screens: Awaited<ReturnType<typeof docScreens>>;
+
 const shownSenior = (page: Page) => page.locator('#senior h2').textContent();
 const summaries = (page: Page) => page.locator('#exchanges .summary').allTextContents();
 
@@ -97,8 +101,10 @@ beforeAll(async () => {
   // Lucien's last three days preoccupying: an open mood alert (CAREGIVER_ALERT_STREAK_DAYS's default, 3).
   for (const i of LUCIEN_LOW_DAYS) await rt.moodScores.insert({ seniorId: lucien, score: 18, tier: 'preoccupant', summary: 'Lucien a parlé de sa fatigue.', recordedAt: new Date(`${parisDay(i)}T12:00:00Z`) });
   browser = await launchConsoleBrowser();
+  screens = await docScreens();
 }, 60_000);
 afterAll(async () => {
+  await screens?.remove();
   await browser?.close();
   await rt?.close();
 });
@@ -241,7 +247,7 @@ describe('the caregivers’ page /aidant in headless Chromium', () => {
     ]);
     // It comes first, before the chart.
     expect(await page.locator('#senior > section').first().getAttribute('id')).toBe('alerts');
-    await page.screenshot({ path: 'docs/screens/aidant-alert.png' });
+    await page.screenshot({ path: screens.file('aidant-alert.png') });
     await page.close();
 
     const calm = await openAs(family, jeanne);
@@ -291,10 +297,10 @@ describe('the caregivers’ page /aidant in headless Chromium', () => {
     await page.close();
   });
 
-  it('fits a phone (375 px) and a laptop (1280×800) without sideways scrolling; screenshots in docs/screens', async () => {
+  it('fits a phone (375 px) and a laptop (1280×800) without sideways scrolling; screenshots for docs/screens', async () => {
     for (const [viewport, file] of [
-      [PHONE, 'docs/screens/aidant-phone.png'],
-      [LAPTOP, 'docs/screens/aidant-laptop.png'],
+      [PHONE, screens.file('aidant-phone.png')],
+      [LAPTOP, screens.file('aidant-laptop.png')],
     ] as const) {
       const page = await openAs(family, jeanne, viewport);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
