@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkMain } from '../../runtime/cli/mistral-check.ts';
+import { DEFAULT_BOUNDS } from '../../runtime/cli/mistral-check/context.ts';
 import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
 import { ASSUMPTIONS, type Row, type RowId, type Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
@@ -259,14 +260,16 @@ const FOUND: Record<
   'flush-unanswered-after-first': { row: 'flush-answered', verdict: 'note', observed: /^the 2nd not answered within 5,000 ms \(1 of 2 answered\)/, exit: 0, settings: ['STT_FLUSH_MODE=end'] },
   // 1.5 s late: over the 1 s target, under an STT_BUDGET_MS a loaded machine cannot reach.
   'late-flush': { row: 'flush-time', verdict: 'note', observed: /^\d,\d{3} ms, \d,\d{3} ms: over 1,000 ms, the answer to a finished sentence waits on it$/, exit: 0, settings: ['STT_FLUSH_MODE=end'], env: { STT_BUDGET_MS: '6000' } },
-  // Its 30 s made half a second, well under the runtime's own idle close here (STT_IDLE_CLOSE_MS, 3 s).
+  // Its 30 s made the check's own set-up bound and a half second: a set-up the check accepts is never cut by it
+  // (half a second was, at load 14: « set-up refused » for the run's other rows), and still under the runtime's
+  // own idle close here (STT_IDLE_CLOSE_MS, 3 s).
   'idle-error': {
     row: 'idle',
     verdict: 'note',
     observed: /^error «.+ \(code 3804\)» after \d+\.\d s without audio, before the runtime closes its own after 3,000 ms/,
     exit: 0,
     settings: ['STT_IDLE_CLOSE_MS=1000'],
-    arrange: (voxtral) => (voxtral.idleErrorMs = 500),
+    arrange: (voxtral) => (voxtral.idleErrorMs = DEFAULT_BOUNDS.setupMs + 500),
     env: { STT_IDLE_CLOSE_MS: '3000' },
   },
   'no-session-updated': { row: 'setup', verdict: 'note', observed: /accepted, never acknowledged/, exit: 0 },
@@ -283,7 +286,7 @@ const FOUND: Record<
  * The behaviours played together, one run each, chosen so that none changes what another's row reads:
  * the main socket's flush behaviours come one a run (the slow ones — an unanswered flush waits its 5 s
  * bound — carry the others); `held-last-words` keeps these short phrases' words out of the live text
- * `fragments` splits; `idle-error` (half a second without audio) goes where no flush or set-up is waited on.
+ * `fragments` splits; `idle-error` (2.5 s without audio) goes where no flush is waited on longer than that.
  */
 const RUNS: ServiceBehaviour[][] = [
   ['flush-unanswered', 'unknown-voice', 'accepts-undocumented-fields'],
