@@ -9,8 +9,8 @@ import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { startupAllowanceMs } from '../support/manifests.ts';
-import { KIOSK_TOKEN } from '../support/runtime.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
+import { KIOSK_TOKEN } from '../support/runtime.ts';
 
 /** `npm start`'s entry point, as a real child process. */
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {

@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { migratedDataDir } from '../support/database-image.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { npmStart } from '../support/npm-start.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
+import { npmStart } from '../support/npm-start.ts';
 
 /**
  * The demo tokens are the demo seed's, made by a runtime's first start on an empty database. Every

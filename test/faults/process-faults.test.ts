@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
-import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
+import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 /**
  * A test that starts runtimes or commands as child processes waits, in real time, for each to load

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { offeredCalibrationFile } from './cache-calibration.ts';
 import { startupAllowanceMs } from './manifests.ts';
-import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
 import { TEST_NODE_FLAGS } from './node-flags.ts';
+import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
 
 /** A real runtime process (`npm start`'s entry), its URL and its kiosk socket's. */
 export interface RuntimeProcess {
