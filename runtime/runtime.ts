@@ -183,7 +183,7 @@ export async function startRuntime(config: Config, overrides: RuntimeOverrides =
   const seed =
     config.KOHAMI_ENV === 'production'
       ? null
-      : await seedDevData(directory, consents, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
+      : await seedDevData(db.pool, { kioskToken: config.DEV_KIOSK_TOKEN, adminToken: config.DEV_ADMIN_TOKEN });
   // Kept at once, before anything else can fail: the tokens are stored hashed, so a start that seeds
   // and then fails (a busy port) would otherwise lose them for good.
   const tokensFile = devTokensFileFor(config);

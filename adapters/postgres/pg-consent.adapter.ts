@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ConsentCategory, ConsentPort } from '../../machines/memory/memory.port.ts';
+import type { Queryable } from './transaction.ts';
 
 export interface ConsentRecord {
   category: ConsentCategory;
@@ -22,6 +23,18 @@ const toRecord = (row: ConsentRow): ConsentRecord => ({
 });
 
 const HAS_CONSENT = 'SELECT 1 FROM consents WHERE senior_id = $1::uuid AND category = $2 AND revoked_at IS NULL';
+
+/** Grants `category` (again, after a revocation: a new grant time; an active grant keeps its own). */
+export async function grantConsent(db: Queryable, seniorId: string, category: ConsentCategory): Promise<ConsentRecord> {
+  const res = await db.query<ConsentRow>(
+    `INSERT INTO consents (senior_id, category) VALUES ($1::uuid, $2)
+     ON CONFLICT (senior_id, category) DO UPDATE
+       SET granted_at = CASE WHEN consents.revoked_at IS NULL THEN consents.granted_at ELSE now() END, revoked_at = NULL
+     RETURNING category, granted_at, revoked_at`,
+    [seniorId, category],
+  );
+  return toRecord(res.rows[0]!);
+}
 
 /** Consents per senior and category (INV-C01). A revocation keeps the row, and the facts. */
 export class PgConsentAdapter implements ConsentPort {
@@ -49,15 +62,8 @@ export class PgConsentAdapter implements ConsentPort {
     return new Set(res.rows.map((r) => r.category));
   }
 
-  async grant(seniorId: string, category: ConsentCategory): Promise<ConsentRecord> {
-    const res = await this.pool.query<ConsentRow>(
-      `INSERT INTO consents (senior_id, category) VALUES ($1::uuid, $2)
-       ON CONFLICT (senior_id, category) DO UPDATE
-         SET granted_at = CASE WHEN consents.revoked_at IS NULL THEN consents.granted_at ELSE now() END, revoked_at = NULL
-       RETURNING category, granted_at, revoked_at`,
-      [seniorId, category],
-    );
-    return toRecord(res.rows[0]!);
+  grant(seniorId: string, category: ConsentCategory): Promise<ConsentRecord> {
+    return grantConsent(this.pool, seniorId, category);
   }
 
   /** Null when the category was never granted. Revoking twice keeps the first revocation time. */

@@ -1,6 +1,6 @@
-import type pg from 'pg';
 import type { SeniorProfile } from '../../machines/session/ports.ts';
 import { hashToken } from './tokens.ts';
+import type { Queryable } from './transaction.ts';
 
 export type ApiRole = 'admin' | 'operator' | 'caregiver';
 
@@ -15,9 +15,9 @@ export interface CaregiverRecord {
 
 /** Reads and writes the identity tables: seniors, kiosk devices, API tokens. */
 export class SeniorDirectory {
-  private readonly pool: pg.Pool;
+  private readonly pool: Queryable;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: Queryable) {
     this.pool = pool;
   }
 

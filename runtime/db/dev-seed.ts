@@ -1,6 +1,8 @@
-import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
-import type { PgConsentAdapter } from '../../adapters/postgres/pg-consent.adapter.ts';
+import type pg from 'pg';
+import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
+import { grantConsent } from '../../adapters/postgres/pg-consent.adapter.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
+import { inTransaction } from '../../adapters/postgres/transaction.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { ForeignTokensFile, readDevTokens, saveDevTokens, type DevTokens } from './dev-tokens-file.ts';
 
@@ -9,25 +11,29 @@ export interface DevSeed extends DevTokens {
   generated: boolean;
 }
 
+/** Taken by every start that may seed: the check for an empty database and the seed are one step across processes. */
+const SEED_LOCK_SQL = `SELECT pg_advisory_xact_lock(hashtextextended('kohami.dev-seed', 0))`;
+
 /**
  * Outside production, an empty database gets a demo senior « Marie » (onboarding done,
  * so CacheFlux greets her as someone it knows, every consent granted) with a kiosk token
- * and an admin token.
+ * and an admin token. One transaction under a lock: processes started at once on one empty
+ * database seed one Marie between them, and a start that dies half-way seeds nothing.
  */
-export async function seedDevData(
-  directory: SeniorDirectory,
-  consents: PgConsentAdapter,
-  tokens: { kioskToken?: string | undefined; adminToken?: string | undefined },
-): Promise<DevSeed | null> {
-  if (!(await directory.isEmpty())) return null;
-  const kioskToken = tokens.kioskToken ?? generateToken('kiosk');
-  const adminToken = tokens.adminToken ?? generateToken('admin');
-  const seniorId = await directory.createSenior({ displayName: 'Marie Dupont', preferredName: 'Marie', onboardingDone: true });
-  await directory.addDevice(seniorId, kioskToken, 'demo kiosk');
-  await directory.addApiToken('admin', adminToken, 'demo admin');
-  // Marie has agreed to everything, so the demo shows recall; revoke through the admin API to see the gates.
-  for (const category of CONSENT_CATEGORIES) await consents.grant(seniorId, category);
-  return { seniorId, kioskToken, adminToken, generated: !tokens.kioskToken || !tokens.adminToken };
+export async function seedDevData(pool: pg.Pool, tokens: { kioskToken?: string | undefined; adminToken?: string | undefined }): Promise<DevSeed | null> {
+  return inTransaction(pool, async (client) => {
+    await client.query(SEED_LOCK_SQL);
+    const directory = new SeniorDirectory(client);
+    if (!(await directory.isEmpty())) return null;
+    const kioskToken = tokens.kioskToken ?? generateToken('kiosk');
+    const adminToken = tokens.adminToken ?? generateToken('admin');
+    const seniorId = await directory.createSenior({ displayName: 'Marie Dupont', preferredName: 'Marie', onboardingDone: true });
+    await directory.addDevice(seniorId, kioskToken, 'demo kiosk');
+    await directory.addApiToken('admin', adminToken, 'demo admin');
+    // Marie has agreed to everything, so the demo shows recall; revoke through the admin API to see the gates.
+    for (const category of CONSENT_CATEGORIES) await grantConsent(client, seniorId, category);
+    return { seniorId, kioskToken, adminToken, generated: !tokens.kioskToken || !tokens.adminToken };
+  });
 }
 
 /**
