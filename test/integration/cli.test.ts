@@ -121,6 +121,7 @@ const wire = {
 };
 
 describe('the embedded database while the runtime runs', () => {
+  const IDLE_OWNER_MS = 400;
   let dir: string;
   let runtime: Database;
   let socket: string;
@@ -128,7 +129,7 @@ describe('the embedded database while the runtime runs', () => {
 
   beforeAll(async () => {
     dir = path.join(await mkdtemp(path.join(tmpdir(), 'kohami-cli-')), 'pglite');
-    runtime = await openDatabase({ pgliteDataDir: dir, idleOwnerMs: 400 });
+    runtime = await openDatabase({ pgliteDataDir: dir, idleOwnerMs: IDLE_OWNER_MS });
     socket = JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')).socket;
   }, 60_000);
   afterAll(() => runtime?.close());
@@ -209,6 +210,26 @@ describe('the embedded database while the runtime runs', () => {
     await expect(idle.query('COMMIT')).rejects.toThrow();
     idle.release(true);
     await command.close();
+  });
+
+  it('a connection in a transaction still sending a long statement, piece by piece, is not idle: never cut', async () => {
+    const PIECES = 15;
+    const begin = await wire.leave(socket, wire.message('Q', Buffer.from('BEGIN\0')), 'Z\0\0\0\x05T');
+    // One statement whose bytes take three idle bounds to arrive, each piece well within one.
+    const statement = wire.message('Q', Buffer.from(`INSERT INTO wire_probe VALUES (9) -- ${'x'.repeat(PIECES * 1000)}\0`));
+    let seen = '';
+    begin.on('data', (d: Buffer) => (seen += d.toString('latin1')));
+    const started = performance.now();
+    for (let i = 0; i < PIECES; i++) {
+      begin.write(statement.subarray(Math.floor((i * statement.length) / PIECES), Math.floor(((i + 1) * statement.length) / PIECES)));
+      await new Promise((resolve) => setTimeout(resolve, IDLE_OWNER_MS / 5));
+    }
+    expect(performance.now() - started).toBeGreaterThan(2 * IDLE_OWNER_MS);
+    begin.write(wire.message('Q', Buffer.from('COMMIT\0')));
+    await expect.poll(() => seen).toContain('COMMIT');
+    expect(begin.destroyed).toBe(false);
+    begin.destroy();
+    expect(await rows()).toContain(9);
   });
 
   it('senior:create and token:create through the runtime’s database outlive the runtime', async () => {
