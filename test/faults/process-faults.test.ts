@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
+import { POOL_WAIT_MS } from '../../runtime/db/database.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -124,6 +125,9 @@ describe('one owner per data directory, with real processes', () => {
 });
 
 describe('the embedded database worker dies under a running runtime', () => {
+  // What waiting on the dead database would take is the pool's wait for a connection: failing fast is far
+  // under it, however loaded the machine (1 s here failed at load 11: 1,451 ms).
+  const FAIL_FAST_MS = POOL_WAIT_MS / 3;
   let rt: TestRuntime;
   let kiosk: KioskClient;
   beforeAll(async () => {
@@ -141,13 +145,13 @@ describe('the embedded database worker dies under a running runtime', () => {
     const ready = await fetch(`${rt.url}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: 'not_ready', reason: 'database unreachable' });
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(FAIL_FAST_MS);
 
     started = Date.now();
     const seniorId = kiosk.frames.find((f) => f.type === 'session.ready')!.seniorId as string;
     const consents = await fetch(`${rt.url}/v1/admin/seniors/${seniorId}/consents`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(consents.status).toBeGreaterThanOrEqual(500);
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(FAIL_FAST_MS);
 
     // Recall fails and is skipped: the senior still hears a reply.
     const done = await kiosk.turn('t1', 'je me sens un peu seule aujourd’hui');
@@ -155,10 +159,10 @@ describe('the embedded database worker dies under a running runtime', () => {
     // A kiosk that connects now cannot be authenticated: refused at once, not left waiting.
     started = Date.now();
     await expect(KioskClient.connect(rt.wsUrl, KIOSK_TOKEN)).rejects.toMatchObject({ statusCode: 503 });
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(FAIL_FAST_MS);
 
     started = Date.now();
     await rt.close();
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeLessThan(POOL_WAIT_MS);
   });
 });
