@@ -331,7 +331,7 @@ const server = net.createServer((socket) => {
   connections.add(conn);
   socket.on('data', (data) => {
     // The session's owner sending the rest of a message (a large one comes in many reads) is not idle.
-    if (owner === conn) conn.idle?.refresh();
+    if (owner === conn && !conn.closed) conn.idle?.refresh();
     try {
       receive(conn, data);
     } catch {
