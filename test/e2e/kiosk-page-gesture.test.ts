@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { recordSentInPage, REPLY } from '../support/kiosk-browser.ts';
+import { recordInPage, REPLY } from '../support/kiosk-browser.ts';
 import { adminApi, KIOSK_TOKEN } from '../support/runtime.ts';
 
 /**
@@ -28,7 +28,8 @@ describe('the /kiosk page without an autoplay exemption', () => {
     const page = await session.browser.newPage({ viewport: { width: 800, height: 480 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    const sent = await recordSentInPage(page);
+    const inPage = await recordInPage(page);
+    const sent = async () => (await inPage()).filter((l) => l.dir === 'out').map((l) => l.frame);
     await page.goto(`${session.rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
 
     // The token leaves the address; the other settings stay for a reload.

@@ -3,14 +3,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { ASKED, BARGED, launchKioskBrowser, PAGE_ENDPOINT, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, launchKioskBrowser, PAGE_ENDPOINT, recordInPage, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
@@ -54,40 +54,6 @@ afterAll(async () => {
 });
 
 /** A JSON frame of the page's kiosk socket, as the page itself sent or handled it, on the page's clock. */
-type PageLogged = { at: number; dir: 'in' | 'out'; frame: Record<string, unknown> & { type: string }; playingAfter?: string; interimAfter?: string };
-
-/**
- * Records, inside the page, every JSON frame its kiosk socket sends and every one it handles, with
- * what `body[data-playing]` and the interim caption are right after the page's own handler ran. The order and the page's clock
- * are the page's: nothing here depends on how fast the test process sees them.
- */
-async function recordInPage(page: Page): Promise<() => Promise<PageLogged[]>> {
-  await page.addInitScript(() => {
-    const log: PageLogged[] = [];
-    (window as unknown as { kioskLog: PageLogged[] }).kioskLog = log;
-    const send = WebSocket.prototype.send;
-    WebSocket.prototype.send = function (this: WebSocket, data) {
-      if (typeof data === 'string') log.push({ at: performance.now(), dir: 'out', frame: JSON.parse(data) });
-      return send.call(this, data);
-    };
-    const onmessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage')!;
-    Object.defineProperty(WebSocket.prototype, 'onmessage', {
-      configurable: true,
-      get(this: WebSocket) {
-        return onmessage.get!.call(this);
-      },
-      set(this: WebSocket, handler: ((m: MessageEvent) => unknown) | null) {
-        onmessage.set!.call(this, handler && function (this: WebSocket, m: MessageEvent) {
-          const result = handler.call(this, m);
-          if (typeof m.data === 'string') log.push({ at: performance.now(), dir: 'in', frame: JSON.parse(m.data), playingAfter: document.body.dataset.playing ?? '', interimAfter: document.querySelector('#captions p.you.interim')?.textContent?.trim() ?? '' });
-          return result;
-        });
-      },
-    });
-  });
-  return () => page.evaluate(() => (window as unknown as { kioskLog: PageLogged[] }).kioskLog);
-}
-
 describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
   it('hears the senior, shows the transcript, plays the spoken reply with progress, and a barge-in cuts it', async () => {
     // Chromium's fake microphone may hand over the phrase faster than real time: the interim words are said early
@@ -114,8 +80,9 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     // From the page's own record: session.start may go before the test's socket listener is attached.
     expect((await inPage()).find((l) => l.dir === 'out')!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
-    // Speech detected on the microphone's 20 ms frames, and the page says so.
-    await page.waitForSelector('#state[data-state="user_speaking"]');
+    // Speech detected on the microphone's 20 ms frames, and the page says so (from the page's own record: the
+    // state lasts as long as the phrase, which a loaded machine may bring and take away between two polls).
+    await expect.poll(async () => everShown(await inPage(), 'user_speaking')).toBe(true);
     expect(got('vad')?.frame).toMatchObject({ state: 'speech_started' });
     // Every microphone frame is 20 ms of 16 kHz s16le.
     expect([...log.micFrameBytes]).toEqual([640]);
@@ -129,8 +96,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     expect(got('transcript.final')?.frame).toMatchObject({ turnId: 'v1', text: ASKED });
 
     // The spoken reply plays; progress reports reach the runtime (which answers none of them with an error).
-    await page.waitForSelector('body[data-playing="v1"]');
-    await page.waitForSelector('#state[data-state="speaking"]');
+    // Playing v1, and saying so — until the barge-in below, which a loaded machine may bring before a poll.
+    await expect.poll(async () => everShown(await inPage(), 'speaking', 'v1')).toBe(true);
     await expect.poll(() => log.sent.filter((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0).length).toBeGreaterThanOrEqual(2);
     expect(log.audioFrames()).toBeGreaterThan(0);
     // The first: on a loaded machine the barge-in's own reply (the same story) may already be there too.

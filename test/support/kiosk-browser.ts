@@ -84,20 +84,60 @@ export async function writeMicWav(dir: string): Promise<string> {
   return micWav;
 }
 
+/** A JSON frame the page's kiosk socket sent (`out`) or handled (`in`), with what the page showed right after handling it. */
+export type PageLogged = {
+  at: number;
+  dir: 'in' | 'out';
+  frame: Record<string, unknown> & { type: string };
+  playingAfter?: string;
+  interimAfter?: string;
+  stateAfter?: string;
+};
+
 /**
- * Records, inside the page, every JSON frame its sockets send (call before the page loads):
- * `session.start` goes as the socket opens, which may be before the test process's `framesent`
- * listener is attached on a loaded machine. Returns what reads the record.
+ * Records, inside the page (call before it loads), every JSON frame its kiosk socket sends and every one
+ * it handles, with what `body[data-playing]`, the interim caption and `#state` are right after the page's
+ * own handler ran. The order and the clock are the page's: `session.start` may go before the test's
+ * `framesent` listener is attached, and a state that lasts a moment on a loaded machine (the reply playing
+ * until a barge-in) may come and go between two polls of the page — never between two entries here.
  */
-export async function recordSentInPage(page: Page): Promise<() => Promise<Array<Record<string, unknown> & { type: string }>>> {
+export async function recordInPage(page: Page): Promise<() => Promise<PageLogged[]>> {
   await page.addInitScript(() => {
-    const sent: unknown[] = [];
-    (window as unknown as { kioskSent: unknown[] }).kioskSent = sent;
+    const log: PageLogged[] = [];
+    (window as unknown as { kioskLog: PageLogged[] }).kioskLog = log;
     const send = WebSocket.prototype.send;
     WebSocket.prototype.send = function (this: WebSocket, data) {
-      if (typeof data === 'string') sent.push(JSON.parse(data));
+      if (typeof data === 'string') log.push({ at: performance.now(), dir: 'out', frame: JSON.parse(data) });
       return send.call(this, data);
     };
+    const onmessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage')!;
+    Object.defineProperty(WebSocket.prototype, 'onmessage', {
+      configurable: true,
+      get(this: WebSocket) {
+        return onmessage.get!.call(this);
+      },
+      set(this: WebSocket, handler: ((m: MessageEvent) => unknown) | null) {
+        onmessage.set!.call(this, handler && function (this: WebSocket, m: MessageEvent) {
+          const result = handler.call(this, m);
+          if (typeof m.data === 'string') {
+            log.push({
+              at: performance.now(),
+              dir: 'in',
+              frame: JSON.parse(m.data),
+              playingAfter: document.body.dataset.playing ?? '',
+              interimAfter: document.querySelector('#captions p.you.interim')?.textContent?.trim() ?? '',
+              stateAfter: (document.querySelector('#state') as HTMLElement | null)?.dataset.state ?? '',
+            });
+          }
+          return result;
+        });
+      },
+    });
   });
-  return () => page.evaluate(() => (window as unknown as { kioskSent: Array<Record<string, unknown> & { type: string }> }).kioskSent);
+  return () => page.evaluate(() => (window as unknown as { kioskLog: PageLogged[] }).kioskLog);
+}
+
+/** What the page showed after each frame it handled: whether it was ever in `state` (and playing `turnId`). */
+export function everShown(log: PageLogged[], state: string, turnId?: string): boolean {
+  return log.some((l) => l.dir === 'in' && l.stateAfter === state && (turnId === undefined || l.playingAfter === turnId));
 }
