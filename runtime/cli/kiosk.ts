@@ -5,7 +5,7 @@ import { wsSocket } from '@kohami/kiosk-client/node';
 import WebSocket from 'ws';
 import { devTokensFile, readDevTokens } from '../db/dev-tokens-file.ts';
 import { KIOSK_CLI_DATA_DIR, KIOSK_CLI_URL } from './kiosk-defaults.ts';
-import { runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
+import { DEFAULT_SETTLE_MS, DEFAULT_TAIL_MS, runVoiceFile, VoiceFileError } from './voice-file-kiosk.ts';
 
 /**
  * `npm run kiosk`: a terminal kiosk. Each line you type is a final STT transcript.
@@ -19,8 +19,8 @@ const { values } = parseArgs({
     voice: { type: 'string' },
     out: { type: 'string' },
     codec: { type: 'string', default: 'pcm' },
-    'tail-ms': { type: 'string', default: '3000' },
-    'settle-ms': { type: 'string', default: '20000' },
+    'tail-ms': { type: 'string', default: String(DEFAULT_TAIL_MS) },
+    'settle-ms': { type: 'string', default: String(DEFAULT_SETTLE_MS) },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });

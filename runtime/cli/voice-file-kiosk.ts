@@ -27,6 +27,13 @@ const OUTPUT_RATES = [24_000, 16_000, 48_000];
 const OPUS_OUTPUT_RATE = 24_000;
 /** Bounds on the WebSocket's opening handshake and on `session.ready`: the client package's defaults. */
 export const CONNECT_TIMEOUT_MS = DEFAULT_BOUNDS.connectTimeoutMs;
+/**
+ * The silence after the file before the session may end with no turn running: the runtime hears the
+ * audio a little behind real time, more on a loaded machine (1.5 s was too little at load 10).
+ */
+export const DEFAULT_TAIL_MS = 3000;
+/** How long after the tail replies may still run before the file kiosk stops waiting for them. */
+export const DEFAULT_SETTLE_MS = 20_000;
 export const READY_TIMEOUT_MS = DEFAULT_BOUNDS.readyTimeoutMs;
 
 const CONVERT_HINT =

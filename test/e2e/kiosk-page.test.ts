@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
+import { DEFAULT_TAIL_MS } from '../../runtime/cli/voice-file-kiosk.ts';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { ASKED, BARGED, everShown, launchKioskBrowser, PAGE_ENDPOINT, recordInPage, recordSocket as record, REPLY, REPLY_MS, writeMicWav } from '../support/kiosk-browser.ts';
@@ -242,7 +243,7 @@ describe('npm run kiosk -- --voice', () => {
     const audio = await speechScript(['Raconte-moi une histoire sur le jardin.']);
     await writeFile(input, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
 
-    const { code, stdout, stderr } = await cli(['--token', token, '--voice', input, '--out', output, '--tail-ms', '1500']);
+    const { code, stdout, stderr } = await cli(['--token', token, '--voice', input, '--out', output, '--tail-ms', String(DEFAULT_TAIL_MS)]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('[vad speech_started]');

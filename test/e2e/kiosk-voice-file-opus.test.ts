@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
+import { DEFAULT_SETTLE_MS, DEFAULT_TAIL_MS, runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { alignedSnrDb } from '../support/audio-quality.ts';
 import type { FakeMistral } from '../support/fake-mistral.ts';
@@ -51,7 +51,7 @@ describe('npm run kiosk -- --voice FILE.wav --codec opus', () => {
     const out = path.join(dir, 'reply.wav');
     const firstSocket = voxtral.sockets.length;
     let printed = '';
-    await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, out, codec: 'opus', tailMs: 1500, settleMs: 20_000, write: (t) => (printed += t) });
+    await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, out, codec: 'opus', tailMs: DEFAULT_TAIL_MS, settleMs: DEFAULT_SETTLE_MS, write: (t) => (printed += t) });
 
     // Opus negotiated both ways, and no packet refused.
     expect(printed).toMatch(/voice, microphone opus 16000 Hz, reply audio opus 24000 Hz/);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readWav } from '@kohami/kiosk-client/node';
-import { runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
+import { DEFAULT_TAIL_MS, runVoiceFile } from '../../runtime/cli/voice-file-kiosk.ts';
 import { loadConfig } from '../../runtime/config.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
@@ -170,7 +170,7 @@ describe('npm run kiosk -- --voice with a false interruption', () => {
       const out = path.join(dir, 'reply.wav');
       await writeWav(wav, concat([silence(200), question, silence(1500), noise]));
       let printed = '';
-      await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav, out, tailMs: 1500, settleMs: 30_000, write: (text) => void (printed += text) });
+      await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav, out, tailMs: DEFAULT_TAIL_MS, settleMs: 30_000, write: (text) => void (printed += text) });
       const lines = printed.split('\n');
       const at = (line: string) => lines.findIndex((l) => l.includes(line));
       expect(at('vous> Parle-moi du marché')).toBeGreaterThan(-1);
