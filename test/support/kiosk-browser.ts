@@ -137,7 +137,12 @@ export async function recordInPage(page: Page): Promise<() => Promise<PageLogged
   return () => page.evaluate(() => (window as unknown as { kioskLog: PageLogged[] }).kioskLog);
 }
 
-/** What the page showed after each frame it handled: whether it was ever in `state` (and playing `turnId`). */
-export function everShown(log: PageLogged[], state: string, turnId?: string): boolean {
-  return log.some((l) => l.dir === 'in' && l.stateAfter === state && (turnId === undefined || l.playingAfter === turnId));
+/** What the page showed after each frame it handled: whether it was ever in `state`. */
+export function everShown(log: PageLogged[], state: string): boolean {
+  return log.some((l) => l.dir === 'in' && l.stateAfter === state);
+}
+
+/** The states the page showed after each frame it handled while it was playing `turnId`. */
+export function statesWhilePlaying(log: PageLogged[], turnId: string): string[] {
+  return log.filter((l) => l.dir === 'in' && l.playingAfter === turnId).map((l) => l.stateAfter ?? '');
 }
