@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { startupAllowanceMs } from './test/support/manifests.ts';
 import { TEST_NODE_FLAGS } from './test/support/node-flags.ts';
@@ -21,7 +22,10 @@ export default defineConfig({
     pool: 'forks',
     // The workers' V8 flags (test/support/node-flags.ts says why).
     execArgv: [...TEST_NODE_FLAGS],
-    maxWorkers: 2,
+    // One file more than the cores: a file spends part of its time waiting on the clock (speech streamed
+    // at its pace, a reply played in Chromium, a bound run out), and one per core left a 2-core
+    // machine idle a quarter of the time (docs/testing.md « How many at a time »).
+    maxWorkers: availableParallelism() + 1,
     // Both inherit everything above (test/support/test-projects.ts says which file goes where).
     projects: [
       // One worker process runs its files one after another, keeping what they imported (the runtime's
