@@ -84,6 +84,13 @@ function holdOwnerOnlyUmask(): () => void {
  */
 export const PGLITE_SHARED_BUFFERS_MB = 16;
 
+/**
+ * The largest message the embedded database's wire server takes: far above the runtime's largest (a
+ * bulk bind of ~10 MB), far below what PGlite's WebAssembly memory could hold. A message is kept whole
+ * before it runs, so without a bound a client announcing a gigabyte would have the thread keep it all.
+ */
+export const PGLITE_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** A new directory's initdb in its own process takes 1–3 s; beyond this (a machine at a standstill) the start fails. */
 const INITDB_TIMEOUT_MS = 120_000;
 /**
@@ -159,7 +166,7 @@ export async function startPgliteThread(dataDir: string, opts: PgliteThreadOptio
     const image = opts.image && (memory || !(await hasCluster(dataDir))) ? opts.image : undefined;
     // Under the owner-only umask, which the initdb process inherits.
     if (!memory && !image) await initPgliteDataDir(dataDir);
-    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, image, idleOwnerMs: opts.idleOwnerMs, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
+    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, image, idleOwnerMs: opts.idleOwnerMs, maxMessageBytes: PGLITE_MAX_MESSAGE_BYTES, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
   } catch (err) {
     await cleanup();
     throw err;

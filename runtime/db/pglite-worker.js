@@ -21,6 +21,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 /** A connection that keeps the session (open transaction or exchange) and sends nothing this long is cut and rolled back. */
 const IDLE_OWNER_MS = workerData.idleOwnerMs ?? 10_000;
+/** PGLITE_MAX_MESSAGE_BYTES (pglite-thread.ts); a startup packet's bound is PostgreSQL's own (MAX_STARTUP_PACKET_LENGTH). */
+const MAX_MESSAGE_BYTES = workerData.maxMessageBytes;
+const MAX_STARTUP_BYTES = 10_000;
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const PROTOCOL_3 = 196608;
@@ -134,6 +137,16 @@ function readyWatcher() {
     },
   };
   return watcher;
+}
+
+/** A backend's ErrorResponse of severity FATAL. */
+function fatal(code, text) {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${text}\0\0`);
+  const message = Buffer.alloc(5 + fields.length);
+  message[0] = 0x45; // 'E'
+  message.writeInt32BE(4 + fields.length, 1);
+  fields.copy(message, 5);
+  return message;
 }
 
 function simpleQuery(sql) {
@@ -265,11 +278,13 @@ async function abandon(conn) {
   release(conn);
 }
 
-function close(conn) {
+/** `farewell`: a last message to flush before the socket goes (a fatal error the client can read). */
+function close(conn, farewell) {
   if (conn.closed) return;
   conn.closed = true;
   clearTimeout(conn.idle);
-  conn.socket.destroy();
+  if (farewell) conn.socket.end(farewell, () => conn.socket.destroy());
+  else conn.socket.destroy();
   connections.delete(conn);
   conn.chain = conn.chain.then(() => abandon(conn));
 }
@@ -321,6 +336,10 @@ function receive(conn, data) {
   conn.parts = conn.buffer.length ? [conn.buffer] : [];
   conn.partsBytes = conn.buffer.length;
   conn.awaited = awaitedBytes(conn);
+  // As a PostgreSQL backend does with a length past its bound: a fatal protocol error, the connection
+  // closed and what it held rolled back (what arrived with it in this read is not run).
+  const bound = conn.started ? MAX_MESSAGE_BYTES : MAX_STARTUP_BYTES;
+  if (conn.awaited > bound) return close(conn, fatal('08P01', `invalid message length: ${conn.awaited} bytes, over the embedded database's bound of ${bound}`));
   if (batch.length === 0 || conn.closed) return;
   const messages = batch.length === 1 ? batch[0] : Buffer.concat(batch);
   conn.chain = conn.chain.then(() => run(conn, messages));
@@ -330,8 +349,9 @@ const server = net.createServer((socket) => {
   const conn = { socket, buffer: Buffer.alloc(0), parts: [], partsBytes: 0, awaited: 0, started: false, closed: false, chain: Promise.resolve(), idle: undefined, channels: new Set() };
   connections.add(conn);
   socket.on('data', (data) => {
+    if (conn.closed) return;
     // The session's owner sending the rest of a message (a large one comes in many reads) is not idle.
-    if (owner === conn && !conn.closed) conn.idle?.refresh();
+    if (owner === conn) conn.idle?.refresh();
     try {
       receive(conn, data);
     } catch {

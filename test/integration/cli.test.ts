@@ -9,7 +9,7 @@ import { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
 import { CliError, runCommand } from '../../runtime/cli/admin.ts';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { openCommandDatabase, openDatabase, type Database } from '../../runtime/db/database.ts';
-import { socketClientConfig } from '../../runtime/db/pglite-thread.ts';
+import { PGLITE_MAX_MESSAGE_BYTES, socketClientConfig } from '../../runtime/db/pglite-thread.ts';
 import { MIGRATIONS_DIR, migrate } from '../../adapters/postgres/migrations.ts';
 import { migratedDatabase } from '../support/database.ts';
 
@@ -230,6 +230,37 @@ describe('the embedded database while the runtime runs', () => {
     expect(begin.destroyed).toBe(false);
     begin.destroy();
     expect(await rows()).toContain(9);
+  });
+
+  it('a message announced over the bound is refused at its header, as PostgreSQL does: a fatal protocol error, the connection closed, its transaction rolled back', async () => {
+    const begin = await wire.leave(socket, wire.message('Q', Buffer.from('BEGIN; INSERT INTO wire_probe VALUES (10)\0')), 'Z\0\0\0\x05T');
+    let seen = '';
+    begin.on('data', (d: Buffer) => (seen += d.toString('latin1')));
+    const header = Buffer.alloc(5);
+    header.write('Q', 0);
+    // Its length field counts itself, not the type byte: the message is one byte longer.
+    header.writeInt32BE(PGLITE_MAX_MESSAGE_BYTES, 1);
+    // Only its header and a first piece: the refusal does not wait for (nor keep) the rest.
+    begin.write(Buffer.concat([header, Buffer.alloc(1000, 0x20)]));
+    await once(begin, 'close');
+    expect(seen).toMatch(/^E/);
+    expect(seen).toContain('C08P01');
+    expect(seen).toContain(`invalid message length: ${PGLITE_MAX_MESSAGE_BYTES + 1} bytes, over the embedded database's bound of ${PGLITE_MAX_MESSAGE_BYTES}`);
+    expect(await rows()).not.toContain(10);
+
+    // A startup packet has PostgreSQL's own bound, 10,000 bytes.
+    const stranger = connect(socket);
+    await once(stranger, 'connect');
+    let told = '';
+    stranger.on('data', (d: Buffer) => (told += d.toString('latin1')));
+    const startup = Buffer.alloc(8);
+    startup.writeInt32BE(10_001, 0);
+    startup.writeInt32BE(196608, 4);
+    stranger.write(startup);
+    await once(stranger, 'close');
+    expect(told).toContain('invalid message length: 10001 bytes');
+    // The session lives on for everyone else.
+    expect(await runtime.pool.query('SELECT $1::int AS v', [11])).toMatchObject({ rows: [{ v: 11 }] });
   });
 
   it('senior:create and token:create through the runtime’s database outlive the runtime', async () => {
