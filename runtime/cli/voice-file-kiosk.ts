@@ -32,6 +32,12 @@ export const CONNECT_TIMEOUT_MS = DEFAULT_BOUNDS.connectTimeoutMs;
  * audio a little behind real time, more on a loaded machine (1.5 s was too little at load 10).
  */
 export const DEFAULT_TAIL_MS = 3000;
+/**
+ * Once the runtime says the senior stopped speaking, what follows — the final transcript, or the SOS line
+ * when it does not come within STT_BUDGET_MS (2 s by default) — is waited for this long at most before the
+ * session may end: an utterance the runtime drops (a burst too short to be speech) is followed by nothing.
+ */
+export const ANSWER_WAIT_MS = 10_000;
 /** How long after the tail replies may still run before the file kiosk stops waiting for them. */
 export const DEFAULT_SETTLE_MS = 20_000;
 export const READY_TIMEOUT_MS = DEFAULT_BOUNDS.readyTimeoutMs;
@@ -95,6 +101,8 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     decoders.delete(turnId);
   };
   let speaking = false;
+  // When the runtime last said the senior stopped speaking, its answer (a transcript, or the SOS line) not in yet.
+  let unanswered: number | null = null;
   const awaiting = new Set<string>(); // turns heard whose reply (text and audio) has not ended
   const audioOpen = new Set<string>();
   // Turns the runtime paused (speech with no word over the reply): their playback.done waits for the resume.
@@ -123,10 +131,12 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   });
   client.on('vad', (f) => {
     speaking = f.state === 'speech_started';
+    unanswered = speaking ? null : performance.now();
     print(`[vad ${f.state}]`);
   });
   client.on('transcript.delta', (f) => print(`  … ${f.text}`));
   client.on('transcript.final', (f) => {
+    unanswered = null;
     awaiting.add(f.turnId);
     print(`vous> ${f.text}`);
   });
@@ -143,6 +153,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     if (!audioOpen.has(f.turnId)) awaiting.delete(f.turnId);
   });
   client.on('reply.audio.start', (f) => {
+    unanswered = null;
     awaiting.add(f.turnId);
     audioOpen.add(f.turnId);
     replies.push({ turnId: f.turnId, chunks: [] });
@@ -222,14 +233,15 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     );
   }
 
-  // The file, then silence: the tail at least, then as long as replies run (up to settleMs).
+  // The file, then silence: the tail at least, then as long as an utterance or its replies run (up to settleMs).
   const fileFrames = [...pcmFrames(input, INPUT_SAMPLE_RATE, FRAME_MS)];
   const tailFrames = Math.ceil(o.tailMs / FRAME_MS);
   const lastFrame = fileFrames.length + tailFrames + Math.ceil(o.settleMs / FRAME_MS);
   const silence = new Int16Array(FRAME_SAMPLES);
+  const answerDue = () => unanswered !== null && performance.now() - unanswered < ANSWER_WAIT_MS;
   function* microphone(): Generator<Int16Array> {
     for (let i = 0; i < lastFrame; i++) {
-      if (i >= fileFrames.length + tailFrames && awaiting.size === 0 && !speaking) return;
+      if (i >= fileFrames.length + tailFrames && awaiting.size === 0 && !speaking && !answerDue()) return;
       yield fileFrames[i] ?? silence;
     }
   }

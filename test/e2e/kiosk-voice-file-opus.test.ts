@@ -23,6 +23,8 @@ const REPLY = ['Quelle bonne idée que ce marché, ', 'le matin on y est bien.']
 /** Opus is lossy: the decoded reply is compared with the fake's tone, aligned for the codec's delay. */
 const MIN_SNR_DB = 8;
 const REAL_TIME_TEST_MS = 60_000;
+/** How late the recognizer answers a flush in the slow-answer case: past the file kiosk's whole tail. */
+const LATE_FLUSH_MS = DEFAULT_TAIL_MS + 1000;
 
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
@@ -32,7 +34,9 @@ let dir: string;
 let question: string;
 
 beforeAll(async () => {
-  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('cli-opus'));
+  // A recognizer slower than the file kiosk's tail is still within this runtime's speech budget (and its
+  // flush-answer bound, below half of it): the late final is a transcript, not the SOS line.
+  ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('cli-opus', { STT_BUDGET_MS: String(4 * LATE_FLUSH_MS), STT_FLUSH_ANSWER_MS: String(1.5 * LATE_FLUSH_MS) }));
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-cli-opus-'));
   question = path.join(dir, 'question.wav');
   const speech = concat([silence(200), await frenchSpeech(`${ASKED}.`)]);
@@ -68,6 +72,25 @@ describe('npm run kiosk -- --voice FILE.wav --codec opus', () => {
     expect(reply.length).toBeGreaterThanOrEqual(spoken.length);
     const lag = (FAKE_SPEECH_SAMPLE_RATE * 40) / 1000;
     expect(alignedSnrDb(spoken.subarray(0, spoken.length - lag), reply, lag).snrDb).toBeGreaterThan(MIN_SNR_DB);
+  }, REAL_TIME_TEST_MS);
+
+  it('waits past its tail for what follows an utterance the runtime has ended: a recognizer slow to answer loses no turn', async () => {
+    // The runtime ends the utterance soon after the speech; the final transcript comes with the flush's
+    // answer, LATE_FLUSH_MS later: after the tail has run out.
+    voxtral.behaviours.add('late-flush');
+    voxtral.lateFlushMs = LATE_FLUSH_MS;
+    try {
+      voxtral.utterances.push({ text: ASKED });
+      mistral.mode = { kind: 'stream', chunks: REPLY };
+      let printed = '';
+      await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, tailMs: DEFAULT_TAIL_MS, settleMs: DEFAULT_SETTLE_MS, write: (t) => (printed += t) });
+      expect(printed).toContain('[vad speech_stopped]');
+      expect(printed).toContain(`vous> ${ASKED}`);
+      expect(printed).toContain(`kohami> ${REPLY.join('')}`);
+      expect(printed).not.toContain('[error');
+    } finally {
+      voxtral.behaviours.delete('late-flush');
+    }
   }, REAL_TIME_TEST_MS);
 
   it('refuses a codec it does not know', async () => {
