@@ -105,6 +105,7 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
   let unanswered: number | null = null;
   const awaiting = new Set<string>(); // turns heard whose reply (text and audio) has not ended
   const audioOpen = new Set<string>();
+  const audioStarted = new Set<string>();
   // Turns the runtime paused (speech with no word over the reply): their playback.done waits for the resume.
   const paused = new Set<string>();
   const heldDone = new Set<string>();
@@ -150,12 +151,15 @@ export async function runVoiceFile(o: VoiceFileOptions): Promise<void> {
     caption = true;
     endCaption();
     print(`        [${f.flux}, ${f.latencyMs} ms${f.interrupted ? ', interrupted' : ''}]`);
-    if (!audioOpen.has(f.turnId)) awaiting.delete(f.turnId);
+    // Every reply is spoken, and its audio may begin after its text is whole (a slow speech service).
+    const audioDue = !audioStarted.has(f.turnId) && f.text !== '' && !f.interrupted;
+    if (!audioOpen.has(f.turnId) && !audioDue) awaiting.delete(f.turnId);
   });
   client.on('reply.audio.start', (f) => {
     unanswered = null;
     awaiting.add(f.turnId);
     audioOpen.add(f.turnId);
+    audioStarted.add(f.turnId);
     replies.push({ turnId: f.turnId, chunks: [] });
     if (f.encoding === 'opus') decoders.set(f.turnId, opusCodec().decoder(f.sampleRate));
   });

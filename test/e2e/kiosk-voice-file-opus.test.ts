@@ -8,7 +8,7 @@ import { DEFAULT_SETTLE_MS, DEFAULT_TAIL_MS, runVoiceFile } from '../../runtime/
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { alignedSnrDb } from '../support/audio-quality.ts';
 import type { FakeMistral } from '../support/fake-mistral.ts';
-import { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechPcm, type FakeVoxtral } from '../support/fake-voxtral.ts';
+import { FAKE_SPEECH_SAMPLE_RATE, fakeSpeechDurationMs, fakeSpeechPcm, type FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 import { concat, frenchSpeech, silence } from '../support/speech.ts';
 import { startVoiceRuntime } from '../support/voice-runtime.ts';
@@ -74,22 +74,31 @@ describe('npm run kiosk -- --voice FILE.wav --codec opus', () => {
     expect(alignedSnrDb(spoken.subarray(0, spoken.length - lag), reply, lag).snrDb).toBeGreaterThan(MIN_SNR_DB);
   }, REAL_TIME_TEST_MS);
 
-  it('waits past its tail for what follows an utterance the runtime has ended: a recognizer slow to answer loses no turn', async () => {
+  it('waits past its tail for what follows an utterance the runtime has ended: a slow recognizer and a slow voice lose no turn and no audio', async () => {
     // The runtime ends the utterance soon after the speech; the final transcript comes with the flush's
-    // answer, LATE_FLUSH_MS later: after the tail has run out.
+    // answer, LATE_FLUSH_MS later: after the tail has run out. The reply's text is then whole at once, and
+    // its audio begins SPEECH_LATENCY_MS after it.
+    const SPEECH_LATENCY_MS = 1000;
     voxtral.behaviours.add('late-flush');
     voxtral.lateFlushMs = LATE_FLUSH_MS;
+    voxtral.speechLatencyMs = SPEECH_LATENCY_MS;
     try {
       voxtral.utterances.push({ text: ASKED });
       mistral.mode = { kind: 'stream', chunks: REPLY };
+      const out = path.join(dir, 'late-reply.wav');
       let printed = '';
-      await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, tailMs: DEFAULT_TAIL_MS, settleMs: DEFAULT_SETTLE_MS, write: (t) => (printed += t) });
+      await runVoiceFile({ url: rt.wsUrl, token: KIOSK_TOKEN, wav: question, out, tailMs: DEFAULT_TAIL_MS, settleMs: DEFAULT_SETTLE_MS, write: (t) => (printed += t) });
       expect(printed).toContain('[vad speech_stopped]');
       expect(printed).toContain(`vous> ${ASKED}`);
       expect(printed).toContain(`kohami> ${REPLY.join('')}`);
       expect(printed).not.toContain('[error');
+      expect(printed).not.toContain('stopped waiting');
+      // The whole reply, both pieces of it, in the WAV.
+      const spokenMs = fakeSpeechDurationMs('Quelle bonne idée que ce marché,') + fakeSpeechDurationMs('le matin on y est bien.');
+      expect((readWav(new Uint8Array(await readFile(out)), FAKE_SPEECH_SAMPLE_RATE).samples.length * 1000) / FAKE_SPEECH_SAMPLE_RATE).toBeGreaterThanOrEqual(spokenMs);
     } finally {
       voxtral.behaviours.delete('late-flush');
+      voxtral.speechLatencyMs = 0;
     }
   }, REAL_TIME_TEST_MS);
 
