@@ -37,11 +37,12 @@ describe('two runtime processes on one database', () => {
   it('each lists the other’s live sessions (presence rows)', async () => {
     const kiosk = await KioskClient.connect(a.ws, KIOSK_TOKEN);
     const ready = await kiosk.start();
-    const fromA = await opsList(a);
-    const fromB = await opsList(b);
-    expect(fromA.processId).not.toBe(fromB.processId);
-    expect(fromB.sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, processId: fromA.processId, local: false })]);
-    expect(fromA.sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, local: true })]);
+    const processA = (await opsList(a)).processId;
+    expect(processA).not.toBe((await opsList(b)).processId);
+    // Each lists the sessions of the processes whose heartbeat is fresh (3 beats): on a loaded machine a
+    // 200 ms beat can run late, and that process's sessions are hidden until its next one.
+    await expect.poll(async () => (await opsList(b)).sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, processId: processA, local: false })]);
+    await expect.poll(async () => (await opsList(a)).sessions).toEqual([expect.objectContaining({ sessionId: ready.sessionId, local: true })]);
     kiosk.send({ type: 'session.end' });
     await kiosk.next('session.closed');
     kiosk.close();
@@ -54,8 +55,7 @@ describe('two runtime processes on one database', () => {
     const second = await KioskClient.connect(b.ws, KIOSK_TOKEN);
     const taken = await second.start();
     expect(await first.next('session.closed')).toMatchObject({ reason: 'replaced' });
-    const sessions = (await opsList(a)).sessions;
-    expect(sessions).toEqual([expect.objectContaining({ sessionId: taken.sessionId, local: false })]);
+    await expect.poll(async () => (await opsList(a)).sessions).toEqual([expect.objectContaining({ sessionId: taken.sessionId, local: false })]);
     expect(await second.turn('t1', 'bonjour')).toMatchObject({ flux: 'cache' });
     first.close();
     second.send({ type: 'session.end' });
