@@ -60,10 +60,14 @@ export class TokenBucket {
 
 /** Microphone audio may arrive at 1.5× real time (network jitter catches up in bursts)… */
 export const AUDIO_BUDGET_REAL_TIME_FACTOR = 1.5;
-/** …with a burst of one second of that budget. */
-export const AUDIO_BURST_SECONDS = 1;
+/**
+ * …with a burst of two seconds of that budget: three seconds of audio at once. A kiosk whose sending
+ * stalls (a Wi-Fi hiccup, a busy device) catches up in one burst; one second of budget dropped the
+ * speech of a stall over 1.5 s (Chromium's capture, at load 13).
+ */
+export const AUDIO_BURST_SECONDS = 2;
 
-/** The byte budget for s16 mono microphone audio at `sampleRate`: 48,000 B/s with a 48,000 B burst at 16 kHz. */
+/** The byte budget for s16 mono microphone audio at `sampleRate`: 48,000 B/s with a 96,000 B burst at 16 kHz. */
 export function audioByteBudget(sampleRate: number, now?: () => number): TokenBucket {
   const bytesPerSecond = sampleRate * 2 * AUDIO_BUDGET_REAL_TIME_FACTOR;
   return new TokenBucket(bytesPerSecond, bytesPerSecond * AUDIO_BURST_SECONDS, now);

@@ -2,6 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUDIO_BUDGET_REAL_TIME_FACTOR, AUDIO_BURST_SECONDS } from '../../runtime/kiosk/token-bucket.ts';
 import { loadCacheVariations } from '../../adapters/fluxes/cache-flux.adapter.ts';
 import { sessionLines } from '../../runtime/voice/line-cache.ts';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
@@ -121,7 +122,8 @@ describe('microphone frame sizes (10–200 ms of 16 kHz s16: 320 to 6,400 bytes,
   it('a size refusal does not hide a budget refusal: one notice a second per kind', async () => {
     const k = await voiceKiosk();
     k.socket.send(Buffer.alloc(641));
-    // Four seconds of audio at once: over the one-second burst of the audio budget.
+    // Four seconds of audio at once: over the audio budget's burst (three seconds of audio).
+    expect(20 * 6400).toBeGreaterThan(AUDIO_BURST_SECONDS * AUDIO_BUDGET_REAL_TIME_FACTOR * 32_000);
     for (let i = 0; i < 20; i++) k.socket.send(Buffer.alloc(6400));
     await settled(k);
     expect(k.ofType('error').map((e) => e.code)).toEqual(['invalid_frame', 'audio_rate_limited']);

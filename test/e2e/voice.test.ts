@@ -11,6 +11,7 @@ import { voiceSessionFactory } from '../../runtime/voice/voice-session.ts';
 import type { VoiceLink } from '../../runtime/voice/voice-link.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
 import { DEFAULT_STREAMING_DELAY_MS, fakeSpeechDurationMs, FakeVoxtral } from '../support/fake-voxtral.ts';
+import { AUDIO_BUDGET_REAL_TIME_FACTOR, AUDIO_BURST_SECONDS } from '../../runtime/kiosk/token-bucket.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { adminApi, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { chunks, concat, frenchSpeech, silence } from '../support/speech.ts';
@@ -433,7 +434,9 @@ describe('budgets', () => {
   it('microphone audio beyond 1.5× real time is dropped with audio_rate_limited', async () => {
     const k = await voiceKiosk();
     const second = Buffer.alloc(6400);
-    for (let i = 0; i < 20; i++) k.socket.send(second); // 4 s of audio at once
+    // 4 s of audio at once: over the budget's burst (3 s of audio).
+    expect(20 * second.length).toBeGreaterThan(AUDIO_BURST_SECONDS * AUDIO_BUDGET_REAL_TIME_FACTOR * 32_000);
+    for (let i = 0; i < 20; i++) k.socket.send(second);
     expect(await k.next((f) => f.type === 'error' && f.code === 'audio_rate_limited')).toBeTruthy();
     k.close();
   });

@@ -58,13 +58,13 @@ describe('TokenBucket', () => {
 });
 
 describe('audioByteBudget', () => {
-  it('gives microphone audio 1.5× real time with a one-second burst', () => {
+  it('gives microphone audio 1.5× real time with a two-second burst: a stall of three seconds catches up whole', () => {
     let now = 0;
     const budget = audioByteBudget(16_000, () => now);
     const frame = 640; // 20 ms at 16 kHz s16
     let sent = 0;
     while (budget.take(frame)) sent++;
-    expect(sent).toBe(75); // 48,000 B burst
+    expect(sent).toBe(150); // 96,000 B burst: 3 s of audio
     // 1.5× real time (75 frames a second) is sustained forever…
     for (let second = 1; second <= 10; second++) {
       now = second * 1000;
