@@ -24,6 +24,8 @@ const IDLE_OWNER_MS = workerData.idleOwnerMs ?? 10_000;
 /** PGLITE_MAX_MESSAGE_BYTES (pglite-thread.ts); a startup packet's bound is PostgreSQL's own (MAX_STARTUP_PACKET_LENGTH). */
 const MAX_MESSAGE_BYTES = workerData.maxMessageBytes;
 const MAX_STARTUP_BYTES = 10_000;
+/** How long a connection refused with a last message has to take it before its socket is destroyed anyway. */
+const FAREWELL_MS = 1000;
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const PROTOCOL_3 = 196608;
@@ -283,8 +285,11 @@ function close(conn, farewell) {
   if (conn.closed) return;
   conn.closed = true;
   clearTimeout(conn.idle);
-  if (farewell) conn.socket.end(farewell, () => conn.socket.destroy());
-  else conn.socket.destroy();
+  if (farewell) {
+    conn.socket.end(farewell, () => conn.socket.destroy());
+    // A peer that reads nothing more does not hold the socket (nor the thread) open.
+    setTimeout(() => conn.socket.destroy(), FAREWELL_MS).unref();
+  } else conn.socket.destroy();
   connections.delete(conn);
   conn.chain = conn.chain.then(() => abandon(conn));
 }
