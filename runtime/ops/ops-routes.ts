@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import type { PgPresenceRepository } from '../../adapters/postgres/pg-presence.repository.ts';
 import type { SeniorDirectory } from '../../adapters/postgres/senior-directory.ts';
@@ -27,13 +26,6 @@ export interface OpsRoutesOptions {
 
 /** An operator socket with this much unsent data is too slow: it is dropped, never waited for. */
 export const OPS_STREAM_MAX_BUFFER = 256 * 1024;
-/**
- * A dropped operator socket's close frame waits behind what the client has not read: a client that reads
- * nothing of it for this long is cut. One still reading gets the close frame (and its code), but never
- * more than OPS_CLOSE_MAX_GRACES of these in all.
- */
-export const OPS_CLOSE_GRACE_MS = 5000;
-const OPS_CLOSE_MAX_GRACES = 6;
 /** RFC 6455 "Try Again Later". */
 export const OPS_STREAM_TOO_SLOW = 1013;
 
@@ -166,8 +158,9 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
     const send = (event: OpsEvent | { type: 'hello'; processId: string; sessions: unknown[] }) => {
       if (socket.bufferedAmount > OPS_STREAM_MAX_BUFFER) {
         unsubscribe();
+        // The close frame queues behind what the client has not read: if it never reads, cut it.
         socket.close(OPS_STREAM_TOO_SLOW, 'operator client too slow');
-        cutUnlessReading(socket);
+        setTimeout(() => socket.terminate(), 5000).unref();
         return;
       }
       socket.send(JSON.stringify(event));
@@ -178,12 +171,3 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
     send({ type: 'hello', processId, sessions: registry.views() });
   });
 };
-
-/** Cuts a closing socket once its client stops reading what is queued before the close frame (OPS_CLOSE_GRACE_MS). */
-function cutUnlessReading(socket: WebSocket, graces = 1, queued = socket.bufferedAmount): void {
-  setTimeout(() => {
-    if (socket.readyState === socket.CLOSED) return;
-    if (socket.bufferedAmount < queued && graces < OPS_CLOSE_MAX_GRACES) return cutUnlessReading(socket, graces + 1, socket.bufferedAmount);
-    socket.terminate();
-  }, OPS_CLOSE_GRACE_MS).unref();
-}
