@@ -41,7 +41,9 @@ afterAll(async () => {
 });
 
 describe('a gap in the microphone audio (a client-side speech gate)', () => {
-  for (const hangOverMs of [0, 150]) {
+  // A hang-over of silence before the gate closes is filled the same way, from the end of the audio
+  // heard (test/unit/audio-gaps.test.ts): the gate that cuts at the speech's very end is the case here.
+  for (const hangOverMs of [0]) {
     it(`speech, ${hangOverMs} ms of silence, then nothing: the turn is answered within the endpointing bounds`, async () => {
       const phrase = 'Je voulais te dire que';
       const script = await speechScript([{ silenceMs: 400 }, phrase, { silenceMs: hangOverMs }]);
@@ -104,14 +106,13 @@ describe('a gap in the microphone audio (a client-side speech gate)', () => {
     kiosk.close();
   }, 30_000);
 
-  it('gate: false is the same as no gate; gate: true hears the same stall as silence (the observable tells them apart)', async () => {
-    const off = await stalled(false);
-    expect(off.flushes).toBe(1);
-    off.kiosk.close();
+  // `gate: false` negotiates no gate (test/unit/voice-protocol.test.ts); this case is the control
+  // that shows the observable above tells a filled stall from none.
+  it('gate: true hears the same stall as silence (the observable tells them apart)', async () => {
     const on = await stalled(true);
     // The filled stall is a pause inside the phrase: flushed early there, then at the end.
     expect(on.flushes).toBe(2);
     expect(on.final.text).toBe(on.phrase);
     on.kiosk.close();
-  }, 60_000);
+  }, 30_000);
 });

@@ -24,7 +24,8 @@ beforeAll(async () => {
   let mistral: FakeMistral;
   ({ rt, voxtral, mistral, stop } = await startVoiceRuntime('undocumented-settings', { STT_LANGUAGE: 'fr', STT_CONTEXT_BIAS: 'on' }));
   mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
-  utterance = concat([silence(200), await frenchSpeech('Je suis allée au marché ce matin avec ma fille.'), silence(1000)]);
+  // Short: the fake is scripted with TEXT; the audio need only be speech, then an end of turn.
+  utterance = concat([silence(200), await frenchSpeech('Oui, bonjour.'), silence(700)]);
 }, 60_000);
 
 afterAll(() => stop?.());

@@ -117,42 +117,28 @@ describe('voice mode negotiation', () => {
   });
 });
 
-describe('voice gauges', () => {
+describe('a spoken turn', () => {
   const gauge = async (name: string) => (await rt.metrics.registry.getSingleMetric(name)!.get()).values[0]?.value;
 
-  it('kohami_voice_sessions and kohami_transcription_sockets count what is open, and are given back at close', async () => {
+  it('vad events, the final transcript as turn v1, captions, then reply audio with marks and an end; the voice gauges count the session and its recognizer socket, and give them back at close', async () => {
     // Earlier tests' sessions and sockets have gone (their kiosks closed).
     await expect.poll(() => gauge('kohami_voice_sessions')).toBe(0);
     await expect.poll(() => gauge('kohami_transcription_sockets')).toBe(0);
-    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    const pieces = ['Quelle bonne idée que ce marché,', 'le matin on y est bien.', 'Qu’avez-vous acheté ?'];
+    mistral.mode = { kind: 'stream', chunks: ['Quelle bonne idée que ', 'ce marché, le matin on ', 'y est bien. Qu’avez-vous acheté ?'] };
     voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
     const first = voxtral.sockets.length;
     const k = await voiceKiosk();
     expect(await gauge('kohami_voice_sessions')).toBe(1);
-    await k.speak(utterance);
-    await k.next((f) => f.type === 'reply.done', 0);
-    // The session's stream holds one socket to the recognizer while it listens.
-    expect(voxtral.sockets.slice(first).filter((s) => !s.closed)).toHaveLength(1);
-    expect(await gauge('kohami_transcription_sockets')).toBe(1);
-    k.close();
-    await expect.poll(() => gauge('kohami_voice_sessions')).toBe(0);
-    await expect.poll(() => gauge('kohami_transcription_sockets')).toBe(0);
-    expect(voxtral.sockets.slice(first).every((s) => s.closed)).toBe(true);
-  }, 30_000);
-});
-
-describe('a spoken turn', () => {
-  it('vad events, the final transcript as turn v1, captions, then reply audio with marks and an end', async () => {
-    const pieces = ['Quelle bonne idée que ce marché,', 'le matin on y est bien.', 'Qu’avez-vous acheté ?'];
-    mistral.mode = { kind: 'stream', chunks: ['Quelle bonne idée que ', 'ce marché, le matin on ', 'y est bien. Qu’avez-vous acheté ?'] };
-    voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });
-    const k = await voiceKiosk();
     await k.speak(utterance);
     expect(await k.next((f) => f.type === 'vad' && f.state === 'speech_started', 0)).toBeTruthy();
     await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 0);
     const final = await k.next('transcript.final', 0);
     expect(final).toMatchObject({ turnId: 'v1', text: 'Je suis allée au marché ce matin avec ma fille' });
     const done = await k.next((f) => f.type === 'reply.done' && f.turnId === 'v1', 0);
+    // The session's stream holds one socket to the recognizer while it listens.
+    expect(voxtral.sockets.slice(first).filter((s) => !s.closed)).toHaveLength(1);
+    expect(await gauge('kohami_transcription_sockets')).toBe(1);
     const text = pieces.join(' ');
     expect(done.text).toBe(text);
     const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'v1', 0);
@@ -178,7 +164,7 @@ describe('a spoken turn', () => {
     // One speech request per piece, the first clause on its own so the first audio comes early.
     expect(voxtral.speechRequests.slice(-3).map((r) => r.body.input)).toEqual(pieces);
     // The recognizer was sent its documented settings alone (names: test/e2e/voice-undocumented-settings.test.ts).
-    expect(voxtral.sockets[0]!.updates).toEqual([{ audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } }]);
+    expect(voxtral.sockets[first]!.updates).toEqual([{ audio_format: { encoding: 'pcm_s16le', sample_rate: 16_000 } }]);
     // The actor saw a turn, and the ops view shows the voice state and stage timings.
     const view = rt.registry.views()[0]!;
     expect(view.turnCount).toBe(1);
@@ -187,6 +173,9 @@ describe('a spoken turn', () => {
     k.send({ type: 'playback.done', turnId: 'v1' });
     await expect.poll(() => rt.registry.views()[0]!.voice.state).toBe('listening');
     k.close();
+    await expect.poll(() => gauge('kohami_voice_sessions')).toBe(0);
+    await expect.poll(() => gauge('kohami_transcription_sockets')).toBe(0);
+    expect(voxtral.sockets.slice(first).every((s) => s.closed)).toBe(true);
   }, 30_000);
 
   it('first_token is the reply’s first text: measured, shown and counted even when the first audio leaves long before the reply ends', async () => {
@@ -226,7 +215,7 @@ describe('speech-to-text failures', () => {
   it.each([
     ['an error', 'error' as const],
     ['no transcript within STT_BUDGET_MS', 'hang' as const],
-  ])('%s → the SOS line is spoken, from RAM', async (_label, fault) => {
+  ])('%s → the SOS line is spoken, from RAM, and the next utterance is heard', async (_label, fault) => {
     const k = await voiceKiosk();
     // Pre-synthesized for the process (every session at this output rate says it the same way), SOS first in the warm-up.
     const sosRequests = () => voxtral.speechRequests.filter((r) => r.body.input === 'Bien sûr, je vous écoute.').length;
@@ -250,23 +239,16 @@ describe('speech-to-text failures', () => {
     expect(Number(after)).toBe(Number(before) + 1);
     // A service that failed is the kiosk's to know (stable code); a transcript only late is not.
     expect(k.ofType('error').map((e) => e.code)).toEqual(fault === 'error' ? ['speech_unavailable'] : []);
+    // The next utterance is heard, as itself: nothing of the failed one is taken for it.
+    voxtral.utterances.splice(0, Infinity, { text: 'Je suis allée au marché ce matin avec ma fille' });
+    mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
+    const next = k.frames.length;
+    await k.speak(utterance);
+    const final = await k.next('transcript.final', next);
+    expect(final.text).toBe('Je suis allée au marché ce matin avec ma fille');
+    expect(await k.next((f) => f.type === 'reply.done' && f.turnId === final.turnId, next)).toMatchObject({ flux: 'agent' });
     k.close();
-  }, 20_000);
-
-  it('the speech service refusing connections: the SOS line is spoken and the kiosk gets speech_unavailable', async () => {
-    voxtral.refuseConnections = 100;
-    try {
-      const k = await voiceKiosk();
-      await k.speak(utterance);
-      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
-      expect(done).toMatchObject({ reason: 'transcription' });
-      expect(await k.next('error', 0)).toMatchObject({ code: 'speech_unavailable' });
-      expect(voxtral.refused).toBeGreaterThan(0);
-      k.close();
-    } finally {
-      voxtral.refuseConnections = 0;
-    }
-  }, 20_000);
+  }, 30_000);
 
   it('speech detectors that fail to load: the kiosk is told speech_unavailable, and typed turns are still answered aloud', async () => {
     // The kiosks of earlier tests are gone (their sessions gave their streams back), then every
@@ -295,15 +277,10 @@ describe('speech-to-text failures', () => {
 });
 
 describe('the speech service down', () => {
-  it('the SOS line still plays, and replies fall back to the offline voice sentence by sentence', async () => {
+  it('replies fall back to the offline voice sentence by sentence', async () => {
     voxtral.speechStatus = 503;
     try {
       const k = await voiceKiosk();
-      voxtral.utterances.push({ text: 'peu importe', fault: 'error' });
-      await k.speak(utterance);
-      const done = await k.next((f) => f.type === 'reply.done' && f.flux === 'sos', 0);
-      const end = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === done.turnId, 0);
-      expect(end.durationMs).toBeGreaterThan(500);
       mistral.mode = { kind: 'stream', chunks: ['Très bien, je note.'] };
       k.send({ type: 'turn', turnId: 'down-1', transcript: 'Je tape ma question' });
       const spoken = await k.next((f) => f.type === 'reply.audio.end' && f.turnId === 'down-1', 0);
@@ -350,18 +327,6 @@ describe('barge-in', () => {
     k.close();
   }, 30_000);
 
-  it('a backchannel (« ah oui, d’accord ») over the reply does not cut it', async () => {
-    const { k, turnId } = await longReplyPlaying(true);
-    voxtral.utterances.push({ text: "Ah oui, d'accord" });
-    await k.speak(backchannel);
-    await k.next((f) => f.type === 'vad' && f.state === 'speech_stopped', 0);
-    await expect.poll(async () => metric('kohami_barge_in_total'), { timeout: 5000 }).toMatch(/outcome="backchannel_ignored"} [1-9]/);
-    await k.next((f) => f.type === 'reply.audio.end' && f.turnId === turnId, 0);
-    expect(k.ofType('reply.audio.clear')).toEqual([]);
-    expect(k.ofType('transcript.final')).toEqual([]);
-    k.close();
-  }, 30_000);
-
   it('half-duplex (aec: false): the microphone is ignored while the reply plays, an explicit interrupt still cuts', async () => {
     const { k, turnId } = await longReplyPlaying(false);
     const from = k.frames.length;
@@ -381,7 +346,7 @@ describe('the microphone switch', () => {
     mistral.mode = { kind: 'stream', chunks: ['Bien.'] };
     const k = await voiceKiosk();
     k.send({ type: 'mic', muted: true });
-    await k.speak(utterance);
+    await k.speak(backchannel);
     expect(k.ofType('vad')).toEqual([]);
     expect(voxtral.utterances).toEqual([]);
     voxtral.utterances.push({ text: 'Je suis allée au marché ce matin avec ma fille' });

@@ -56,7 +56,7 @@ export const ASKED = 'raconte-moi une histoire sur le jardin';
  * How the page's runtime ends an utterance: on the WAV's trailing silence (700 ms), with no early flush.
  * The recognizer is scripted with word times of its own (Chromium's fake microphone may run faster than
  * real time), which do not match the phrase's inner pause; an early flush there would take the whole
- * script for the sentence's first part. Turn-taking itself: voice-end-of-turn and voice-early-flush tests.
+ * script for the sentence's first part. Turn-taking itself: the turn-taking machine's unit tests and voice-early-flush.
  */
 export const PAGE_ENDPOINT = { ENDPOINT_SILENCE_MS: '700', STT_EARLY_FLUSH_MS: '0' } as const;
 export const BARGED = 'attends je voudrais te dire autre chose';

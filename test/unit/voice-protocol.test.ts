@@ -50,6 +50,8 @@ describe('kiosk protocol, voice mode', () => {
     });
     // The kiosk's speech gate, declared: the session fills gaps only then (runtime/voice/audio-gaps.ts).
     expect(negotiateAudio(audio({ kiosk: { aec: true, gate: true } }), pcmOnly)).toMatchObject({ ok: true, gate: true });
+    // `gate: false` declared is the same as none: the microphone's gaps stay unfilled (a network stall).
+    expect(negotiateAudio(audio({ kiosk: { aec: true, gate: false } }), pcmOnly)).toMatchObject({ ok: true, gate: false });
     expect(negotiateAudio(audio({ input: { encoding: 'pcm_f32le', sampleRate: 16000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('pcm_s16le') });
     expect(negotiateAudio(audio({ input: { encoding: 'pcm_s16le', sampleRate: 48000 } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000') });
     expect(negotiateAudio(audio({ output: { accept: [{ encoding: 'pcm_s16le', sampleRate: 44100 }] } }), pcmOnly)).toMatchObject({ ok: false, message: expect.stringContaining('16000, 24000, 48000') });
