@@ -8,10 +8,11 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE, type LockRecord } from '../../runtime/db/data-dir-lock.ts';
 import { openCommandDatabase, openDatabase } from '../../runtime/db/database.ts';
 import { MAX_SOCKET_PATH_BYTES, SOCKET_FILE, socketClientConfig, startPgliteThread } from '../../runtime/db/pglite-thread.ts';
+import { testDatabaseImage } from '../support/database-image.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 
 const children: ChildProcess[] = [];
@@ -127,9 +128,19 @@ const ownerAndMode = async (file: string) => {
 const lockRecord = async (dir: string) => JSON.parse(await readFile(path.join(dir, LOCK_FILE), 'utf8')) as LockRecord;
 
 describe('the embedded database is reachable by the runtime’s own user only', () => {
-  it('listens on no TCP port: it serves on a Unix socket in its data directory, named in the lock file', async () => {
-    const db = await databaseProcess();
+  /** One database process for the claims about a running one (each start is an initdb and every migration). */
+  let db: Awaited<ReturnType<typeof databaseProcess>>;
+  beforeAll(async () => {
+    db = await databaseProcess();
+    // It outlives each test (the file's afterEach kills what a test started): killed in afterAll if still up.
+    children.splice(children.indexOf(db.proc), 1);
     await db.step(null, 'open');
+  });
+  afterAll(() => {
+    db?.proc.kill('SIGKILL');
+  });
+
+  it('listens on no TCP port: it serves on a Unix socket in its data directory, named in the lock file', async () => {
     const dir = db.dir;
 
     expect(await tcpListeners(db.proc.pid!)).toEqual([]);
@@ -137,48 +148,13 @@ describe('the embedded database is reachable by the runtime’s own user only', 
     expect(record.socket).toBe(path.join(dir, SOCKET_FILE));
     expect(record).not.toHaveProperty('address');
     expect((await stat(record.socket!)).isSocket()).toBe(true);
-    // The owner's own commands still get in, over that socket.
     const client = new pg.Client({ ...socketClientConfig(record.socket!), user: 'postgres', database: 'postgres' });
     await client.connect();
     expect((await client.query('SELECT count(*)::int AS n FROM seniors')).rows).toEqual([{ n: 1 }]);
     await client.end();
-
-    await db.step('close', 'closed');
-  });
-
-  it('under umask 0: the data directory is 0700 and every file in it 0600 (the lock file too) while it runs and once it is closed', async () => {
-    const db = await databaseProcess();
-    await db.step(null, 'open');
-    const dir = db.dir;
-
-    const running = await entries(dir);
-    expect(running.find((e) => e.file === '.')).toMatchObject({ kind: 'dir', mode: '700' });
-    expect(running.find((e) => e.file === LOCK_FILE)).toMatchObject({ kind: 'file', mode: '600' });
-    expect(running.find((e) => e.file === SOCKET_FILE)).toMatchObject({ kind: 'socket' });
-    // What PGlite writes, configuration and relation files alike, is there to check.
-    expect(running.filter((e) => e.kind === 'file').length).toBeGreaterThan(500);
-    expect(notOwnerOnly(running)).toEqual([]);
-
-    await db.step('close', 'closed');
-    expect(notOwnerOnly(await entries(dir))).toEqual([]);
-  });
-
-  it('a data directory an older version left open (0755, its files 0666) is made owner-only at start', async () => {
-    const db = await databaseProcess(true);
-    await db.step(null, 'older');
-    const dir = db.dir;
-    const before = await entries(dir);
-    expect(before.find((e) => e.file === '.')).toMatchObject({ mode: '755' });
-    expect(before.find((e) => e.file === 'pg_hba.conf')).toMatchObject({ mode: '666' });
-
-    await db.step('go', 'open');
-    expect(notOwnerOnly(await entries(dir))).toEqual([]);
-    await db.step('close', 'closed');
   });
 
   it('another local user can open neither the socket, nor the lock file, nor the data files', async () => {
-    const db = await databaseProcess();
-    await db.step(null, 'open');
     const dir = db.dir;
     const socket = path.join(dir, SOCKET_FILE);
 
@@ -205,7 +181,33 @@ describe('the embedded database is reachable by the runtime’s own user only', 
       const [line] = await Promise.all([nextLine(createInterface({ input: attempt.stdout! })[Symbol.asyncIterator]()), once(attempt, 'exit')]);
       expect(JSON.parse(line)).toEqual({ lock: 'EACCES', files: 'EACCES', socket: 'EACCES' });
     }
+  });
 
+  it('under umask 0: the data directory is 0700 and every file in it 0600 (the lock file too) while it runs and once it is closed', async () => {
+    const dir = db.dir;
+
+    const running = await entries(dir);
+    expect(running.find((e) => e.file === '.')).toMatchObject({ kind: 'dir', mode: '700' });
+    expect(running.find((e) => e.file === LOCK_FILE)).toMatchObject({ kind: 'file', mode: '600' });
+    expect(running.find((e) => e.file === SOCKET_FILE)).toMatchObject({ kind: 'socket' });
+    expect(running.filter((e) => e.kind === 'file').length).toBeGreaterThan(500);
+    expect(notOwnerOnly(running)).toEqual([]);
+
+    // Last of the running database's tests: it closes it.
+    await db.step('close', 'closed');
+    expect(notOwnerOnly(await entries(dir))).toEqual([]);
+  });
+
+  it('a data directory an older version left open (0755, its files 0666) is made owner-only at start', async () => {
+    const db = await databaseProcess(true);
+    await db.step(null, 'older');
+    const dir = db.dir;
+    const before = await entries(dir);
+    expect(before.find((e) => e.file === '.')).toMatchObject({ mode: '755' });
+    expect(before.find((e) => e.file === 'pg_hba.conf')).toMatchObject({ mode: '666' });
+
+    await db.step('go', 'open');
+    expect(notOwnerOnly(await entries(dir))).toEqual([]);
     await db.step('close', 'closed');
   });
 
@@ -221,7 +223,8 @@ describe('the embedded database is reachable by the runtime’s own user only', 
     );
     await expect(access(tooLong)).rejects.toMatchObject({ code: 'ENOENT' });
 
-    const db = await openDatabase({ pgliteDataDir: atLimit });
+    // From the run's migrated image: the socket's path is the subject here, not a first start's initdb.
+    const db = await openDatabase({ pgliteDataDir: atLimit, pgliteImage: testDatabaseImage() });
     expect(await db.pool.query('SELECT 1 AS one')).toMatchObject({ rows: [{ one: 1 }] });
     expect((await lockRecord(atLimit)).socket).toBe(path.join(atLimit, SOCKET_FILE));
     await db.close();
