@@ -28,7 +28,10 @@ export const DELIVERY_RETRY_LIMIT = 5;
 export const DELIVERY_RETRY_DELAY_MAX_S = 3600;
 /** One webhook request, its answer's status included. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** How often each process looks for the alerts' jobs (pg-boss's polling): an evaluation, then a post, each wait up to this. */
+/**
+ * How often each process looks for the alerts' jobs (pg-boss's polling). A job this process queues wakes
+ * its own worker at once; one queued by another process, or a retry come due, waits up to this.
+ */
 export const ALERT_JOBS_POLL_S = 2;
 /** A job whose process died is taken back after this: far above one evaluation or one request. */
 const JOB_EXPIRE_S = 120;
@@ -66,6 +69,8 @@ interface Delivery {
  */
 export class CaregiverAlerts {
   private readonly deps: CaregiverAlertsDeps;
+  /** This process's pg-boss workers of the two queues it sends to, once started. */
+  private workers: { evaluate: string; deliver: string } | null = null;
 
   constructor(deps: CaregiverAlertsDeps) {
     this.deps = deps;
@@ -93,17 +98,25 @@ export class CaregiverAlerts {
     await boss.work(SWEEP_QUEUE, polling, async () => {
       for (const seniorId of await this.deps.activeSeniors()) await this.request(seniorId);
     });
-    await boss.work<{ seniorId: string }>(EVALUATE_QUEUE, polling, async ([job]) => {
+    const evaluate = await boss.work<{ seniorId: string }>(EVALUATE_QUEUE, polling, async ([job]) => {
       await this.evaluate(job!.data.seniorId);
     });
-    await boss.work<Delivery>(DELIVER_QUEUE, polling, async ([job]) => {
+    const deliver = await boss.work<Delivery>(DELIVER_QUEUE, polling, async ([job]) => {
       await this.deliver(job!.data, job!.retryCount);
     });
+    this.workers = { evaluate, deliver };
   }
 
   /** Asks for an evaluation of the senior (after a mood capture): a job already waiting covers it. */
   async request(seniorId: string): Promise<void> {
-    if (this.enabled) await this.deps.boss.send(EVALUATE_QUEUE, { seniorId }, { singletonKey: seniorId });
+    if (!this.enabled) return;
+    await this.deps.boss.send(EVALUATE_QUEUE, { seniorId }, { singletonKey: seniorId });
+    this.wake('evaluate');
+  }
+
+  /** This process's worker of the queue fetches now rather than at its next poll (pg-boss keeps polling). */
+  private wake(queue: 'evaluate' | 'deliver'): void {
+    if (this.workers) this.deps.boss.notifyWorker(this.workers[queue]);
   }
 
   /** The senior's episodes that reach into the last ALERT_WINDOW_DAYS days, the latest start first. */
@@ -126,6 +139,7 @@ export class CaregiverAlerts {
     for (const alertId of webhook ? await store.pendingDeliveries(seniorId) : []) {
       await boss.send(DELIVER_QUEUE, { seniorId, alertId } satisfies Delivery, { id: alertId });
       await store.markQueued(seniorId, alertId);
+      this.wake('deliver');
     }
     this.deps.logger.debug({ seniorId, episodes: episodes.length, added: added.length }, 'caregiver alerts evaluated');
   }

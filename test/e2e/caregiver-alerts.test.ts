@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { moodTier } from '../../machines/memory/derivation.ts';
 import { parisDay } from '../../machines/memory/dream.ts';
@@ -99,8 +99,13 @@ describe('with a webhook', () => {
   it('posts a new episode once, signed as the docs say, with ids, days and numbers only', async () => {
     const { id, token } = await h.senior();
     await h.seed(id, LOW, 2, 1);
+    // The jobs this process queues wake its own workers, rather than wait for their next poll.
+    const wakes = vi.spyOn(h.rt.dreams.boss, 'notifyWorker');
     await h.session(token, LOW);
     const [post] = await receiver.posted(id, 1, POST_BOUND_MS);
+    expect(wakes).toHaveBeenCalledTimes(2);
+    expect(new Set(wakes.mock.calls.map(([worker]) => worker)).size).toBe(2);
+    wakes.mockRestore();
     const alertId = String(post!.body.id);
     expect(post!.body).toEqual({
       id: alertId,
