@@ -91,7 +91,12 @@ describe('operator API', () => {
     // The client stops reading: its TCP buffers fill, then the server's send buffer grows.
     const tcp = (slow.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     tcp.pause();
-    const kiosk = await KioskClient.connect(rt.wsUrl, KIOSK_TOKEN);
+    // A senior who gave no conversation consent: the thousands of turns below leave nothing to derive at
+    // close (their segments' inserts under the vector index were 11 s of the runtime's close).
+    const senior = await rt.directory.createSenior({ displayName: 'Flot Rapide', preferredName: 'Flot', onboardingDone: true });
+    const token = generateToken('kiosk');
+    await rt.directory.addDevice(senior, token);
+    const kiosk = await KioskClient.connect(rt.wsUrl, token);
     await kiosk.start();
     let batches = 0;
     while (rt.inspection.subscriberCount > 0 && batches < 100) {
