@@ -285,8 +285,9 @@ describe('npm run kiosk -- --voice', () => {
       expect(await page.isDisabled('#mic')).toBe(true);
       await page.fill('#typed', 'bonjour');
       await page.press('#typed', 'Enter');
-      // espeak-ng speaks the reply: it plays to the end and the page says so.
-      await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.done')).toBe(true);
+      // espeak-ng speaks the reply: it plays to the end and the page says so — after the greeting, each
+      // synthesized and played in real time (past the default poll's 15 s at load 9: a bound, not a speed).
+      await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.done'), { timeout: REAL_TIME_TEST_MS / 2 }).toBe(true);
       expect(log.audioFrames()).toBeGreaterThan(0);
       expect(await page.locator('#captions p.kohami').count()).toBe(1);
       await page.close();

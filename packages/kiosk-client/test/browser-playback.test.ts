@@ -94,9 +94,10 @@ describe('the browser voice’s reply playback (jitter buffer, progress, marks, 
     // Under the prebuffer: nothing plays yet.
     await inPage((t, ms: number) => t.push('r1', 0, ms), prebufferMs - FRAME_MS);
     expect(await inPage((t) => t.voice.player.liveSources)).toBe(0);
-    // The prebuffer's last frame starts it.
+    // The prebuffer's last frame starts it: playing now, or — a busy machine slower to answer than the
+    // prebuffer's 120 ms of audio — already played dry (the underrun below).
     await inPage((t, ms: number) => t.push('r1', ms, 20), prebufferMs - FRAME_MS);
-    expect(await inPage((t) => t.voice.player.liveSources)).toBeGreaterThan(0);
+    expect(await inPage((t) => t.voice.player.liveSources > 0 || t.voice.player.underruns > 0)).toBe(true);
     // The next frames are late: the audio runs dry, which is an underrun, once, after all that was given played.
     await expect.poll(() => events('r1', 'underrun'), { timeout: BROWSER_TEST_MS / 4 }).toHaveLength(1);
     const [underrun] = await events('r1', 'underrun');
