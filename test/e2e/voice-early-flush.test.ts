@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config.ts';
 import { AudioClock } from '../support/audio-clock.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { FakeVoxtral, type ScriptedUtterance, type SpeechSpan } from '../support/fake-voxtral.ts';
+import { FakeVoxtral, type SpeechSpan } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { SPEECH_SAMPLE_RATE, speechScript, type ScriptPart } from '../support/speech.ts';
 import { VoiceKiosk } from '../support/voice-kiosk.ts';
@@ -51,17 +51,14 @@ afterAll(async () => {
 
 /**
  * Scripts the recognizer with each phrase's true place in the audio, then speaks `parts` on a new voice
- * kiosk. `softEndMs`: the recognizer hears the last word end this much after the audio's speech does (a
- * soft ending the detector does not count as speech). `speechEndMs` is in the recognizer's audio,
- * `kioskSpeechEndMs` in the kiosk's.
+ * kiosk. `speechEndMs` is in the recognizer's audio, `kioskSpeechEndMs` in the kiosk's.
  */
-async function say(parts: ScriptPart[], fault?: ScriptedUtterance['fault'], softEndMs = 0): Promise<{ kiosk: VoiceKiosk; socket: number; speechEndMs: number; kioskSpeechEndMs: number }> {
+async function say(parts: ScriptPart[]): Promise<{ kiosk: VoiceKiosk; socket: number; speechEndMs: number; kioskSpeechEndMs: number }> {
   const script = await speechScript(parts);
   const phrases = parts.filter((p): p is string => typeof p === 'string');
   // In the kiosk's audio: the fake hears where the runtime's chunks lie in it.
   const speech: SpeechSpan[] = script.speech.map((s, i) => ({ startMs: s.startMs, endMs: s.endMs, text: phrases[i]! }));
-  speech.at(-1)!.endMs += softEndMs;
-  voxtral.utterances.push({ text: phrases.join(' '), speech, ...(fault ? { fault } : {}) });
+  voxtral.utterances.push({ text: phrases.join(' '), speech });
   clock.set(script.pcm);
   const kiosk = await VoiceKiosk.connect(rt.wsUrl, KIOSK_TOKEN);
   expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true } });

@@ -52,13 +52,12 @@ afterAll(async () => {
  * Scripts the recognizer with each phrase's true place in the audio, then speaks `parts` on a new voice
  * kiosk (handed to `opened` before it speaks).
  */
-async function say(runtime: TestRuntime, parts: ScriptPart[], options: { finalText?: string; opened?: (kiosk: VoiceKiosk) => void } = {}): Promise<VoiceKiosk> {
-  const { finalText } = options;
+async function say(runtime: TestRuntime, parts: ScriptPart[], options: { opened?: (kiosk: VoiceKiosk) => void } = {}): Promise<VoiceKiosk> {
   const script = await speechScript(parts);
   const phrases = parts.filter((p): p is string => typeof p === 'string');
   const offset = script.speech[0]!.startMs - PRE_ROLL_MS;
   const speech: SpeechSpan[] = script.speech.map((s, i) => ({ startMs: s.startMs - offset, endMs: s.endMs - offset, text: phrases[i]! }));
-  voxtral.utterances.push({ text: phrases.join(' '), speech, ...(finalText ? { finalText } : {}) });
+  voxtral.utterances.push({ text: phrases.join(' '), speech });
   const kiosk = await VoiceKiosk.connect(runtime.wsUrl, KIOSK_TOKEN);
   expect(await kiosk.start(true, 24_000)).toMatchObject({ audio: { voiceInput: true } });
   options.opened?.(kiosk);
