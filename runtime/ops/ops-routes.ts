@@ -26,6 +26,8 @@ export interface OpsRoutesOptions {
 
 /** An operator socket with this much unsent data is too slow: it is dropped, never waited for. */
 export const OPS_STREAM_MAX_BUFFER = 256 * 1024;
+/** A dropped operator socket's close frame queues behind what its client has not read: one that has not taken it this long after is cut. */
+export const OPS_CLOSE_GRACE_MS = 5000;
 /** RFC 6455 "Try Again Later". */
 export const OPS_STREAM_TOO_SLOW = 1013;
 
@@ -158,9 +160,8 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, opts)
     const send = (event: OpsEvent | { type: 'hello'; processId: string; sessions: unknown[] }) => {
       if (socket.bufferedAmount > OPS_STREAM_MAX_BUFFER) {
         unsubscribe();
-        // The close frame queues behind what the client has not read: if it never reads, cut it.
         socket.close(OPS_STREAM_TOO_SLOW, 'operator client too slow');
-        setTimeout(() => socket.terminate(), 5000).unref();
+        setTimeout(() => socket.terminate(), OPS_CLOSE_GRACE_MS).unref();
         return;
       }
       socket.send(JSON.stringify(event));
