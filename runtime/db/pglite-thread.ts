@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isMainThread, Worker } from 'node:worker_threads';
@@ -141,6 +142,17 @@ export interface PgliteThreadOptions {
   image?: string | undefined;
 }
 
+/**
+ * PGlite's engine (its WebAssembly), compiled once per process and handed to every database thread the
+ * process starts. V8 shares a compiled module's code between threads: a thread after the first compiles
+ * neither the engine nor the functions an earlier one compiled on their first call.
+ */
+let engine: Promise<WebAssembly.Module> | undefined;
+function pgliteEngine(): Promise<WebAssembly.Module> {
+  engine ??= readFile(path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes));
+  return engine;
+}
+
 /** How long a dump may take: tens of MiB copied in memory and written, seconds on a loaded machine. */
 const DUMP_TIMEOUT_MS = 60_000;
 
@@ -166,7 +178,7 @@ export async function startPgliteThread(dataDir: string, opts: PgliteThreadOptio
     const image = opts.image && (memory || !(await hasCluster(dataDir))) ? opts.image : undefined;
     // Under the owner-only umask, which the initdb process inherits.
     if (!memory && !image) await initPgliteDataDir(dataDir);
-    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, image, idleOwnerMs: opts.idleOwnerMs, maxMessageBytes: PGLITE_MAX_MESSAGE_BYTES, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
+    worker = new Worker(new URL('./pglite-worker.js', import.meta.url), { workerData: { dataDir, socket, image, engine: await pgliteEngine(), idleOwnerMs: opts.idleOwnerMs, maxMessageBytes: PGLITE_MAX_MESSAGE_BYTES, sharedBuffersMb: opts.sharedBuffersMb ?? PGLITE_SHARED_BUFFERS_MB } });
   } catch (err) {
     await cleanup();
     throw err;

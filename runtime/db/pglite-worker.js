@@ -66,6 +66,7 @@ class BytesBlob extends Blob {
 }
 const db = await PGlite.create({
   dataDir: workerData.dataDir,
+  pgliteWasmModule: workerData.engine,
   ...(workerData.image ? { loadDataDir: new BytesBlob(readFileSync(workerData.image)) } : {}),
   extensions: { vector },
   startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${workerData.sharedBuffersMb}MB`, '-c', 'wal_recycle=off'],
