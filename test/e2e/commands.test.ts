@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoFile } from '../support/manifests.ts';
+import { childEnv } from '../support/child-env.ts';
 
 /**
  * Every command of package.json and of the workspaces' package.json — the runtime, its command-line
@@ -73,7 +74,7 @@ describe('--help', () => {
       encoding: 'utf8',
       timeout: HELP_MS,
       // Where a command would open its database, a relay it would listen on: neither may appear.
-      env: { PATH: process.env.PATH ?? '', PGLITE_DATA_DIR: data, INSPECT_PORT: '0', KOHAMI_ENV: 'development' },
+      env: childEnv({ PGLITE_DATA_DIR: data, INSPECT_PORT: '0', KOHAMI_ENV: 'development' }),
     });
     expect(run.stderr).toBe('');
     expect(run.status, `${name} exits by itself, 0`).toBe(0);

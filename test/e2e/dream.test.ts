@@ -14,6 +14,7 @@ import { Dream } from '../../runtime/jobs/dream.ts';
 import { DREAM_TIMEZONE, NIGHTLY_CRON, NIGHTLY_QUEUE, SENIOR_QUEUE } from '../../runtime/jobs/dream-scheduler.ts';
 import { migratedDataDir } from '../support/database-image.ts';
 import { scriptedModel } from '../support/models.ts';
+import { childEnv } from '../support/child-env.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -143,7 +144,7 @@ describe('npm run dream', () => {
   it('runs one consolidation and prints what it did; refuses a bad senior id', async () => {
     const run = promisify(execFile);
     // A migrated database, as a runtime's first start leaves it: the command's subject is the consolidation, not initdb.
-    const env = { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: await migratedDataDir(path.join(await mkdtemp(path.join(tmpdir(), 'dream-')), 'pglite')) };
+    const env = childEnv({ KOHAMI_ENV: 'test', PGLITE_DATA_DIR: await migratedDataDir(path.join(await mkdtemp(path.join(tmpdir(), 'dream-')), 'pglite')) });
     const { stdout } = await run(process.execPath, [...TEST_NODE_FLAGS, 'runtime/cli/dream.ts', '--senior', '00000000-0000-4000-8000-000000000000'], { env });
     expect(stdout).toContain('skipped (no consent)');
     await expect(run(process.execPath, ['runtime/cli/dream.ts', '--senior', 'nope'], { env })).rejects.toMatchObject({ code: 2 });

@@ -8,6 +8,7 @@ import { DEFAULT_BOUNDS } from '../../runtime/cli/mistral-check/context.ts';
 import { SYNTHETIC_PHRASES } from '../../runtime/cli/mistral-check/probe-speech.ts';
 import { ASSUMPTIONS, type Row, type RowId, type Verdict } from '../../runtime/cli/mistral-check/report.ts';
 import { FakeMistral } from '../support/fake-mistral.ts';
+import { childEnv } from '../support/child-env.ts';
 import { FakeVoxtral, isUndocumentedSetting } from '../support/fake-voxtral.ts';
 import { SERVICE_BEHAVIOUR_NAMES, type ServiceBehaviour } from '../support/service-behaviours.ts';
 import { expectContractViolations, type ContractViolation } from '../support/contract-violations.ts';
@@ -84,7 +85,7 @@ async function startFakes(): Promise<{ mistral: FakeMistral; voxtral: FakeVoxtra
 
 function runCheck(env: Record<string, string>, args: string[] = []): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: (RUN_BOUND_S + 10) * 1000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI, ...args], { env: childEnv(env), timeout: (RUN_BOUND_S + 10) * 1000 }, (err, stdout, stderr) => {
       const code = err ? Number((err as { code?: unknown }).code ?? -1) : 0;
       let report: Run['report'] = null;
       try {

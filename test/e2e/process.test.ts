@@ -9,13 +9,14 @@ import { FakeMistral } from '../support/fake-mistral.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
 import { startupAllowanceMs } from '../support/manifests.ts';
+import { childEnv } from '../support/child-env.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 import { KIOSK_TOKEN } from '../support/runtime.ts';
 
 /** `npm start`'s entry point, as a real child process. */
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'runtime/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ KOHAMI_ENV: 'test', PGLITE_DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../runtime/db/database.ts';
 import { migratedDataDir } from '../support/database-image.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { childEnv } from '../support/child-env.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 import { npmStart } from '../support/npm-start.ts';
 
@@ -21,7 +22,7 @@ import { npmStart } from '../support/npm-start.ts';
 /** `npm start`'s entry point as a child process, on a persistent data directory. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'runtime/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', KOHAMI_ENV: 'development', LOG_LEVEL: 'warn', ...env },
+    env: childEnv({ KOHAMI_ENV: 'development', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

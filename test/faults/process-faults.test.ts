@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../runtime/db/data-dir-lock.ts';
 import { POOL_WAIT_MS } from '../../runtime/db/database.ts';
 import { KioskClient } from '../support/kiosk-client.ts';
+import { childEnv } from '../support/child-env.ts';
 import { TEST_NODE_FLAGS } from '../support/node-flags.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -19,7 +20,7 @@ import { ADMIN_TOKEN, KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '..
 const CHILD_PROCESS_TEST_MS = 120_000;
 
 let dir: string;
-const env = () => ({ PATH: process.env.PATH ?? '', KOHAMI_ENV: 'test', PORT: '0', LOG_LEVEL: 'warn', PGLITE_DATA_DIR: dir, DEV_KIOSK_TOKEN: KIOSK_TOKEN, DEV_ADMIN_TOKEN: ADMIN_TOKEN });
+const env = () => childEnv({ KOHAMI_ENV: 'test', PORT: '0', LOG_LEVEL: 'warn', PGLITE_DATA_DIR: dir, DEV_KIOSK_TOKEN: KIOSK_TOKEN, DEV_ADMIN_TOKEN: ADMIN_TOKEN });
 
 interface Proc {
   child: ChildProcess;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { childEnv } from './child-env.ts';
 
 /** `npm start` in a process group of its own, as a terminal, systemd or a process manager runs it. */
 export interface NpmStart {
@@ -17,7 +18,7 @@ export interface NpmStart {
 /** Starts `npm start` with `env` (and PATH, HOME) in its own process group; resolves once its banner is out. */
 export async function npmStart(env: Record<string, string>): Promise<NpmStart> {
   const npm = spawn('npm', ['start', '--silent'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: childEnv({ HOME: process.env.HOME ?? '/tmp', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { offeredCalibrationFile } from './cache-calibration.ts';
 import { startupAllowanceMs } from './manifests.ts';
+import { childEnv } from './child-env.ts';
 import { TEST_NODE_FLAGS } from './node-flags.ts';
 import { ADMIN_TOKEN, KIOSK_TOKEN } from './runtime.ts';
 
@@ -18,8 +19,7 @@ export interface RuntimeProcess {
 /** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
 export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
   return spawnRuntime([...TEST_NODE_FLAGS, 'runtime/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
+    env: childEnv({
       KOHAMI_ENV: 'test',
       PORT: '0',
       LOG_LEVEL: 'warn',
@@ -28,7 +28,7 @@ export async function runtimeProcess(databaseUrl: string, env: Record<string, st
       DEV_ADMIN_TOKEN: ADMIN_TOKEN,
       SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
       ...env,
-    },
+    }),
   });
 }
 
