@@ -30,8 +30,9 @@ export default defineConfig({
       // One worker process runs its files one after another, keeping what they imported (the runtime's
       // whole graph, seconds a file): a third less CPU. Each file still closes what it opened.
       { extends: true, test: { name: 'in-process', include: ALL_TESTS, exclude: EXTERNAL_TESTS, isolate: false } },
-      // A test or hook there may wait for a runtime process's start first: the start the deployment allows on top.
-      { extends: true, test: { name: 'external', include: EXTERNAL_TESTS, testTimeout: startupAllowanceMs() + TEST_TIMEOUT_MS, hookTimeout: startupAllowanceMs() + 60_000 } },
+      // The same for the files that drive a child process or a browser. A test or hook there may wait for
+      // a runtime process's start first: the start the deployment allows on top.
+      { extends: true, test: { name: 'external', include: EXTERNAL_TESTS, isolate: false, testTimeout: startupAllowanceMs() + TEST_TIMEOUT_MS, hookTimeout: startupAllowanceMs() + 60_000 } },
     ],
   },
 });

@@ -1,9 +1,12 @@
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
+/** The project's own lint config, loaded once for the file. */
+const eslint = new ESLint({ cwd: process.cwd() });
+
 /** The project's own lint config, applied to code planted at a path inside a layer (no file is written). */
 async function restrictedImports(filePath: string, code: string): Promise<string[]> {
-  const [result] = await new ESLint({ cwd: process.cwd() }).lintText(code, { filePath });
+  const [result] = await eslint.lintText(code, { filePath });
   return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }
 
