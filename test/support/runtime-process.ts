@@ -18,18 +18,21 @@ export interface RuntimeProcess {
 
 /** A real runtime process on `databaseUrl` (several may share it), with the demo tokens; `env` adds settings. */
 export async function runtimeProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<RuntimeProcess> {
-  return spawnRuntime([...TEST_NODE_FLAGS, 'runtime/main.ts'], {
-    env: childEnv({
-      KOHAMI_ENV: 'test',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      DEV_KIOSK_TOKEN: KIOSK_TOKEN,
-      DEV_ADMIN_TOKEN: ADMIN_TOKEN,
-      SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
-      ...env,
-    }),
-  });
+  return spawnRuntime([...TEST_NODE_FLAGS, 'runtime/main.ts'], { env: childEnv(runtimeProcessEnv(databaseUrl, env)) });
+}
+
+/** The settings of a test's runtime process on `databaseUrl`: the test environment, any port, the demo tokens; `env` on top. */
+export function runtimeProcessEnv(databaseUrl: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    KOHAMI_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    DEV_KIOSK_TOKEN: KIOSK_TOKEN,
+    DEV_ADMIN_TOKEN: ADMIN_TOKEN,
+    SEMANTIC_CACHE_CALIBRATION_FILE: offeredCalibrationFile(),
+    ...env,
+  };
 }
 
 /**
