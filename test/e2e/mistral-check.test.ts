@@ -42,7 +42,8 @@ interface Run {
 let phraseDir: string | undefined;
 let wavs: string[];
 let scripts: Array<{ text: string; speech: Array<{ startMs: number; endMs: number }> }>;
-let fakes: { mistral: FakeMistral; voxtral: FakeVoxtral } | null = null;
+/** The fakes the running test started (one pair a check run), stopped after it. */
+const fakes: Array<{ mistral: FakeMistral; voxtral: FakeVoxtral }> = [];
 
 beforeAll(async () => {
   phraseDir = await mkdtemp(path.join(tmpdir(), 'mistral-check-'));
@@ -62,9 +63,10 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  await fakes?.mistral.stop();
-  await fakes?.voxtral.stop();
-  fakes = null;
+  for (const { mistral, voxtral } of fakes.splice(0)) {
+    await mistral.stop();
+    await voxtral.stop();
+  }
 });
 
 /**
@@ -79,8 +81,8 @@ async function startFakes(): Promise<{ mistral: FakeMistral; voxtral: FakeVoxtra
   // A structured call gets JSON of its schema, as the service's JSON mode gives: the probe's two questions differ.
   mistral.structured = () => ({ same: false });
   voxtral.utterances.push(...scripts.map((s) => ({ ...s, speech: s.speech.map((span) => ({ ...span })) })));
-  fakes = { mistral, voxtral };
-  return { ...fakes, broken };
+  fakes.push({ mistral, voxtral });
+  return { mistral, voxtral, broken };
 }
 
 function runCheck(env: Record<string, string>, args: string[] = []): Promise<Run> {
@@ -288,6 +290,7 @@ const FOUND: Record<
  * the main socket's flush behaviours come one a run (the slow ones — an unanswered flush waits its 5 s
  * bound — carry the others); `held-last-words` keeps these short phrases' words out of the live text
  * `fragments` splits; `idle-error` (2.5 s without audio) goes where no flush is waited on longer than that.
+ * The runs go at once, each against fakes of its own: most of a run is waiting out a bound.
  */
 const RUNS: ServiceBehaviour[][] = [
   ['flush-unanswered', 'unknown-voice', 'accepts-undocumented-fields'],
@@ -301,28 +304,38 @@ describe('npm run mistral:check against the fake in each reported behaviour', ()
     expect(RUNS.flat().sort()).toEqual([...SERVICE_BEHAVIOUR_NAMES].sort());
   });
 
-  it.each(RUNS.map((behaviours) => [behaviours.join(', '), behaviours] as const))('%s: the report names each', async (_names, behaviours) => {
-    const { mistral, voxtral } = await startFakes();
-    for (const behaviour of behaviours) {
-      voxtral.behaviours.add(behaviour);
-      // Played by both fakes: the chat and embeddings calls are FakeMistral's.
-      if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
-      FOUND[behaviour].arrange?.(voxtral);
-    }
-    const run = await checkAgainst(mistral.baseUrl, [], Object.assign({}, ...behaviours.map((b) => FOUND[b].env)));
-    expect(run.stderr).toBe('');
-    for (const behaviour of behaviours) {
-      const found = FOUND[behaviour];
-      const named = row(run, found.row);
-      expect(named.verdict, behaviour).toBe(found.verdict);
-      expect(named.observed, behaviour).toMatch(found.observed);
-      for (const setting of found.settings ?? []) expect(run.report!.settings.map((a) => `${a.name}=${a.value}`), behaviour).toContain(setting);
-    }
-    // Exit 1 when one of them is a contract break.
-    expect(run.code).toBe(Math.max(...behaviours.map((b) => FOUND[b].exit)));
-    // Each break is one of these behaviours' own: no other row breaks.
-    const breaks = run.report!.rows.filter((r) => r.verdict === 'break').map((r) => r.id);
-    const own = behaviours.flatMap((b) => [...(FOUND[b].verdict === 'break' ? [FOUND[b].row] : []), ...(FOUND[b].alsoBreaks ?? [])]);
-    expect(breaks.sort()).toEqual(own.sort());
+  it(`the ${RUNS.length} runs at once: each report names its behaviours`, async () => {
+    const runs = await Promise.all(RUNS.map((behaviours) => playing(behaviours)));
+    for (const [i, run] of runs.entries()) expectNamed(RUNS[i]!, run);
   }, TEST_MS);
 });
+
+/** A check run against fakes that play `behaviours`. */
+async function playing(behaviours: readonly ServiceBehaviour[]): Promise<Run> {
+  const { mistral, voxtral } = await startFakes();
+  for (const behaviour of behaviours) {
+    voxtral.behaviours.add(behaviour);
+    // Played by both fakes: the chat and embeddings calls are FakeMistral's.
+    if (behaviour === 'rate-limited') mistral.behaviours.add(behaviour);
+    FOUND[behaviour].arrange?.(voxtral);
+  }
+  return checkAgainst(mistral.baseUrl, [], Object.assign({}, ...behaviours.map((b) => FOUND[b].env)));
+}
+
+/** What the report of a run playing `behaviours` must say: each named in its row, no other break, the exit code. */
+function expectNamed(behaviours: readonly ServiceBehaviour[], run: Run): void {
+  expect(run.stderr).toBe('');
+  for (const behaviour of behaviours) {
+    const found = FOUND[behaviour];
+    const named = row(run, found.row);
+    expect(named.verdict, behaviour).toBe(found.verdict);
+    expect(named.observed, behaviour).toMatch(found.observed);
+    for (const setting of found.settings ?? []) expect(run.report!.settings.map((a) => `${a.name}=${a.value}`), behaviour).toContain(setting);
+  }
+  // Exit 1 when one of them is a contract break.
+  expect(run.code).toBe(Math.max(...behaviours.map((b) => FOUND[b].exit)));
+  // Each break is one of these behaviours' own: no other row breaks.
+  const breaks = run.report!.rows.filter((r) => r.verdict === 'break').map((r) => r.id);
+  const own = behaviours.flatMap((b) => [...(FOUND[b].verdict === 'break' ? [FOUND[b].row] : []), ...(FOUND[b].alsoBreaks ?? [])]);
+  expect(breaks.sort()).toEqual(own.sort());
+}
