@@ -17,15 +17,21 @@ afterAll(() => db.close());
 
 const STALE_MS = 15_000;
 const RETAIN_MS = 30_000;
+/** Where A's erasure must wait B's session out: long enough for a loaded machine, short of STALE_MS's 15 s of waiting. */
+const WAIT_STALE_MS = 3_000;
 
-/** One runtime process's erasure side, on the shared test database: its registry, its notices, a RAM store of seniors. */
-function processOn(processId: string, pollMs: number, signals?: PgSignals) {
+/**
+ * One runtime process's erasure side, on the shared test database: its registry, its notices, a RAM
+ * store of seniors. `staleMs` is how long it counts another process live, which also bounds how long
+ * its erasure waits for another's session to close (that bound and one poll).
+ */
+function processOn(processId: string, pollMs: number, signals?: PgSignals, staleMs = STALE_MS) {
   const presence = new PgPresenceRepository(db.pool);
   const logger = createLogger('silent');
   const registry = testRegistry(presence, processId, STALE_MS, { logger });
   const cached = new Set<string>();
   const inMemory = { semantic_cache: { invalidateSenior: (id: string) => Number(cached.delete(id)) } };
-  const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs: STALE_MS, pollMs, retainMs: RETAIN_MS, logger, ...(signals ? { signals } : {}) };
+  const across: ErasureAcrossProcesses = { notices: new PgErasureNoticesRepository(db.pool), presence, processId, staleMs, pollMs, retainMs: RETAIN_MS, logger, ...(signals ? { signals } : {}) };
   const remote = new RemoteErasures(across, registry, inMemory);
   registry.onBeat(() => remote.heartbeat());
   signals?.on((signal) => {
@@ -64,14 +70,15 @@ describe('erasure notices (erasure_notices)', () => {
 
   it('a session whose presence row the sweep removed closes as erased at the heartbeat, not replaced, and the caches are purged', async () => {
     const [paul, other] = await createSeniors(db, 2);
-    // B polls far less often than this test takes: only its heartbeat can see the notice.
-    const a = processOn('e-a', 20);
+    // B polls far less often than this test takes: only its heartbeat can see the notice. A counts B live
+    // for WAIT_STALE_MS, not 15 s: B, whose session was claimed just before, is live when A publishes.
+    const a = processOn('e-a', 20, undefined, WAIT_STALE_MS);
     const b = processOn('e-b', 600_000);
     const frames: ServerFrame[] = [];
     await b.registry.start(paul!, { send: (f) => frames.push(f) }, false);
     b.cached.add(paul!).add(other!);
 
-    // A's wait for B's close runs out (4 × 20 ms); the sweep then removes B's presence row.
+    // A's wait for B's close runs out (WAIT_STALE_MS and one poll); the sweep then removes B's presence row.
     await a.erasure.erase(paul!);
     expect(b.registry.get(paul!)).toBeDefined();
     await b.registry.heartbeat(STALE_MS);
