@@ -145,11 +145,17 @@ export interface PgliteThreadOptions {
 /**
  * PGlite's engine (its WebAssembly), compiled once per process and handed to every database thread the
  * process starts. V8 shares a compiled module's code between threads: a thread after the first compiles
- * neither the engine nor the functions an earlier one compiled on their first call.
+ * neither the engine nor the functions an earlier one compiled on their first call. A failed read or
+ * compile is not kept: the next start tries again.
  */
 let engine: Promise<WebAssembly.Module> | undefined;
 function pgliteEngine(): Promise<WebAssembly.Module> {
-  engine ??= readFile(path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm')).then((bytes) => WebAssembly.compile(bytes));
+  engine ??= readFile(path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), 'pglite.wasm'))
+    .then((bytes) => WebAssembly.compile(bytes))
+    .catch((err: unknown) => {
+      engine = undefined;
+      throw err;
+    });
   return engine;
 }
 
