@@ -72,7 +72,7 @@ export interface DataDirLock {
 }
 
 /** How long to wait for another process that is removing the same dead lock right now. */
-const RECOVERY_WAIT_MS = 2_000;
+export const RECOVERY_WAIT_MS = 2_000;
 /** Claims of claims: each level needs its claimer killed within a few system calls. */
 const MAX_CLAIM_DEPTH = 3;
 
