@@ -3,6 +3,7 @@ import pg from 'pg';
 import { SeniorDirectory } from '../adapters/postgres/senior-directory.ts';
 import { generateToken } from '../adapters/postgres/tokens.ts';
 import { docComment, exitOnHelp } from '../runtime/cli/usage.ts';
+import { within } from '../runtime/cli/mistral-check/waits.ts';
 import { loadConfig } from '../runtime/config.ts';
 import { KioskClient, type Frame } from '../test/support/kiosk-client.ts';
 import { startWirePostgres } from '../test/support/pglite-server.ts';
@@ -29,11 +30,8 @@ const ACK_MS = loadConfig({}).TAKEOVER_ACK_MS;
 /** Any one wait of the bench: a start, a ready, a close, on a busy machine. */
 const STEP_MS = 60_000;
 
-function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let bound: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => (bound = setTimeout(() => reject(new Error(`${what}: nothing within ${STEP_MS} ms`)), STEP_MS)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(bound));
-}
+/** `promise` within STEP_MS (the check's own bounded wait; nothing here aborts the run early). */
+const step = <T>(promise: Promise<T>, what: string): Promise<T> => within(promise, STEP_MS, what, new AbortController().signal);
 
 const db = await startWirePostgres();
 const start = (): Promise<RuntimeProcess> => spawnRuntime(['runtime/main.ts'], { env: { PATH: process.env.PATH ?? '', ...runtimeProcessEnv(db.url) } });
@@ -52,20 +50,20 @@ async function newSenior(): Promise<string> {
 
 /** A kiosk of `token` on `p` with a live session. */
 async function live(p: RuntimeProcess, token: string): Promise<KioskClient> {
-  const kiosk = await within(KioskClient.connect(p.ws, token), 'connect');
-  await within(kiosk.start(), 'session.ready');
+  const kiosk = await step(KioskClient.connect(p.ws, token), 'connect');
+  await step(kiosk.start(), 'session.ready');
   return kiosk;
 }
 
 /** From `session.start` on `p` to its `session.ready`, in ms; the session is then ended. */
 async function timedStart(p: RuntimeProcess, token: string): Promise<number> {
-  const kiosk = await within(KioskClient.connect(p.ws, token), 'connect');
+  const kiosk = await step(KioskClient.connect(p.ws, token), 'connect');
   const began = performance.now();
   kiosk.send({ type: 'session.start' });
-  await within(kiosk.next('session.ready'), 'session.ready');
+  await step(kiosk.next('session.ready'), 'session.ready');
   const ms = performance.now() - began;
   kiosk.send({ type: 'session.end' });
-  await within(kiosk.next('session.closed'), 'session.closed');
+  await step(kiosk.next('session.closed'), 'session.closed');
   kiosk.close();
   return ms;
 }
@@ -79,7 +77,7 @@ try {
     const old = await live(a, token);
     const replaced = old.next((f: Frame) => f.type === 'session.closed');
     samples.live.push(await timedStart(b, token));
-    await within(replaced, 'the old session closed');
+    await step(replaced, 'the old session closed');
     old.close();
   }
   for (let kill = 0; kill < KILLS; kill++) {
