@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { ASKED, BARGED, everShown, recordInPage, recordSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, recordInPage, recordPageSocket, type SocketLog, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 
@@ -38,14 +38,13 @@ async function openKiosk(query = '') {
   // A script refused by the page's Content-Security-Policy, or a codec failure (the page warns of it).
   page.on('console', (m) => /Content Security Policy|opus (en|de)coder/i.test(m.text()) && errors.push(m.text()));
   const inPage = await recordInPage(page);
-  const socket = page.waitForEvent('websocket');
+  const log = recordPageSocket(page);
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
-  const log = recordSocket(await socket);
   const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
-  return { page, errors, log, got, inPage, started: async () => (await inPage()).find((l) => l.dir === 'out' && l.frame.type === 'session.start')!.frame };
+  return { page, errors, log, got, inPage, started: async () => (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'session.start').at(-1)!.frame };
 }
 
-const progressOf = (log: ReturnType<typeof recordSocket>, turnId: string) =>
+const progressOf = (log: SocketLog, turnId: string) =>
   log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === turnId).map((l) => l.frame.playedMs as number);
 
 describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake microphone', () => {
@@ -56,7 +55,7 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
     const firstSocket = voxtral.sockets.length;
 
     // The page's client waits this long for the socket and then for session.ready (Chromium starts slowly on a busy machine).
-    await expect.poll(() => got('session.ready')?.frame, { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs }).toBeDefined();
+    await expect.poll(() => got('session.ready')?.frame, { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.readyTimeoutMs }).toMatchObject({ mode: 'voice' });
     const start = (await started()) as unknown as { type: string; audio: { input: unknown; output: { accept: unknown[] } } };
     expect(start.type).toBe('session.start');
     expect(start.audio.input).toEqual({ encoding: 'opus', sampleRate: 48_000 });

@@ -9,9 +9,10 @@ import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
 import { DEFAULT_TAIL_MS } from '../../runtime/cli/voice-file-kiosk.ts';
+import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import { FakeMistral } from '../support/fake-mistral.ts';
-import { ASKED, BARGED, everShown, launchKioskBrowser, PAGE_ENDPOINT, recordInPage, recordSocket as record, REPLY, REPLY_MS, statesWhilePlaying, writeMicWav } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, launchKioskBrowser, PAGE_ENDPOINT, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying, writeMicWav } from '../support/kiosk-browser.ts';
 import { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
@@ -66,20 +67,19 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     page.on('pageerror', (e) => errors.push(e.message));
     // A script, worklet or socket refused by the page's Content-Security-Policy is a console error.
     page.on('console', (m) => m.type() === 'error' && /Content Security Policy/i.test(m.text()) && errors.push(m.text()));
-    const socket = page.waitForEvent('websocket');
+    const log = recordPageSocket(page);
     // PCM both ways here (`codec=pcm`); kiosk-page-opus.test.ts runs the same session in Opus.
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
     // Kept for the next start of the browser (an unattended kiosk); connected on load, with no click.
     expect(await page.evaluate(() => localStorage.getItem('kohami-kiosk-token'))).toBe(KIOSK_TOKEN);
     // The token left the address bar (and so the history and any Referer) as the page loaded; the codec stays for a reload.
     expect(page.url()).toBe(`${rt.url}/kiosk?codec=pcm`);
-    const log = record(await socket);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
 
     // Voice negotiated: microphone s16le 16 kHz in, a rate the page plays out.
     await expect.poll(() => got('session.ready')?.frame, READY_POLL).toMatchObject({ mode: 'voice', audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, voiceInput: true } });
     // From the page's own record: session.start may go before the test's socket listener is attached.
-    expect((await inPage()).find((l) => l.dir === 'out')!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
+    expect((await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'session.start').at(-1)!.frame).toMatchObject({ type: 'session.start', mode: 'voice', audio: { kiosk: { aec: true } } });
 
     // Speech detected on the microphone's 20 ms frames, and the page says so (from the page's own record: the
     // state lasts as long as the phrase, which a loaded machine may bring and take away between two polls).
@@ -152,10 +152,9 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
   it('the interrupt button stops the reply now and tells the runtime how much was played', async () => {
     const page = await browser.newPage();
     const inPage = await recordInPage(page);
-    const socket = page.waitForEvent('websocket');
+    const log = recordPageSocket(page);
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
-    const log = record(await socket);
-    await expect.poll(() => log.received.some((l) => l.frame.type === 'session.ready'), READY_POLL).toBe(true);
+    await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame, READY_POLL).toMatchObject({ mode: 'voice' });
     // Muted: the looping microphone cannot barge in on its own.
     await page.click('#mic');
     await page.waitForSelector('#state[data-state="muted"]');
@@ -187,6 +186,53 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await page.close();
   }, REAL_TIME_TEST_MS);
 
+  it('an audio setup slower than VOICE_SETUP_MS (a loaded kiosk): the page talks in text meanwhile, then turns its voice on by itself, the same session, and speaks', async () => {
+    mistral.mode = { kind: 'stream', chunks: REPLY };
+    const page = await browser.newPage();
+    // The microphone is granted only once the page has given up waiting for it and connected in text: late,
+    // whatever the machine's speed.
+    await page.addInitScript(() => {
+      const media = navigator.mediaDevices;
+      const getUserMedia = media.getUserMedia.bind(media);
+      let late = true;
+      media.getUserMedia = async (constraints) => {
+        if (late) {
+          late = false;
+          await new Promise<void>((resolve) => {
+            const inText = () =>
+              document.body?.dataset.audio === 'blocked' && document.getElementById('status')?.dataset.link === 'connected' && (observer.disconnect(), resolve());
+            const observer = new MutationObserver(inText);
+            observer.observe(document, { attributes: true, subtree: true, attributeFilter: ['data-audio', 'data-link'] });
+          });
+        }
+        return getUserMedia(constraints);
+      };
+    });
+    const inPage = await recordInPage(page);
+    const log = recordPageSocket(page);
+    await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}&codec=pcm`);
+
+    // No click: the voice comes on when its setup ends, on a new connection asking the session back.
+    await page.waitForSelector('body[data-audio="on"]', { timeout: VOICE_SETUP_MS + READY_POLL.timeout });
+    await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame, READY_POLL).toMatchObject({ mode: 'voice', resumed: true });
+    const readies = (await inPage()).filter((l) => l.dir === 'in' && l.frame.type === 'session.ready').map((l) => l.frame);
+    expect(readies.map((f) => f.mode ?? 'text')).toEqual(['text', 'voice']);
+    expect(readies[1]!.sessionId).toBe(readies[0]!.sessionId);
+    const starts = (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'session.start').map((l) => l.frame);
+    expect(starts.at(-1)).toMatchObject({ mode: 'voice', resume: true });
+    await page.waitForSelector('#status[data-link="connected"]');
+    expect(await page.textContent('#notice')).not.toContain('Touchez');
+
+    // Muted (the looping microphone stays out of it): a typed turn is answered aloud, heard playing.
+    await page.click('#mic');
+    await expect.poll(async () => (await inPage()).filter((l) => l.dir === 'out').at(-1)?.frame).toEqual({ type: 'mic', muted: true });
+    await page.fill('#typed', 'raconte-moi une histoire');
+    await page.press('#typed', 'Enter');
+    await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0), { timeout: REAL_TIME_TEST_MS / 2 }).toBe(true);
+    expect(log.audioFrames()).toBeGreaterThan(0);
+    await page.close();
+  }, REAL_TIME_TEST_MS);
+
   it('speech with no word over the reply pauses it where it is; it resumes from there, not cut (a false interruption)', async () => {
     // The question has words; the looping microphone's next speech gets none from the recognizer: noise.
     voxtral.utterances.splice(0, voxtral.utterances.length, { text: ASKED }, { text: '' }, { text: '' });
@@ -194,9 +240,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    const socket = page.waitForEvent('websocket');
+    const log = recordPageSocket(page);
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
-    const log = record(await socket);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
     await expect.poll(() => got('transcript.final')?.frame, { timeout: 15_000 }).toMatchObject({ text: ASKED });
     const turnId = got('transcript.final')!.frame.turnId as string;
@@ -276,9 +321,8 @@ describe('npm run kiosk -- --voice', () => {
       expect(stderr).toContain('MISTRAL_API_KEY');
 
       const page = await browser.newPage();
-      const socket = page.waitForEvent('websocket');
+      const log = recordPageSocket(page);
       await page.goto(`${offline.url}/kiosk?token=${KIOSK_TOKEN}`);
-      const log = record(await socket);
       // The senior is told to write, not which key the runtime lacks.
       await expect.poll(() => page.textContent('#notice')).toContain('écrivez vos messages');
       expect(await page.textContent('#notice')).not.toContain('MISTRAL');

@@ -27,8 +27,8 @@ export function launchKioskBrowser(micWav: string, { autoplay = true } = {}): Pr
 
 export type Logged = { at: number; frame: Record<string, unknown> & { type: string } };
 
-/** Every JSON frame the page sends and receives on its kiosk socket, timestamped; the binary frames' sizes. */
-export function recordSocket(socket: PageSocket) {
+/** Every JSON frame sent and received on one of the page's sockets, timestamped; the binary frames' sizes. */
+function recordSocket(socket: PageSocket) {
   const sent: Logged[] = [];
   const received: Logged[] = [];
   let audioFrames = 0;
@@ -48,6 +48,34 @@ export function recordSocket(socket: PageSocket) {
     }
   });
   return { sent, received, audioFrames: () => audioFrames, micFrameBytes, replyPayloadBytes };
+}
+
+export type SocketLog = ReturnType<typeof recordSocket>;
+
+/**
+ * The page's kiosk socket as the page uses it now: the latest one it opened (empty until then). A page
+ * connects again without being told to: when its audio takes longer than `VOICE_SETUP_MS` to set up (a
+ * loaded machine) it talks in text at once, then asks its session back with its voice on a new socket
+ * (kiosk.js `openVoice`). Call before `goto`.
+ */
+export function recordPageSocket(page: Page): SocketLog {
+  let current: SocketLog = { sent: [], received: [], audioFrames: () => 0, micFrameBytes: new Set(), replyPayloadBytes: [] };
+  page.on('websocket', (socket) => (current = recordSocket(socket)));
+  return {
+    get sent() {
+      return current.sent;
+    },
+    get received() {
+      return current.received;
+    },
+    audioFrames: () => current.audioFrames(),
+    get micFrameBytes() {
+      return current.micFrameBytes;
+    },
+    get replyPayloadBytes() {
+      return current.replyPayloadBytes;
+    },
+  };
 }
 
 /** Said by the fake recognizer for each utterance it is flushed, in order (what the WAV says is not read). */

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
-import { ASKED, BARGED, recordInPage, recordSocket } from '../../../test/support/kiosk-browser.ts';
+import { ASKED, BARGED, recordInPage, recordPageSocket } from '../../../test/support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
 import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
 import { DEFAULT_BOUNDS } from '../src/client.ts';
@@ -57,11 +57,10 @@ async function openKiosk(query: string) {
     };
   });
   const inPage = await recordInPage(page);
-  const socket = page.waitForEvent('websocket');
+  const log = recordPageSocket(page);
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
-  const log = recordSocket(await socket);
   const micFrames = () => page.evaluate(() => (window as unknown as { micFrames: MicFrame[] }).micFrames);
-  const sessionStart = async () => (await inPage()).find((l) => l.dir === 'out' && l.frame.type === 'session.start')?.frame;
+  const sessionStart = async () => (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'session.start').at(-1)?.frame;
   return { page, errors, log, micFrames, sessionStart };
 }
 
