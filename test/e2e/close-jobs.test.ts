@@ -57,22 +57,25 @@ describe('close-time jobs', () => {
   it('derives nothing from a session closed by erasure: no close-time job, and the turn’s pending derivation writes nothing', async () => {
     const modelCalls = subagent.doGenerateCalls.length;
     const droppedBefore = await dropped('mood', 'erased');
-    subagent.state.delayMs = 200;
+    let answer!: () => void;
+    subagent.state.held = new Promise((resolve) => (answer = resolve));
     try {
       const { senior, kiosk } = await liveSession(rt);
       await kiosk.turn('t0', 'mon fils vient demain');
-      // The turn's mood job is calling the model (score and summary) when the erasure comes.
+      // The turn's mood job is calling the model (score and summary) when the erasure comes; the calls answer after it.
       await expect.poll(() => subagent.state.inFlight).toBe(2);
       await rt.app.inject({ method: 'DELETE', url: `/v1/admin/seniors/${senior}/data`, headers: { authorization: `Bearer ${rt.seed!.adminToken}` } });
       await kiosk.next('session.closed');
       kiosk.close();
+      answer();
       expect(await rt.closeJobs.drain(10_000)).toBe(true);
       expect((await rt.db.pool.query('SELECT count(*)::int AS n FROM mood_scores WHERE senior_id = $1', [senior])).rows[0].n).toBe(0);
       expect(await dropped('mood', 'erased')).toBe(droppedBefore + 1);
       // Only the turn's two calls: no extraction, no segment.
       expect(subagent.doGenerateCalls.length).toBe(modelCalls + 2);
     } finally {
-      subagent.state.delayMs = 0;
+      answer();
+      subagent.state.held = null;
     }
   });
 

@@ -87,6 +87,8 @@ export class FakeVoxtral extends FakeVoxtralSpeech {
   readonly utterances: ScriptedUtterance[] = [];
   /** Delay before `session.created`, and before `transcription.done` after a flush. */
   transcriptionLatencyMs = 0;
+  /** While set, a new socket's `session.created` also waits for it to settle: a service that accepts when the test says so. */
+  openingHeld: Promise<void> | null = null;
   /**
    * How far behind the audio interim words come, as Voxtral realtime's `target_streaming_delay_ms`: a word
    * leaves this long after the audio where it was said arrived (or at the flush, if that comes first). A
@@ -276,7 +278,9 @@ class FakeRealtimeSession {
       for (const timer of this.timers) clearTimeout(timer);
     });
     ws.on('message', (data) => this.receive(String(data)));
-    this.later(() => this.send({ type: 'session.created', session: this.session }), fake.transcriptionLatencyMs);
+    const held = fake.openingHeld;
+    const created = () => this.send({ type: 'session.created', session: this.session });
+    this.later(() => (held ? void held.then(created) : created()), fake.transcriptionLatencyMs);
     this.armIdleError();
   }
 

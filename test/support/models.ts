@@ -113,15 +113,17 @@ export function scriptedModel(...answers: ScriptedAnswer[]) {
 
 /**
  * The sub-agents' model: answers from the schema it is asked for (score, summary or facts),
- * with switches to fail each kind, a delay, and a gauge of concurrent calls.
+ * with switches to fail each kind, a delay, a hold (every call waits for `held` to settle, however
+ * long the machine takes to get there), and a gauge of concurrent calls.
  */
 export function subagentModel(answers: { score?: number; summary?: string | null; facts?: unknown[] } = {}) {
-  const state = { failScore: false, failSummary: false, delayMs: 0, inFlight: 0, maxInFlight: 0 };
+  const state = { failScore: false, failSummary: false, delayMs: 0, held: null as Promise<void> | null, inFlight: 0, maxInFlight: 0 };
   const model = new MockLanguageModelV4({
     doGenerate: async (options) => {
       state.inFlight += 1;
       state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
       try {
+        if (state.held) await state.held;
         if (state.delayMs) await new Promise((r) => setTimeout(r, state.delayMs));
         const schema = options.responseFormat?.type === 'json' ? JSON.stringify(options.responseFormat.schema) : '';
         const kind = schema.includes('"score"') ? 'score' : schema.includes('"summary"') ? 'summary' : 'facts';

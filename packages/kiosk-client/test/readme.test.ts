@@ -55,7 +55,9 @@ beforeAll(async () => {
   voxtral = new FakeVoxtral();
   mistral = await new FakeMistral(voxtral).start();
   mistral.mode = { kind: 'stream', chunks: STREAMED };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl });
+  // The example expects the model's streamed reply, not the SOS line a turn gets past its budget: on a
+  // loaded machine (load 15 and more) the default 2.5 s went by before the fake's first token arrived.
+  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '10000' });
   dir = await mkdtemp(path.join(tmpdir(), 'kohami-readme-'));
   await mkdir(path.join(dir, 'node_modules', '@kohami'), { recursive: true });
   await symlink(PACKAGE, path.join(dir, 'node_modules', '@kohami', 'kiosk-client'));
