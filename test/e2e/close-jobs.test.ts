@@ -118,16 +118,21 @@ describe('close-time jobs', () => {
   });
 
   it('runs in a pool bounded by CLOSE_JOBS_CONCURRENCY', async () => {
-    // Long enough that the turns' mood jobs, queued as each turn ends, overlap.
-    subagent.state.delayMs = 200;
+    // The turns' mood jobs, queued as each turn ends, are held in their calls until the pool is full, so they
+    // overlap however slowly the turns come.
+    let answer!: () => void;
+    subagent.state.held = new Promise((resolve) => (answer = resolve));
     subagent.state.maxInFlight = 0;
     try {
+      const full = expect.poll(() => subagent.state.inFlight).toBe(4).then(answer);
       const senior = await sessionOf(['un', 'deux', 'trois', 'quatre', 'cinq', 'six'].map((w) => `je compte ${w} fois`));
+      await full;
       expect(await moodRows(senior)).toHaveLength(6);
       // Two jobs at once, each mood job scoring and summarizing in parallel: four calls at most.
       expect(subagent.state.maxInFlight).toBe(4);
     } finally {
-      subagent.state.delayMs = 0;
+      answer();
+      subagent.state.held = null;
     }
   });
 });
