@@ -21,6 +21,11 @@ const FRAME_MS = 20;
 const SILENCE_MS = 5000;
 /** Quieter than any speech frame, louder than the digital silence around the phrase. */
 const QUIET_DB = -60;
+/**
+ * The shortest gap a gate leaves in the loop's silence: all of it but the first hang-over and the next
+ * speech's pre-roll, less a margin for the fake microphone's pace.
+ */
+const GATED_GAP_MS = SILENCE_MS - SPEECH_GATE_DEFAULTS.hangOverMs - SPEECH_GATE_DEFAULTS.preRollMs - 500;
 
 let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
@@ -85,12 +90,11 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     await expect.poll(() => got('transcript.final')?.frame, { timeout: REAL_TIME_TEST_MS / 4 }).toMatchObject({ turnId: 'v1', text: ASKED });
     await expect.poll(() => got('reply.done', 'v1'), { timeout: REAL_TIME_TEST_MS / 4 }).toBeDefined();
 
-    // Nothing of the silence goes but its first hang-over and the next speech's pre-roll (a margin for the
-    // fake microphone's pace); then the phrase comes again, and frames flow again after that gap.
-    const gapMs = SILENCE_MS - SPEECH_GATE_DEFAULTS.hangOverMs - SPEECH_GATE_DEFAULTS.preRollMs - 500;
+    // Nothing of the silence goes but its first hang-over and the next speech's pre-roll; then the phrase
+    // comes again, and frames flow again after that gap.
     const resumed = async () => {
       const gap = longestGap(await micFrames());
-      return gap.ms >= gapMs && gap.after.length > SPEECH_GATE_DEFAULTS.preRollMs / FRAME_MS + 10;
+      return gap.ms >= GATED_GAP_MS && gap.after.length > SPEECH_GATE_DEFAULTS.preRollMs / FRAME_MS + 10;
     };
     await expect.poll(resumed, { timeout: REAL_TIME_TEST_MS / 4 }).toBe(true);
     const frames = await micFrames();
@@ -114,7 +118,8 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(SILENCE_MS / FRAME_MS);
     const frames = await micFrames();
     expect(frames.filter((f) => f.db <= QUIET_DB).length).toBeGreaterThan((SILENCE_MS / 2) / FRAME_MS);
-    expect(longestGap(frames).ms).toBeLessThan(SPEECH_GATE_DEFAULTS.hangOverMs);
+    // No gap a gate would leave (a page on a loaded machine may still pause its sending: 597 ms seen at load 13).
+    expect(longestGap(frames).ms).toBeLessThan(GATED_GAP_MS);
     expect(errors).toEqual([]);
     await page.close();
   }, REAL_TIME_TEST_MS);
