@@ -118,6 +118,7 @@ export type PageLogged = {
   dir: 'in' | 'out';
   frame: Record<string, unknown> & { type: string };
   playingAfter?: string;
+  pausedAfter?: string;
   interimAfter?: string;
   stateAfter?: string;
 };
@@ -153,6 +154,7 @@ export async function recordInPage(page: Page): Promise<() => Promise<PageLogged
               dir: 'in',
               frame: JSON.parse(m.data),
               playingAfter: document.body.dataset.playing ?? '',
+              pausedAfter: document.body.dataset.paused ?? '',
               interimAfter: document.querySelector('#captions p.you.interim')?.textContent?.trim() ?? '',
               stateAfter: (document.querySelector('#state') as HTMLElement | null)?.dataset.state ?? '',
             });
