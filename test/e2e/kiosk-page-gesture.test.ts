@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
@@ -19,9 +19,8 @@ let session: KioskBrowserSession;
 beforeAll(async () => {
   session = await startKioskBrowserSession('kiosk-gesture', { autoplay: false });
 }, REAL_TIME_TEST_MS);
-afterAll(async () => {
-  await session?.stop();
-});
+afterEach(() => session?.closePages());
+afterAll(() => session?.stop());
 
 describe('the /kiosk page without an autoplay exemption', () => {
   it('connects in text at once, answers a typed turn, and sets its voice up on the first click', async () => {
@@ -54,7 +53,6 @@ describe('the /kiosk page without an autoplay exemption', () => {
     await expect.poll(() => page.getAttribute('#state', 'data-state'), { timeout: CONNECTED_MS }).toMatch(/^(listening|user_speaking|thinking|speaking)$/);
     expect(await page.textContent('#notice')).not.toContain('Touchez');
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   // Last in this file: the senior's data is erased for good.
@@ -80,6 +78,5 @@ describe('the /kiosk page without an autoplay exemption', () => {
     // No new attempt: the page waits for another token.
     expect(opened).toBe(1);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 });

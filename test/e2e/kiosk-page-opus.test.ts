@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
@@ -29,6 +29,7 @@ beforeAll(async () => {
   session = await startKioskBrowserSession('kiosk-opus');
   ({ voxtral, mistral, rt, browser } = session);
 }, REAL_TIME_TEST_MS);
+afterEach(() => session?.closePages());
 afterAll(() => session?.stop());
 
 async function openKiosk(query = '') {
@@ -108,12 +109,11 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
 
     expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   it('with ?codec=pcm the page offers PCM only, and sends 20 ms frames of 16 kHz s16le', async () => {
     voxtral.utterances.splice(0, voxtral.utterances.length);
-    const { page, errors, log, got, started } = await openKiosk('&codec=pcm');
+    const { errors, log, got, started } = await openKiosk('&codec=pcm');
     await expect.poll(() => got('session.ready')?.frame).toMatchObject({ audio: { input: { encoding: 'pcm_s16le', sampleRate: 16_000 }, output: { encoding: 'pcm_s16le' } } });
     const start = (await started()) as unknown as { audio: { input: unknown; output: { accept: Array<{ encoding: string }> } } };
     expect(start.audio.input).toEqual({ encoding: 'pcm_s16le', sampleRate: 16_000 });
@@ -121,7 +121,6 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
     await expect.poll(() => log.micFrameBytes.size).toBeGreaterThan(0);
     expect([...log.micFrameBytes]).toEqual([PCM_FRAME_BYTES]);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 });
 

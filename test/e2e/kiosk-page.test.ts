@@ -1,19 +1,19 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../adapters/postgres/tokens.ts';
 import { CONSENT_CATEGORIES } from '../../machines/memory/memory.port.ts';
 import { heardText } from '../../machines/voice/barge-in.ts';
 import { DEFAULT_TAIL_MS } from '../../runtime/cli/voice-file-kiosk.ts';
 import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
-import { FakeMistral } from '../support/fake-mistral.ts';
-import { ASKED, BARGED, everShown, launchKioskBrowser, PAGE_ENDPOINT, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying, writeMicWav } from '../support/kiosk-browser.ts';
-import { FakeVoxtral } from '../support/fake-voxtral.ts';
+import type { FakeMistral } from '../support/fake-mistral.ts';
+import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
+import { ASKED, BARGED, everShown, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
+import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
 import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
@@ -29,6 +29,7 @@ const run = promisify(execFile);
  */
 const REAL_TIME_TEST_MS = 180_000;
 
+let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
 let mistral: FakeMistral;
 let rt: TestRuntime;
@@ -38,22 +39,11 @@ let dir: string;
 let micWav: string;
 
 beforeAll(async () => {
-  voxtral = new FakeVoxtral();
-  // Voxtral's shortest target_streaming_delay_ms (240 ms): interim words show soon after they are said.
-  voxtral.streamingDelayMs = 240;
-  mistral = await new FakeMistral(voxtral).start();
-  mistral.mode = { kind: 'stream', chunks: REPLY };
-  rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
-  dir = await mkdtemp(path.join(tmpdir(), 'kohami-kiosk-page-'));
-  micWav = await writeMicWav(dir);
-  browser = await launchKioskBrowser(micWav);
+  session = await startKioskBrowserSession('kiosk-page');
+  ({ voxtral, mistral, rt, browser, dir, micWav } = session);
 }, REAL_TIME_TEST_MS);
-afterAll(async () => {
-  await browser?.close();
-  await rt?.close();
-  await mistral?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => session?.closePages());
+afterAll(() => session?.stop());
 
 /** A JSON frame of the page's kiosk socket, as the page itself sent or handled it, on the page's clock. */
 describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
@@ -146,7 +136,6 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   it('the interrupt button stops the reply now and tells the runtime how much was played', async () => {
@@ -183,7 +172,6 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     expect(pageLog.some((l) => l.dir === 'out' && l.frame.type === 'playback.done' && l.frame.turnId === typed.turnId)).toBe(false);
     // The runtime stops the turn's audio too.
     await expect.poll(() => log.received.some((l) => l.frame.type === 'reply.audio.clear' && l.frame.turnId === typed.turnId)).toBe(true);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   it('an audio setup slower than VOICE_SETUP_MS (a loaded kiosk): the page talks in text meanwhile, then turns its voice on by itself, the same session, and speaks', async () => {
@@ -230,7 +218,6 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await page.press('#typed', 'Enter');
     await expect.poll(() => log.sent.some((l) => l.frame.type === 'playback.progress' && (l.frame.playedMs as number) > 0), { timeout: REAL_TIME_TEST_MS / 2 }).toBe(true);
     expect(log.audioFrames()).toBeGreaterThan(0);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   it('speech with no word over the reply pauses it where it is; it resumes from there, not cut (a false interruption)', async () => {
@@ -244,31 +231,36 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const log = recordPageSocket(page);
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
-    /** What the page showed as paused right after it handled the runtime's `type` frame (the very task, whatever the machine's speed). */
-    const pausedAfter = async (type: string) => (await inPage()).find((l) => l.dir === 'in' && l.frame.type === type && l.frame.turnId === turnId)?.pausedAfter;
+    /**
+     * The page's own record of handling the runtime's `type` frame for the turn: when, on the page's clock, and
+     * what it showed as paused right after (the very task, whatever the machine's speed).
+     */
+    const handled = async (type: string) => (await inPage()).find((l) => l.dir === 'in' && l.frame.type === type && l.frame.turnId === turnId);
     await expect.poll(() => got('transcript.final')?.frame, { timeout: 15_000 }).toMatchObject({ text: ASKED });
     const turnId = got('transcript.final')!.frame.turnId as string;
     await page.waitForSelector(`body[data-playing="${turnId}"]`, { timeout: 10_000 });
 
     await expect.poll(() => got('reply.audio.pause', turnId), { timeout: 20_000 }).toBeDefined();
-    await expect.poll(() => pausedAfter('reply.audio.pause')).toBe(turnId);
+    await expect.poll(async () => (await handled('reply.audio.pause'))?.pausedAfter).toBe(turnId);
     await expect.poll(() => got('reply.audio.resume', turnId), { timeout: 20_000 }).toBeDefined();
-    await expect.poll(() => pausedAfter('reply.audio.resume')).toBe('');
-    const pausedAt = got('reply.audio.pause', turnId)!.at;
-    const resumedAt = got('reply.audio.resume', turnId)!.at;
-    const played = (from: number, to = Infinity) =>
-      log.sent.filter((l) => l.frame.type === 'playback.progress' && l.frame.turnId === turnId && l.at > from && l.at < to).map((l) => l.frame.playedMs as number);
+    await expect.poll(async () => (await handled('reply.audio.resume'))?.pausedAfter).toBe('');
+    // On the page's own clock: the test's, which Playwright's events reach in bursts on a loaded machine,
+    // put a report sent while paused on either side of the pause.
+    const pausedAt = (await handled('reply.audio.pause'))!.at;
+    const resumedAt = (await handled('reply.audio.resume'))!.at;
+    const played = async (from: number, to = Infinity) =>
+      (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === turnId && l.at > from && l.at < to).map((l) => l.frame.playedMs as number);
 
-    // While paused the speaker's position did not move (the page kept reporting it), then it went on from there.
-    const during = played(pausedAt + 150, resumedAt);
+    // While paused the speaker's position did not move (the page kept reporting it; the first 150 ms are
+    // the playback context's suspension settling), then it went on from there.
+    const during = await played(pausedAt + 150, resumedAt);
     expect(during.length).toBeGreaterThanOrEqual(2);
     expect(new Set(during).size).toBe(1);
-    await expect.poll(() => played(resumedAt).at(-1) ?? 0, { timeout: 5000 }).toBeGreaterThan(during[0]! + 300);
+    await expect.poll(async () => (await played(resumedAt)).at(-1) ?? 0, { timeout: 5000 }).toBeGreaterThan(during[0]! + 300);
     await page.waitForSelector(`body[data-playing="${turnId}"]`);
     expect(got('reply.audio.clear', turnId)).toBeUndefined();
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(0);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 });
 

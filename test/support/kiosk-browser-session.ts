@@ -12,6 +12,15 @@ export interface KioskBrowserSession {
   mistral: FakeMistral;
   rt: TestRuntime;
   browser: Browser;
+  /** The session's own temporary directory (the microphone's file is in it), removed by `stop`. */
+  dir: string;
+  /** The fake microphone's file: writeMicWav's phrase and silence, which Chromium loops. */
+  micWav: string;
+  /**
+   * Closes every page opened on the browser, whether its test passed or failed: a page left open keeps
+   * its looping microphone talking to the runtime, and its speech takes the next test's scripted words.
+   */
+  closePages(): Promise<void>;
   /** Closes the browser, the runtime and the fakes, and removes the microphone's file. */
   stop(): Promise<void>;
 }
@@ -29,12 +38,19 @@ export async function startKioskBrowserSession(name: string, browserOptions: { a
   mistral.mode = { kind: 'stream', chunks: REPLY };
   const rt = await startTestRuntime({}, { MISTRAL_API_KEY: 'test-key', MISTRAL_BASE_URL: mistral.baseUrl, TURN_BUDGET_MS: '5000', ...PAGE_ENDPOINT });
   const dir = await mkdtemp(path.join(tmpdir(), `kohami-${name}-`));
-  const browser = await launchKioskBrowser(await writeMicWav(dir), browserOptions);
+  const micWav = await writeMicWav(dir);
+  const browser = await launchKioskBrowser(micWav, browserOptions);
   return {
     voxtral,
     mistral,
     rt,
     browser,
+    dir,
+    micWav,
+    async closePages() {
+      // browser.newPage() opens each page in a context of its own.
+      for (const context of browser.contexts()) await context.close();
+    },
     async stop() {
       await browser.close();
       await rt.close();

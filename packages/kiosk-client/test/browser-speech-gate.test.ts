@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
 import { ASKED, BARGED, recordInPage, recordPageSocket } from '../../../test/support/kiosk-browser.ts';
@@ -36,6 +36,7 @@ beforeAll(async () => {
   session = await startKioskBrowserSession('kc-gate');
   ({ voxtral, rt, browser } = session);
 }, REAL_TIME_TEST_MS);
+afterEach(() => session?.closePages());
 afterAll(() => session?.stop());
 
 type MicFrame = { at: number; bytes: number; db: number };
@@ -66,7 +67,7 @@ async function openKiosk(query: string) {
   await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}${query}`);
   const micFrames = () => page.evaluate(() => (window as unknown as { micFrames: MicFrame[] }).micFrames);
   const sessionStart = async () => (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'session.start').at(-1)?.frame;
-  return { page, errors, log, micFrames, sessionStart };
+  return { errors, log, micFrames, sessionStart };
 }
 
 /** The longest stretch with no microphone frame, and the frames sent right after it. */
@@ -79,7 +80,7 @@ function longestGap(frames: MicFrame[]): { ms: number; after: MicFrame[] } {
 describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
   it('sends no silence, sends speech with its pre-roll, and the turn is answered', async () => {
     voxtral.utterances.push({ text: ASKED, wordEndsMs: ASKED.split(' ').map((_, i) => 400 + 100 * i) }, { text: BARGED });
-    const { page, errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm');
+    const { errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm');
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
     // The page declares its gate, so that the runtime hears its gaps as silence.
     await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: true } } });
@@ -106,11 +107,10 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     expect(after[preRoll - 1]!.at - after[0]!.at).toBeLessThan(SPEECH_GATE_DEFAULTS.preRollMs / 2);
     expect(log.received.filter((l) => l.frame.type === 'error')).toEqual([]);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 
   it('?gate=off streams the microphone on, silence included', async () => {
-    const { page, errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm&gate=off');
+    const { errors, log, micFrames, sessionStart } = await openKiosk('&codec=pcm&gate=off');
     // No gate declared: a stall in its audio is not filled with silence.
     await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: false } } });
     await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame, READY_POLL).toMatchObject({ audio: { gaps: true } });
@@ -121,6 +121,5 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     // No gap a gate would leave (a page on a loaded machine may still pause its sending: 597 ms seen at load 13).
     expect(longestGap(frames).ms).toBeLessThan(GATED_GAP_MS);
     expect(errors).toEqual([]);
-    await page.close();
   }, REAL_TIME_TEST_MS);
 });
