@@ -99,14 +99,15 @@ export const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(pi
 /**
  * The microphone's silence after the phrase, before Chromium loops the WAV back to it: it ends the
  * utterance (ENDPOINT_SILENCE_MS, 700 ms), then leaves the reply seconds to start playing, however
- * slow the machine, before the phrase comes again over it; well under REPLY_MS, so the reply still
- * plays when it does.
+ * slow the machine, before the phrase comes again over it; under REPLY_MS, so the reply still plays
+ * when it does. 5 s was too little at load 12–21: a reply that began 4.3 s after the phrase was cut
+ * 11 ms into it, before the page had heard any of it.
  */
-const TRAILING_SILENCE_MS = 5000;
+export const MIC_SILENCE_MS = 8000;
 
 /** The fake microphone's file, written in `dir`: a French phrase, then a silence long enough to end the utterance; Chromium loops it. */
 export async function writeMicWav(dir: string): Promise<string> {
-  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: TRAILING_SILENCE_MS }]);
+  const audio = await speechScript([{ silenceMs: 300 }, 'Raconte-moi une histoire sur le jardin, s’il te plaît.', { silenceMs: MIC_SILENCE_MS }]);
   const micWav = path.join(dir, 'micro.wav');
   await writeFile(micWav, writeWav({ sampleRate: 16_000, samples: audio.pcm }));
   return micWav;

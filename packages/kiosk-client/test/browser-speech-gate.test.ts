@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeVoxtral } from '../../../test/support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../../../test/support/kiosk-browser-session.ts';
-import { ASKED, BARGED, recordInPage, recordPageSocket } from '../../../test/support/kiosk-browser.ts';
+import { ASKED, BARGED, MIC_SILENCE_MS, recordInPage, recordPageSocket } from '../../../test/support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../../../test/support/runtime.ts';
 import { SPEECH_GATE_DEFAULTS } from '../src/browser/speech-gate.ts';
 import { DEFAULT_BOUNDS } from '../src/client.ts';
@@ -12,20 +12,18 @@ const READY_POLL = { timeout: DEFAULT_BOUNDS.connectTimeoutMs + DEFAULT_BOUNDS.r
 
 /**
  * The speech gate through the /kiosk page (which uses BrowserVoice) and the real runtime, in headless
- * Chromium whose fake microphone loops a phrase and five seconds of digital silence. The page records
+ * Chromium whose fake microphone loops a phrase and MIC_SILENCE_MS of digital silence. The page records
  * every microphone frame it sends (when, and how loud); the waits are on what the page sends and receives.
  */
 const REAL_TIME_TEST_MS = 180_000;
 const FRAME_MS = 20;
-/** The fake microphone's silence after the phrase (kiosk-browser.ts): what the gate must not send, less its hang-over. */
-const SILENCE_MS = 5000;
 /** Quieter than any speech frame, louder than the digital silence around the phrase. */
 const QUIET_DB = -60;
 /**
  * The shortest gap a gate leaves in the loop's silence: all of it but the first hang-over and the next
  * speech's pre-roll, less a margin for the fake microphone's pace.
  */
-const GATED_GAP_MS = SILENCE_MS - SPEECH_GATE_DEFAULTS.hangOverMs - SPEECH_GATE_DEFAULTS.preRollMs - 500;
+const GATED_GAP_MS = MIC_SILENCE_MS - SPEECH_GATE_DEFAULTS.hangOverMs - SPEECH_GATE_DEFAULTS.preRollMs - 500;
 
 let session: KioskBrowserSession;
 let voxtral: FakeVoxtral;
@@ -115,9 +113,9 @@ describe('the speech gate (BrowserVoice, PCM) through the real runtime', () => {
     await expect.poll(sessionStart).toMatchObject({ mode: 'voice', audio: { kiosk: { gate: false } } });
     await expect.poll(() => log.received.find((l) => l.frame.type === 'session.ready')?.frame, READY_POLL).toMatchObject({ audio: { gaps: true } });
     // Longer than the phrase and its hang-over: the silence after it is being sent too.
-    await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(SILENCE_MS / FRAME_MS);
+    await expect.poll(async () => (await micFrames()).length, { timeout: REAL_TIME_TEST_MS / 4 }).toBeGreaterThan(MIC_SILENCE_MS / FRAME_MS);
     const frames = await micFrames();
-    expect(frames.filter((f) => f.db <= QUIET_DB).length).toBeGreaterThan((SILENCE_MS / 2) / FRAME_MS);
+    expect(frames.filter((f) => f.db <= QUIET_DB).length).toBeGreaterThan((MIC_SILENCE_MS / 2) / FRAME_MS);
     // No gap a gate would leave (a page on a loaded machine may still pause its sending: 597 ms seen at load 13).
     expect(longestGap(frames).ms).toBeLessThan(GATED_GAP_MS);
     expect(errors).toEqual([]);
