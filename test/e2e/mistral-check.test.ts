@@ -203,10 +203,12 @@ describe('npm run mistral:check', () => {
     const { mistral, voxtral } = await startFakes();
     voxtral.utterances.splice(0, Infinity, ...SYNTHETIC_SCRIPT);
     const run = await runCheck({ ...TEST_ENV(mistral.baseUrl), PATH: '' }, ['--idle-s', '0', '--timeout-s', String(RUN_BOUND_S)]);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^speech probed with espeak-ng \(synthetic/m);
     expect(run.stdout).toContain('| assumption | observed | verdict |');
-    expect(tableRow(run, 'setup')).toMatchObject({ verdict: 'ok' });
+    // Set up, its acknowledgement timed by the command's own bound: a note when a loaded machine's fake is
+    // slower than it (the verdicts' own tests are the behaviours' below).
+    expect(['ok', 'note']).toContain(tableRow(run, 'setup').verdict);
     expect(tableRow(run, 'flush-answered')).toEqual({ observed: '2 of 2 answered', verdict: 'ok' });
     // What was heard is shown beside what was said.
     expect(tableRow(run, 'final').observed).toContain(`«${SYNTHETIC_SCRIPT[0]!.text}» for «${SYNTHETIC_SCRIPT[0]!.text}»`);

@@ -94,8 +94,12 @@ describe('the preemptive turn', () => {
     expect(voxtral.speechRequests.slice(before.speech).filter((r) => r.body.input === REPLY)).toHaveLength(1);
     // Committed once every piece of work is adopted, or at the adoption window's end when one was not
     // asked for (a loaded machine's recall over its budget): never wasting the model's or the voice's.
-    const committed = async () => ((await counts(rt, 'kohami_preemptive_turns_total')).committed ?? 0) - (before.ended.committed ?? 0);
-    await expect.poll(committed, { timeout: ADOPTION_WINDOW_MS + 5_000 }).toBe(1);
+    // (Both ends counted: a failure shows whether the speculations were dropped instead.)
+    const ended = async () => {
+      const now = await counts(rt, 'kohami_preemptive_turns_total');
+      return { committed: (now.committed ?? 0) - (before.ended.committed ?? 0), aborted: (now.aborted ?? 0) - (before.ended.aborted ?? 0) };
+    };
+    await expect.poll(ended, { timeout: ADOPTION_WINDOW_MS + 5_000 }).toMatchObject({ committed: 1 });
     expect(await counts(rt, 'kohami_preemptive_wasted_total')).toEqual(before.wasted);
     // The window holds the turn once, as the real turn recorded it.
     expect(session(rt).window.slice(-2)).toEqual([

@@ -65,6 +65,8 @@ describe('presence heartbeat', () => {
     expect((await rows('p-changed')).find((r) => r.session_id === first!.sessionId)).toMatchObject({ state: 'conversation.turn.agent · connection.attached', turn_count: 3 });
   });
 
+  // 1,100 seniors created and claimed one by one first: 3 s alone, past the suite's 30 s beside a second
+  // suite (load 12–22). The subject is that every view is written, not how soon.
   it('writes more changed views than one statement takes, all of them', async () => {
     const repo = new PgPresenceRepository(db.pool);
     const sessions = await claimAll(repo, 'p-many', await createSeniors(db, 1_100));
@@ -72,7 +74,7 @@ describe('presence heartbeat', () => {
     expect(owned.size).toBe(1_100);
     const counts = await db.pool.query<{ turn_count: number; n: number }>('SELECT turn_count, count(*)::int AS n FROM session_presence WHERE process_id = $1 GROUP BY turn_count', ['p-many']);
     expect(counts.rows).toEqual([{ turn_count: 7, n: 1_100 }]);
-  });
+  }, 120_000);
 
   it('removes a silent process with its sessions, unlisted meanwhile; a process that comes back finds them gone', async () => {
     const [x, y] = await createSeniors(db, 2);
