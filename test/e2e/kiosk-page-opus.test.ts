@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { ASKED, BARGED, everShown, recordInPage, recordPageSocket, type SocketLog, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, LOOP_BACK_POLL, recordInPage, recordPageSocket, type SocketLog, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
 import { KIOSK_TOKEN, type TestRuntime } from '../support/runtime.ts';
 import { DEFAULT_BOUNDS } from '@kohami/kiosk-client';
 
@@ -96,7 +96,7 @@ describe('the browser kiosk (/kiosk) in Opus, in headless Chromium with a fake m
     await page.locator('#captions p.kohami', { hasText: 'Il était une fois' }).first().waitFor();
 
     // The phrase loops back over the reply: a barge-in; the runtime clears and the page goes silent.
-    await expect.poll(() => got('reply.audio.clear', 'v1')).toBeDefined();
+    await expect.poll(() => got('reply.audio.clear', 'v1'), LOOP_BACK_POLL).toBeDefined();
     await page.waitForSelector('body[data-playing=""]');
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
     const clearedAt = got('reply.audio.clear', 'v1')!.at;

@@ -12,7 +12,7 @@ import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { ASKED, BARGED, everShown, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, LOOP_BACK_POLL, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
@@ -45,7 +45,6 @@ beforeAll(async () => {
 afterEach(() => session?.closePages());
 afterAll(() => session?.stop());
 
-/** A JSON frame of the page's kiosk socket, as the page itself sent or handled it, on the page's clock. */
 describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone', () => {
   it('hears the senior, shows the transcript, plays the spoken reply with progress, and a barge-in cuts it', async () => {
     // Chromium's fake microphone may hand over the phrase faster than real time: the interim words are said early
@@ -97,7 +96,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
 
     // The WAV loops back to speech over the reply: a barge-in, the runtime clears, the page goes silent at once
     // (in the very task that handles the clear).
-    await expect.poll(() => got('reply.audio.clear', 'v1')).toBeDefined();
+    await expect.poll(() => got('reply.audio.clear', 'v1'), LOOP_BACK_POLL).toBeDefined();
     const handled = (await inPage()).filter((l) => l.dir === 'in' && l.frame.type === 'reply.audio.clear');
     expect(handled.map((l) => ({ turnId: l.frame.turnId, playingAfter: l.playingAfter }))).toEqual([{ turnId: 'v1', playingAfter: '' }]);
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
@@ -241,9 +240,10 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const handled = async (type: string) => (await inPage()).find((l) => l.dir === 'in' && l.frame.type === type && l.frame.turnId === turnId);
     await expect.poll(() => got('transcript.final')?.frame, { timeout: 15_000 }).toMatchObject({ text: ASKED });
     const turnId = got('transcript.final')!.frame.turnId as string;
-    await page.waitForSelector(`body[data-playing="${turnId}"]`, { timeout: 10_000 });
+    // The reply's first audio: the agent and the voice, then Chromium's playback (10 s was too little at load 15).
+    await page.waitForSelector(`body[data-playing="${turnId}"]`, { timeout: 30_000 });
 
-    await expect.poll(() => got('reply.audio.pause', turnId), { timeout: 20_000 }).toBeDefined();
+    await expect.poll(() => got('reply.audio.pause', turnId), LOOP_BACK_POLL).toBeDefined();
     await expect.poll(async () => (await handled('reply.audio.pause'))?.pausedAfter).toBe(turnId);
     await expect.poll(() => got('reply.audio.resume', turnId), { timeout: 20_000 }).toBeDefined();
     await expect.poll(async () => (await handled('reply.audio.resume'))?.pausedAfter).toBe('');

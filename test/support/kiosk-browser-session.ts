@@ -2,10 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { expect } from 'vitest';
 import { FakeMistral } from './fake-mistral.ts';
 import { FakeVoxtral } from './fake-voxtral.ts';
 import { launchKioskBrowser, PAGE_ENDPOINT, REPLY, writeMicWav } from './kiosk-browser.ts';
 import { startTestRuntime, type TestRuntime } from './runtime.ts';
+
+/** How long a closed page's session may take, on a loaded machine, to close its recognizer socket. */
+const SESSION_CLOSED_MS = 30_000;
 
 export interface KioskBrowserSession {
   voxtral: FakeVoxtral;
@@ -17,8 +21,10 @@ export interface KioskBrowserSession {
   /** The fake microphone's file: writeMicWav's phrase and silence, which Chromium loops. */
   micWav: string;
   /**
-   * Closes every page opened on the browser, whether its test passed or failed: a page left open keeps
-   * its looping microphone talking to the runtime, and its speech takes the next test's scripted words.
+   * Closes every page opened on the browser, whether its test passed or failed, and waits until the
+   * runtime has closed their sessions' recognizer sockets: a page left open keeps its looping microphone
+   * talking to the runtime, and a session still closing answers its last audio with the next scripted
+   * words — on a loaded machine, after the next test has scripted them.
    */
   closePages(): Promise<void>;
   /** Closes the browser, the runtime and the fakes, and removes the microphone's file. */
@@ -50,6 +56,7 @@ export async function startKioskBrowserSession(name: string, browserOptions: { a
     async closePages() {
       // browser.newPage() opens each page in a context of its own.
       for (const context of browser.contexts()) await context.close();
+      await expect.poll(() => voxtral.openSockets, { timeout: SESSION_CLOSED_MS }).toBe(0);
     },
     async stop() {
       await browser.close();

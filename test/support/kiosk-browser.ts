@@ -104,6 +104,11 @@ export const REPLY_MS = REPLY.reduce((ms, piece) => ms + fakeSpeechDurationMs(pi
  * 11 ms into it, before the page had heard any of it.
  */
 export const MIC_SILENCE_MS = 8000;
+/**
+ * How long a test waits for the phrase's return over a reply to cut it (`reply.audio.clear`): the loop's
+ * silence, then the phrase heard, ended and transcribed, all of it stretched on a loaded machine.
+ */
+export const LOOP_BACK_POLL = { timeout: MIC_SILENCE_MS + 30_000 };
 
 /** The fake microphone's file, written in `dir`: a French phrase, then a silence long enough to end the utterance; Chromium loops it. */
 export async function writeMicWav(dir: string): Promise<string> {
