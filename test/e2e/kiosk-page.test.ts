@@ -12,7 +12,7 @@ import { VOICE_SETUP_MS } from '../../runtime/kiosk/page/kiosk-reconnect.js';
 import { readWav, writeWav } from '@kohami/kiosk-client/node';
 import type { FakeMistral } from '../support/fake-mistral.ts';
 import { startKioskBrowserSession, type KioskBrowserSession } from '../support/kiosk-browser-session.ts';
-import { ASKED, BARGED, everShown, LOOP_BACK_POLL, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
+import { ASKED, BARGED, everShown, handledFrame, LOOP_BACK_POLL, progressReports, recordInPage, recordPageSocket, REPLY, REPLY_MS, statesWhilePlaying } from '../support/kiosk-browser.ts';
 import type { FakeVoxtral } from '../support/fake-voxtral.ts';
 import { KIOSK_TOKEN, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { speechScript } from '../support/speech.ts';
@@ -100,17 +100,14 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const handled = (await inPage()).filter((l) => l.dir === 'in' && l.frame.type === 'reply.audio.clear');
     expect(handled.map((l) => ({ turnId: l.frame.turnId, playingAfter: l.playingAfter }))).toEqual([{ turnId: 'v1', playingAfter: '' }]);
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
-    // What the page reported before it handled the clear, on its own clock (Playwright's events reach a
-    // loaded test process in bursts, a report and the clear in either order).
-    const progress = (await inPage())
-      .filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === 'v1' && l.at < handled[0]!.at)
-      .map((l) => l.frame.playedMs as number);
+    // What the page reported before it handled the clear.
+    const progress = progressReports(await inPage(), 'v1', -Infinity, handled[0]!.at).map((l) => l.frame.playedMs as number);
     expect(progress.at(-1)!).toBeGreaterThan(500);
     // Cut before its end, and never more than has had time to play since its audio began.
     expect(progress.at(-1)!).toBeLessThan(REPLY_MS);
     const pageLog = await inPage();
     const audioStartedAt = pageLog.find((l) => l.dir === 'in' && l.frame.type === 'reply.audio.start' && l.frame.turnId === 'v1')!.at;
-    const lastReport = pageLog.filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === 'v1').at(-1)!;
+    const lastReport = progressReports(pageLog, 'v1').at(-1)!;
     expect(lastReport.frame.playedMs as number).toBeLessThanOrEqual(lastReport.at - audioStartedAt);
 
     // What the senior heard, from the page's progress reports and the marks, is all the agent is told it said.
@@ -157,7 +154,7 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await page.locator('#captions p.you', { hasText: 'raconte-moi encore une histoire' }).waitFor();
     await page.waitForSelector(`body[data-playing="${String(typed.turnId)}"]`);
     // Some of it has played, by the page's own reports.
-    const reported = async () => (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === typed.turnId);
+    const reported = async () => progressReports(await inPage(), String(typed.turnId));
     await expect.poll(async () => (await reported()).at(-1)?.frame.playedMs).toBeGreaterThan(300);
     // The button's handler silences the page before it returns.
     expect(await page.isEnabled('#interrupt')).toBe(true);
@@ -233,11 +230,8 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     const log = recordPageSocket(page);
     await page.goto(`${rt.url}/kiosk?token=${KIOSK_TOKEN}`);
     const got = (type: string, turnId?: string) => log.received.find((l) => l.frame.type === type && (turnId === undefined || l.frame.turnId === turnId));
-    /**
-     * The page's own record of handling the runtime's `type` frame for the turn: when, on the page's clock, and
-     * what it showed as paused right after (the very task, whatever the machine's speed).
-     */
-    const handled = async (type: string) => (await inPage()).find((l) => l.dir === 'in' && l.frame.type === type && l.frame.turnId === turnId);
+    /** When the page handled the runtime's `type` frame for the turn, and what it showed as paused right after (the very task, whatever the machine's speed). */
+    const handled = async (type: string) => handledFrame(await inPage(), type, turnId);
     await expect.poll(() => got('transcript.final')?.frame, { timeout: 15_000 }).toMatchObject({ text: ASKED });
     const turnId = got('transcript.final')!.frame.turnId as string;
     // The reply's first audio: the agent and the voice, then Chromium's playback (10 s was too little at load 15).
@@ -247,12 +241,9 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     await expect.poll(async () => (await handled('reply.audio.pause'))?.pausedAfter).toBe(turnId);
     await expect.poll(() => got('reply.audio.resume', turnId), { timeout: 20_000 }).toBeDefined();
     await expect.poll(async () => (await handled('reply.audio.resume'))?.pausedAfter).toBe('');
-    // On the page's own clock: the test's, which Playwright's events reach in bursts on a loaded machine,
-    // put a report sent while paused on either side of the pause.
     const pausedAt = (await handled('reply.audio.pause'))!.at;
     const resumedAt = (await handled('reply.audio.resume'))!.at;
-    const played = async (from: number, to = Infinity) =>
-      (await inPage()).filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === turnId && l.at > from && l.at < to).map((l) => l.frame.playedMs as number);
+    const played = async (from: number, to = Infinity) => progressReports(await inPage(), turnId, from, to).map((l) => l.frame.playedMs as number);
 
     // While paused the page kept reporting, and the speaker's position did not move (the first 150 ms are
     // the playback context's suspension settling), then it went on from there. How many reports fall in

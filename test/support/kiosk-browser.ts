@@ -173,6 +173,20 @@ export async function recordInPage(page: Page): Promise<() => Promise<PageLogged
   return () => page.evaluate(() => (window as unknown as { kioskLog: PageLogged[] }).kioskLog);
 }
 
+/**
+ * The progress reports the page sent for `turnId`, in order, strictly between `from` and `to` on the page's
+ * own clock: Playwright's events reach a loaded test process in bursts, a report and the frame it is
+ * compared with in either order.
+ */
+export function progressReports(log: PageLogged[], turnId: string, from = -Infinity, to = Infinity): PageLogged[] {
+  return log.filter((l) => l.dir === 'out' && l.frame.type === 'playback.progress' && l.frame.turnId === turnId && l.at > from && l.at < to);
+}
+
+/** The page's own record of handling the runtime's `type` frame for `turnId` (the first), if it has. */
+export function handledFrame(log: PageLogged[], type: string, turnId: string): PageLogged | undefined {
+  return log.find((l) => l.dir === 'in' && l.frame.type === type && l.frame.turnId === turnId);
+}
+
 /** What the page showed after each frame it handled: whether it was ever in `state`. */
 export function everShown(log: PageLogged[], state: string): boolean {
   return log.some((l) => l.dir === 'in' && l.stateAfter === state);
