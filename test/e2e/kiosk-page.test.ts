@@ -101,12 +101,12 @@ describe('the browser kiosk (/kiosk) in headless Chromium with a fake microphone
     expect(handled.map((l) => ({ turnId: l.frame.turnId, playingAfter: l.playingAfter }))).toEqual([{ turnId: 'v1', playingAfter: '' }]);
     expect(await page.locator('#captions p.kohami.interrupted').count()).toBe(1);
     // What the page reported before it handled the clear.
-    const progress = progressReports(await inPage(), 'v1', -Infinity, handled[0]!.at).map((l) => l.frame.playedMs as number);
+    const pageLog = await inPage();
+    const progress = progressReports(pageLog, 'v1', -Infinity, handled[0]!.at).map((l) => l.frame.playedMs as number);
     expect(progress.at(-1)!).toBeGreaterThan(500);
     // Cut before its end, and never more than has had time to play since its audio began.
     expect(progress.at(-1)!).toBeLessThan(REPLY_MS);
-    const pageLog = await inPage();
-    const audioStartedAt = pageLog.find((l) => l.dir === 'in' && l.frame.type === 'reply.audio.start' && l.frame.turnId === 'v1')!.at;
+    const audioStartedAt = handledFrame(pageLog, 'reply.audio.start', 'v1')!.at;
     const lastReport = progressReports(pageLog, 'v1').at(-1)!;
     expect(lastReport.frame.playedMs as number).toBeLessThanOrEqual(lastReport.at - audioStartedAt);
 
